@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# libswzjit's one entry point for a fresh Debian 12 machine with the CUDA toolkit in /usr/local/cuda:
+# installs the missing packages (apt, as root or with sudo), builds, then runs the main job or the tests.
+#   ./dev.sh run     build + the main job (see README: tune/run the transpose on a GPU; CPU demo otherwise)
+#   ./dev.sh test    build + the whole test suite (CPU suites; the GPU suite reports "skipped" without a GPU)
+set -euo pipefail
+cd "$(dirname "$0")"
+BUILD_DIR=${SWZJIT_BUILD_DIR:-build}
+what=${1:-run}
+
+need_pkgs=()
+[ -f /usr/include/doctest/doctest.h ] || need_pkgs+=(doctest-dev)
+[ -f /usr/include/sqlite3.h ] || need_pkgs+=(libsqlite3-dev)
+[ -f /usr/include/xxhash.h ] || need_pkgs+=(libxxhash-dev)
+command -v cmake >/dev/null || need_pkgs+=(cmake)
+command -v g++ >/dev/null || need_pkgs+=(g++)
+if [ ${#need_pkgs[@]} -gt 0 ]; then
+  echo "dev.sh: installing ${need_pkgs[*]}" >&2
+  if [ "$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null; then SUDO="sudo"; else
+    echo "dev.sh: missing packages ${need_pkgs[*]}; install them (apt-get install ${need_pkgs[*]}) or run as root" >&2
+    exit 1
+  fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_pkgs[@]}" >/dev/null
+fi
+if ! command -v nvcc >/dev/null; then
+  if [ -x /usr/local/cuda/bin/nvcc ]; then export PATH=/usr/local/cuda/bin:$PATH; else
+    echo "dev.sh: the CUDA toolkit (nvcc, NVRTC) is required; install it under /usr/local/cuda" >&2
+    exit 1
+  fi
+fi
+
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$BUILD_DIR" -j "$(nproc)"
+
+case "$what" in
+  test)
+    ctest --test-dir "$BUILD_DIR" --output-on-failure
+    ;;
+  run)
+    exec bash tools/main_job.sh "$BUILD_DIR"
+    ;;
+  *)
+    echo "usage: ./dev.sh run|test" >&2
+    exit 2
+    ;;
+esac

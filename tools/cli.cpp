@@ -1,0 +1,140 @@
+// tools: argument parsing shared by every `swz` subcommand (see cli.hpp).
+#include "cli.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+
+namespace swz {
+namespace cli {
+
+Args::Args(std::vector<std::string> argv) : argv_(std::move(argv)), used_(argv_.size(), false) {}
+
+bool Args::flag(const std::string& name) {
+  const std::string key = "--" + name;
+  bool found = false;
+  for (std::size_t i = 0; i < argv_.size(); ++i) {
+    if (argv_[i] == key) {
+      used_[i] = true;
+      found = true;
+    } else if (argv_[i].rfind(key + "=", 0) == 0) {
+      throw UsageError("--" + name + " takes no value");
+    }
+  }
+  return found;
+}
+
+std::optional<std::string> Args::value(const std::string& name) {
+  const std::string key = "--" + name;
+  std::optional<std::string> result;
+  for (std::size_t i = 0; i < argv_.size(); ++i) {
+    if (used_[i]) continue;
+    if (argv_[i] == key) {
+      if (i + 1 >= argv_.size()) throw UsageError(key + " needs a value");
+      if (result) throw UsageError(key + " given twice");
+      used_[i] = used_[i + 1] = true;
+      result = argv_[i + 1];
+      ++i;
+    } else if (argv_[i].rfind(key + "=", 0) == 0) {
+      if (result) throw UsageError(key + " given twice");
+      used_[i] = true;
+      result = argv_[i].substr(key.size() + 1);
+    }
+  }
+  return result;
+}
+
+std::string Args::value_or(const std::string& name, const std::string& fallback) {
+  auto v = value(name);
+  return v ? *v : fallback;
+}
+
+std::vector<std::string> Args::values(const std::string& name) {
+  const std::string key = "--" + name;
+  std::vector<std::string> result;
+  for (std::size_t i = 0; i < argv_.size(); ++i) {
+    if (used_[i]) continue;
+    if (argv_[i] == key) {
+      if (i + 1 >= argv_.size()) throw UsageError(key + " needs a value");
+      used_[i] = used_[i + 1] = true;
+      result.push_back(argv_[i + 1]);
+      ++i;
+    } else if (argv_[i].rfind(key + "=", 0) == 0) {
+      used_[i] = true;
+      result.push_back(argv_[i].substr(key.size() + 1));
+    }
+  }
+  return result;
+}
+
+std::optional<std::string> Args::next_positional() {
+  for (std::size_t i = 0; i < argv_.size(); ++i) {
+    if (used_[i]) continue;
+    if (argv_[i].rfind("--", 0) == 0 && argv_[i].size() > 2) {
+      // skip "--name value" pairs that someone may still ask for: positionals never start with "--"
+      continue;
+    }
+    if (argv_[i] == "-h") continue;
+    used_[i] = true;
+    return argv_[i];
+  }
+  return std::nullopt;
+}
+
+bool Args::given(const std::string& name) const {
+  const std::string key = "--" + name;
+  for (const auto& a : argv_)
+    if (a == key || a.rfind(key + "=", 0) == 0) return true;
+  return false;
+}
+
+bool Args::wants_help() const {
+  for (const auto& a : argv_)
+    if (a == "--help" || a == "-h") return true;
+  return false;
+}
+
+void Args::finish() const {
+  for (std::size_t i = 0; i < argv_.size(); ++i)
+    if (!used_[i]) throw UsageError("unexpected argument '" + argv_[i] + "' (see --help)");
+}
+
+long long parse_int(const std::string& arg, const std::string& text, long long lo, long long hi) {
+  const std::string range = " (allowed: an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + ")";
+  if (text.empty()) throw UsageError(arg + ": empty value" + range);
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (errno == ERANGE || end == text.c_str() || *end != '\0' || text.find_first_of(" \t") != std::string::npos)
+    throw UsageError(arg + ": '" + text + "' is not a whole number" + range);
+  if (v < lo || v > hi) throw UsageError(arg + ": " + text + " is out of range" + range);
+  return v;
+}
+
+std::vector<long long> parse_int_list(const std::string& arg, const std::string& text, long long lo,
+                                      long long hi, std::size_t count) {
+  std::vector<long long> out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    out.push_back(parse_int(arg, item, lo, hi));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (count != 0 && out.size() != count)
+    throw UsageError(arg + ": expected " + std::to_string(count) + " comma-separated integers, got " +
+                     std::to_string(out.size()));
+  return out;
+}
+
+std::string parse_choice(const std::string& arg, const std::string& text, const std::vector<std::string>& choices) {
+  std::string allowed;
+  for (const auto& c : choices) {
+    if (c == text) return text;
+    allowed += (allowed.empty() ? "" : "|") + c;
+  }
+  throw UsageError(arg + ": '" + text + "' is not allowed (allowed: " + allowed + ")");
+}
+
+}  // namespace cli
+}  // namespace swz

@@ -1,0 +1,63 @@
+// tools: argument parsing shared by every `swz` subcommand. Written only against the public API.
+// Exit codes: 0 success, 2 bad usage (UsageError or swz::Error of kind InvalidArgument), 1 otherwise.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace swz {
+namespace cli {
+
+/// Bad command-line usage; the message names the argument and what is allowed. Exit code 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// The arguments after `swz <command>`: "--name value", "--name=value", "--flag", positionals.
+class Args {
+ public:
+  explicit Args(std::vector<std::string> argv);
+
+  /// True if --name was given (as a flag, without a value).
+  bool flag(const std::string& name);
+  /// The value of --name, if given. A missing value (end of argv) is a UsageError.
+  std::optional<std::string> value(const std::string& name);
+  std::string value_or(const std::string& name, const std::string& fallback);
+  /// Every value of a repeatable --name, in order (empty if not given). A missing value is a UsageError.
+  std::vector<std::string> values(const std::string& name);
+  /// Positional arguments (not starting with "--"), in order; each call consumes the next one.
+  std::optional<std::string> next_positional();
+  /// True if --name appears at all (as a flag or with a value); consumes nothing.
+  bool given(const std::string& name) const;
+  /// True if --help or -h was given.
+  bool wants_help() const;
+  /// Throws UsageError naming the first argument no one asked for.
+  void finish() const;
+
+ private:
+  std::vector<std::string> argv_;
+  std::vector<bool> used_;
+};
+
+/// Parse a whole decimal integer in [lo, hi]; a UsageError names `arg` and the allowed range.
+long long parse_int(const std::string& arg, const std::string& text, long long lo, long long hi);
+/// Parse "a,b,c" into integers in [lo, hi]; `count` > 0 requires exactly that many.
+std::vector<long long> parse_int_list(const std::string& arg, const std::string& text, long long lo,
+                                      long long hi, std::size_t count = 0);
+/// Require one of `choices`; otherwise a UsageError listing them.
+std::string parse_choice(const std::string& arg, const std::string& text,
+                         const std::vector<std::string>& choices);
+
+/// One subcommand of `swz`.
+struct Command {
+  const char* name;
+  const char* summary;  ///< one line for `swz --help`
+  const char* help;     ///< full text for `swz <name> --help`
+  int (*run)(Args& args);
+};
+
+}  // namespace cli
+}  // namespace swz
