@@ -1,0 +1,274 @@
+// swzjit public API: the persistent cache of compiled kernels and tuning results (DESIGN.md principle 6).
+// One SQLite database in WAL mode under cache_directory(); a corrupt entry is a miss, never a wrong kernel.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace swz {
+
+/// Version of the database layout and of the key encodings. A database written with another
+/// version is moved aside (with a warning) and rebuilt; bump it whenever either changes.
+constexpr int kCacheFormatVersion = 1;
+
+/// Default limit on the kernel bytes kept on disk (SWZJIT_CACHE_MAX_BYTES overrides it).
+constexpr std::uint64_t kDefaultCacheMaxBytes = std::uint64_t{1} << 30;
+
+/// Where and how a Cache lives. Read from the environment once per process by
+/// default_cache_settings(); tests and applications may build their own.
+struct CacheSettings {
+  /// Directory of the database. Empty: keep everything in memory (no warning; from_environment()
+  /// warns when it can derive no location).
+  std::string directory;
+  /// Kernel bytes kept on disk before least-recently-used entries are evicted; 0 = no limit.
+  std::uint64_t max_bytes = kDefaultCacheMaxBytes;
+  /// Never write the database (e.g. a cache shipped with an application); new entries stay in memory.
+  bool read_only = false;
+  /// How long a writer waits for another process's transaction before giving up on that write.
+  int busy_timeout_ms = 10000;
+  /// Receives each warning (at most once per kind per Cache). Unset: written to stderr as
+  /// "swzjit: warning: ...", at most once per kind and directory per process.
+  std::function<void(const std::string&)> warn;
+
+  /// Reads SWZJIT_CACHE_DIR, XDG_CACHE_HOME, HOME and SWZJIT_CACHE_MAX_BYTES now.
+  static CacheSettings from_environment();
+};
+
+/// The process's settings: from_environment() evaluated at the first call, then kept.
+const CacheSettings& default_cache_settings();
+
+/// $SWZJIT_CACHE_DIR, else $XDG_CACHE_HOME/swzjit, else ~/.cache/swzjit (as read once per process).
+std::string cache_directory();
+
+/// Parses a byte count: "1048576", "512K", "10M", "1G", "2T" (powers of 1024; "KiB"/"MB" spellings
+/// accepted). Throws swz::Error(InvalidArgument) naming the text otherwise.
+std::uint64_t parse_byte_size(const std::string& text);
+
+/// XXH3-128 of arbitrary bytes as 32 lowercase hex digits (e.g. for a templates hash).
+std::string content_hash(const std::string& bytes);
+
+/// Order-insensitive hash of a search space (its config strings), for store_winner/load_winner.
+std::string search_space_hash(std::vector<std::string> configs);
+
+/// Everything a compiled kernel depends on. Nothing else (the cache path, the time, the process)
+/// enters its hash. Options keep their order: NVRTC gives later options precedence.
+struct KernelKey {
+  int format_version = kCacheFormatVersion;
+  std::string templates_hash;   ///< hash of the embedded template bytes
+  std::string name_expression;  ///< e.g. "swz::transpose_kernel<float, 32, 8, ...>"
+  std::string nvrtc_version;    ///< e.g. "12.4"
+  std::vector<std::string> options;
+  std::string arch;  ///< exact target, e.g. "sm_90a"
+
+  /// XXH3-128 over the length-prefixed fields, as 32 lowercase hex digits.
+  std::string hash() const;
+};
+bool operator==(const KernelKey& a, const KernelKey& b);
+inline bool operator!=(const KernelKey& a, const KernelKey& b) { return !(a == b); }
+
+/// A compiled kernel as stored: the image plus what a launch needs to know.
+struct KernelEntry {
+  std::string image;  ///< cubin bytes (or PTX text when is_ptx)
+  bool is_ptx = false;
+  std::string lowered_name;  ///< the mangled name nvrtcGetLoweredName returned
+  int threads = 0;           ///< threads per block the kernel was compiled for
+  int dynamic_smem = 0;      ///< dynamic shared memory bytes per block
+  int registers = 0;
+  int spill_bytes = 0;
+};
+bool operator==(const KernelEntry& a, const KernelEntry& b);
+inline bool operator!=(const KernelEntry& a, const KernelEntry& b) { return !(a == b); }
+
+/// What a tuning result depends on (the search-space hash is the winner's second key).
+struct TuningProblemKey {
+  std::string operation;  ///< e.g. "transpose"
+  std::string problem;    ///< canonical string: dtype, shape, layouts, alignment class
+  std::string device_name;
+  std::string arch;
+  int sm_count = 0;
+  std::string nvrtc_version;
+  std::string templates_hash;
+
+  /// XXH3-128 over the length-prefixed fields (and kCacheFormatVersion), 32 hex digits.
+  std::string hash() const;
+};
+
+/// One measured (or failed) configuration of a problem.
+struct CandidateResult {
+  std::string config;  ///< canonical config string
+  /// "ok", "compile-failed", "resource-limit", "launch-failed", "wrong-result" or "timeout".
+  std::string status;
+  std::string reason;  ///< why it failed (empty when ok)
+  double median_ms = 0, p20_ms = 0, p80_ms = 0;
+  int repetitions = 0;
+};
+bool operator==(const CandidateResult& a, const CandidateResult& b);
+
+/// The chosen configuration of a problem for one search space.
+struct Winner {
+  std::string config;
+  double median_ms = 0;
+};
+
+/// Event counts of one Cache object since it was made.
+struct CacheCounters {
+  std::uint64_t hits = 0;            ///< kernel lookups served from the database or memory
+  std::uint64_t misses = 0;          ///< kernel lookups that found nothing usable
+  std::uint64_t builds = 0;          ///< builder calls (compiles)
+  std::uint64_t joined = 0;          ///< requests that waited for another thread's build
+  std::uint64_t corrupt = 0;         ///< rows or database files found corrupt (and removed)
+  std::uint64_t store_failures = 0;  ///< writes that could not reach the disk (kept in memory)
+  std::uint64_t evictions = 0;       ///< kernel entries evicted by the size limit or gc()
+  std::uint64_t tuning_hits = 0;     ///< load_winner() calls that found a winner
+  std::uint64_t tuning_misses = 0;   ///< load_winner() calls that did not
+};
+
+/// Where the cache is and what it holds.
+struct CacheStats {
+  std::string directory;
+  std::string database;  ///< path of the database file ("" when in memory)
+  std::string mode;      ///< "disk", "read-only" or "memory"
+  std::string degraded_reason;  ///< why the cache is not on disk (empty in "disk" mode)
+  std::uint64_t kernel_entries = 0;  ///< on disk
+  std::uint64_t kernel_bytes = 0;    ///< image + lowered-name bytes on disk
+  std::uint64_t memory_kernel_entries = 0;  ///< held only in memory (not persisted)
+  std::uint64_t tuning_problems = 0;
+  std::uint64_t candidates = 0;
+  std::uint64_t winners = 0;
+  std::uint64_t file_bytes = 0;  ///< database + WAL file sizes
+  std::uint64_t max_bytes = 0;
+  CacheCounters counters;
+};
+
+/// One kernel entry, as `swz cache ls` shows it.
+struct KernelListing {
+  std::string key;
+  KernelKey fields;
+  std::uint64_t bytes = 0;
+  bool is_ptx = false;
+  std::int64_t last_use_us = 0;  ///< microseconds since the Unix epoch
+  bool memory_only = false;      ///< not persisted (the disk was unusable)
+};
+
+/// One tuning problem, as `swz cache ls` shows it.
+struct TuningListing {
+  std::string key;
+  TuningProblemKey problem;
+  std::uint64_t candidates = 0;
+  std::map<std::string, Winner> winners;  ///< by search-space hash
+  std::int64_t updated_us = 0;
+};
+
+/// What verify() found; bad rows have been deleted.
+struct VerifyReport {
+  bool database_ok = true;
+  std::string integrity;  ///< SQLite's quick_check answer ("ok") or why it was not run
+  std::uint64_t kernels_checked = 0, kernels_bad = 0;
+  std::uint64_t problems_checked = 0, problems_bad = 0;
+  std::uint64_t candidates_checked = 0, candidates_bad = 0;
+  std::uint64_t winners_checked = 0, winners_bad = 0;
+  std::uint64_t bad() const { return kernels_bad + problems_bad + candidates_bad + winners_bad; }
+};
+
+/// What import_from() merged.
+struct ImportReport {
+  std::uint64_t kernels_added = 0, kernels_present = 0;
+  std::uint64_t candidates = 0, winners = 0;
+  std::uint64_t skipped_corrupt = 0;
+};
+
+/// What gc() evicted and kept.
+struct GcReport {
+  std::uint64_t evicted_entries = 0, evicted_bytes = 0;
+  std::uint64_t kept_entries = 0, kept_bytes = 0;
+};
+
+/// One key field that differs between a lookup and a stored entry.
+struct FieldDifference {
+  std::string field;  ///< "templates_hash", "nvrtc_version", "options", "arch", ...
+  std::string wanted, stored;
+};
+
+/// A stored entry close to the one looked up, with the fields that differ.
+struct NearMiss {
+  std::string key;
+  std::vector<FieldDifference> differences;
+};
+
+/// Why a lookup hits or misses.
+struct Explanation {
+  bool found = false;
+  std::string key;
+  std::string summary;  ///< one line
+  std::vector<NearMiss> near_misses;
+  /// Several lines: the summary, then one line per near miss and differing field.
+  std::string text() const;
+};
+
+/// The on-disk cache. One object may be used from many threads; many processes may share a
+/// directory. It never throws for an unusable disk: it warns once and keeps going in memory.
+class Cache {
+ public:
+  using Builder = std::function<KernelEntry()>;
+
+  /// The cache under default_cache_settings().
+  Cache();
+  explicit Cache(CacheSettings settings);
+  /// default_cache_settings() with another directory (tests, tools).
+  explicit Cache(const std::string& directory);
+  ~Cache();
+  Cache(const Cache&) = delete;
+  Cache& operator=(const Cache&) = delete;
+
+  /// The stored entry for `key`, verified against its checksum and key fields; a corrupt row is
+  /// deleted, counted, and reported as a miss.
+  std::optional<KernelEntry> load(const KernelKey& key);
+  /// Stores (replacing) the entry for `key`; a failed write keeps it in memory and warns once.
+  void store(const KernelKey& key, const KernelEntry& entry);
+  /// load(), else build once (concurrent callers for the same key wait for that build) and store.
+  /// A builder's exception reaches every caller waiting on that build; nothing is stored.
+  KernelEntry get_or_build(const KernelKey& key, const Builder& builder);
+
+  /// Every stored candidate of a problem, by config.
+  std::map<std::string, CandidateResult> load_candidates(const TuningProblemKey& problem);
+  /// Stores (replacing) one candidate; the status must be one of CandidateResult::status's values.
+  void store_candidate(const TuningProblemKey& problem, const CandidateResult& result);
+  void store_winner(const TuningProblemKey& problem, const std::string& space_hash, const std::string& config,
+                    double median_ms);
+  std::optional<Winner> load_winner(const TuningProblemKey& problem, const std::string& space_hash);
+
+  /// Evicts kernel entries, least recently used first, until at most `max_bytes` remain.
+  GcReport gc(std::uint64_t max_bytes);
+  /// Checks every row (checksums, key fields) and the database; deletes bad rows.
+  VerifyReport verify();
+  /// Deletes every entry (kernels and tuning results).
+  void clear();
+  /// Kernel entries, most recently used first.
+  std::vector<KernelListing> list_kernels();
+  std::vector<TuningListing> list_tuning();
+  /// Why `key` hits or misses: stored entries with the same name expression and their differing fields.
+  Explanation explain(const KernelKey& key);
+  /// Why a problem hits or misses: stored problems with the same operation and problem string.
+  /// With a space hash, "found" means a winner is stored for that search space.
+  Explanation explain(const TuningProblemKey& problem, const std::string& space_hash = {});
+
+  /// Writes one standalone SQLite file with every kernel entry and tuning result (replacing `path`).
+  void export_to(const std::string& path);
+  /// Merges a file written by export_to(); rows failing their checksum are skipped and counted.
+  /// Throws swz::Error(Cache) if the file is not a cache export of this format version.
+  ImportReport import_from(const std::string& path);
+
+  CacheStats stats();
+  CacheCounters counters() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace swz

@@ -1,0 +1,520 @@
+// tools: `swz cache` -- inspect and maintain the on-disk cache of compiled kernels and tuning
+// results (include/swzjit/cache.hpp): ls, stats, verify, gc, clear, export, import, explain.
+#include <cstdint>
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "commands.hpp"
+#include "swzjit/cache.hpp"
+#include "swzjit/error.hpp"
+
+namespace swz {
+namespace cli {
+
+namespace {
+
+const char kHelp[] =
+    "usage: swz cache <action> [options]\n"
+    "\n"
+    "Inspect and maintain the cache of compiled kernels (cubins) and tuning results: one SQLite\n"
+    "database in $SWZJIT_CACHE_DIR, else $XDG_CACHE_HOME/swzjit, else ~/.cache/swzjit.\n"
+    "\n"
+    "actions:\n"
+    "  ls                     kernel entries (most recently used first) and tuned problems\n"
+    "  stats                  location, mode, entry counts and bytes\n"
+    "  verify                 check every row's checksum and key; delete bad rows\n"
+    "                         (exit 1 if any row was bad or the database was damaged)\n"
+    "  gc --max-size SIZE     evict least-recently-used kernels until at most SIZE bytes remain\n"
+    "  clear                  delete every kernel and tuning result\n"
+    "  export FILE            write every entry into one standalone file (to ship or copy)\n"
+    "  import FILE            merge a file written by export; rows failing their checksum are skipped\n"
+    "  explain kernel --name EXPR [--arch A] [--nvrtc V] [--templates-hash H] [--options 'O1 O2']\n"
+    "                         [--format-version N]\n"
+    "                         why a kernel lookup misses: stored entries with the same name\n"
+    "                         expression and the key fields that differ (fields not given match any)\n"
+    "  explain tuning --problem P [--operation OP] [--device NAME] [--arch A] [--sm-count N]\n"
+    "                 [--nvrtc V] [--templates-hash H] [--space-hash S]\n"
+    "  explain P              short for `explain tuning --problem P`\n"
+    "                         why a tuning lookup misses: stored problems that are close and the\n"
+    "                         fields that differ; with --space-hash, whether that search space has a winner\n"
+    "\n"
+    "options:\n"
+    "  --dir DIR              use the cache in DIR instead of the default location\n"
+    "  --json                 one JSON object on stdout (ls, stats, verify, gc, import, explain)\n"
+    "  --help                 this text\n"
+    "\n"
+    "SIZE is a byte count, optionally with K, M, G or T (powers of 1024): 0, 500000, 10M, 1G.\n"
+    "environment: SWZJIT_CACHE_DIR, XDG_CACHE_HOME, HOME; SWZJIT_CACHE_MAX_BYTES (default 1G) is the\n"
+    "limit applied automatically when a kernel is stored.\n"
+    "A directory or database that is group/world-writable or owned by someone else is refused (a\n"
+    "cached cubin is code that will run): the library then runs uncached and says so once.\n"
+    "exit codes: 0 success, 1 error (or verify found damage), 2 bad usage\n"
+    "\n"
+    "examples:\n"
+    "  swz cache stats\n"
+    "  swz cache ls --json\n"
+    "  swz cache gc --max-size 512M\n"
+    "  swz cache verify\n"
+    "  swz cache export tuned.swzdb && swz cache --dir /opt/app/cache import tuned.swzdb\n"
+    "  swz cache explain kernel --name 'swz::transpose_kernel<float, 32, 8, 4>' --arch sm_90\n"
+    "  swz cache explain tuning --operation transpose --problem 'f32 16384x8192' --space-hash 3f0c...\n";
+
+// ---- output helpers ---------------------------------------------------------------------------
+
+std::string json_str(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_list(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + json_str(items[i]);
+  return out + "]";
+}
+
+std::string json_num(double v) {
+  if (!(v == v) || v > 1e308 || v < -1e308) return "null";  // JSON has no NaN or infinity
+  std::ostringstream os;
+  os.precision(17);
+  os << v;
+  return os.str();
+}
+
+std::string human_bytes(std::uint64_t b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(b);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+  return buf;
+}
+
+std::string local_time(std::int64_t us) {
+  const std::time_t t = static_cast<std::time_t>(us / 1000000);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+// ---- the options each action accepts ----------------------------------------------------------
+
+struct Options {
+  std::map<std::string, std::string> values;  // every --name VALUE given
+  bool json = false;
+  std::optional<std::string> get(const std::string& name) const {
+    auto it = values.find(name);
+    return it == values.end() ? std::nullopt : std::optional<std::string>(it->second);
+  }
+};
+
+const char* const kValueOptions[] = {"dir",     "max-size",      "name",           "arch",
+                                     "nvrtc",   "templates-hash", "options",        "format-version",
+                                     "problem", "operation",     "device",         "sm-count",
+                                     "space-hash"};
+
+void allow_only(const Options& o, const std::string& action, const std::set<std::string>& allowed, bool json_ok) {
+  for (const auto& kv : o.values)
+    if (kv.first != "dir" && !allowed.count(kv.first))
+      throw UsageError("--" + kv.first + " does not apply to `swz cache " + action + "` (see --help)");
+  if (o.json && !json_ok) throw UsageError("--json does not apply to `swz cache " + action + "`");
+}
+
+std::string need_file(Args& args, const std::string& action) {
+  auto file = args.next_positional();
+  if (!file) throw UsageError("`swz cache " + action + "` needs a FILE argument");
+  return *file;
+}
+
+// ---- actions ----------------------------------------------------------------------------------
+
+std::string counters_json(const CacheCounters& c) {
+  return "{\"hits\": " + std::to_string(c.hits) + ", \"misses\": " + std::to_string(c.misses) +
+         ", \"builds\": " + std::to_string(c.builds) + ", \"joined\": " + std::to_string(c.joined) +
+         ", \"corrupt\": " + std::to_string(c.corrupt) + ", \"store_failures\": " + std::to_string(c.store_failures) +
+         ", \"evictions\": " + std::to_string(c.evictions) + ", \"tuning_hits\": " + std::to_string(c.tuning_hits) +
+         ", \"tuning_misses\": " + std::to_string(c.tuning_misses) + "}";
+}
+
+int run_stats(Cache& cache, const Options& o) {
+  const CacheStats s = cache.stats();
+  if (o.json) {
+    std::printf(
+        "{\"directory\": %s, \"database\": %s, \"mode\": %s, \"degraded_reason\": %s, \"kernel_entries\": %llu, "
+        "\"kernel_bytes\": %llu, \"memory_kernel_entries\": %llu, \"tuning_problems\": %llu, \"candidates\": %llu, "
+        "\"winners\": %llu, \"file_bytes\": %llu, \"max_bytes\": %llu, \"counters\": %s}\n",
+        json_str(s.directory).c_str(), json_str(s.database).c_str(), json_str(s.mode).c_str(),
+        json_str(s.degraded_reason).c_str(), static_cast<unsigned long long>(s.kernel_entries),
+        static_cast<unsigned long long>(s.kernel_bytes), static_cast<unsigned long long>(s.memory_kernel_entries),
+        static_cast<unsigned long long>(s.tuning_problems), static_cast<unsigned long long>(s.candidates),
+        static_cast<unsigned long long>(s.winners), static_cast<unsigned long long>(s.file_bytes),
+        static_cast<unsigned long long>(s.max_bytes), counters_json(s.counters).c_str());
+    return 0;
+  }
+  std::printf("directory:       %s\n", s.directory.empty() ? "(none)" : s.directory.c_str());
+  std::printf("database:        %s\n", s.database.empty() ? "(none: in memory)" : s.database.c_str());
+  std::printf("mode:            %s%s%s\n", s.mode.c_str(), s.degraded_reason.empty() ? "" : " -- ",
+              s.degraded_reason.c_str());
+  std::printf("kernel entries:  %llu (%s; limit %s)\n", static_cast<unsigned long long>(s.kernel_entries),
+              human_bytes(s.kernel_bytes).c_str(), s.max_bytes ? human_bytes(s.max_bytes).c_str() : "none");
+  std::printf("tuned problems:  %llu (%llu candidates, %llu winners)\n",
+              static_cast<unsigned long long>(s.tuning_problems), static_cast<unsigned long long>(s.candidates),
+              static_cast<unsigned long long>(s.winners));
+  std::printf("file size:       %s\n", human_bytes(s.file_bytes).c_str());
+  if (s.counters.corrupt) std::printf("damage found on opening: %llu\n", static_cast<unsigned long long>(s.counters.corrupt));
+  return 0;
+}
+
+int run_ls(Cache& cache, const Options& o) {
+  const auto kernels = cache.list_kernels();
+  const auto problems = cache.list_tuning();
+  if (o.json) {
+    std::string out = "{\"kernels\": [";
+    for (std::size_t i = 0; i < kernels.size(); ++i) {
+      const auto& k = kernels[i];
+      out += std::string(i ? ", " : "") + "{\"key\": " + json_str(k.key) +
+             ", \"name_expression\": " + json_str(k.fields.name_expression) + ", \"arch\": " + json_str(k.fields.arch) +
+             ", \"nvrtc_version\": " + json_str(k.fields.nvrtc_version) +
+             ", \"templates_hash\": " + json_str(k.fields.templates_hash) +
+             ", \"options\": " + json_list(k.fields.options) +
+             ", \"format_version\": " + std::to_string(k.fields.format_version) +
+             ", \"bytes\": " + std::to_string(k.bytes) + ", \"is_ptx\": " + (k.is_ptx ? "true" : "false") +
+             ", \"last_use_us\": " + std::to_string(k.last_use_us) +
+             ", \"memory_only\": " + (k.memory_only ? "true" : "false") + "}";
+    }
+    out += "], \"tuning\": [";
+    for (std::size_t i = 0; i < problems.size(); ++i) {
+      const auto& p = problems[i];
+      out += std::string(i ? ", " : "") + "{\"key\": " + json_str(p.key) + ", \"operation\": " +
+             json_str(p.problem.operation) + ", \"problem\": " + json_str(p.problem.problem) +
+             ", \"device_name\": " + json_str(p.problem.device_name) + ", \"arch\": " + json_str(p.problem.arch) +
+             ", \"sm_count\": " + std::to_string(p.problem.sm_count) +
+             ", \"nvrtc_version\": " + json_str(p.problem.nvrtc_version) +
+             ", \"templates_hash\": " + json_str(p.problem.templates_hash) +
+             ", \"candidates\": " + std::to_string(p.candidates) + ", \"winners\": {";
+      bool first = true;
+      for (const auto& w : p.winners) {
+        out += std::string(first ? "" : ", ") + json_str(w.first) + ": {\"config\": " + json_str(w.second.config) +
+               ", \"median_ms\": " + json_num(w.second.median_ms) + "}";
+        first = false;
+      }
+      out += "}, \"updated_us\": " + std::to_string(p.updated_us) + "}";
+    }
+    std::printf("%s]}\n", out.c_str());
+    return 0;
+  }
+  std::printf("kernels: %zu\n", kernels.size());
+  if (!kernels.empty()) std::printf("  %-16s  %-8s  %10s  %-19s  %s\n", "KEY", "ARCH", "BYTES", "LAST USE", "NAME EXPRESSION");
+  for (const auto& k : kernels)
+    std::printf("  %-16s  %-8s  %10llu  %-19s  %s%s\n", k.key.substr(0, 16).c_str(), k.fields.arch.c_str(),
+                static_cast<unsigned long long>(k.bytes), local_time(k.last_use_us).c_str(),
+                k.fields.name_expression.c_str(), k.memory_only ? "  (memory only)" : "");
+  std::printf("tuned problems: %zu\n", problems.size());
+  for (const auto& p : problems) {
+    std::printf("  %-16s  %s %s on %s (%s, %d SMs): %llu candidates\n", p.key.substr(0, 16).c_str(),
+                p.problem.operation.c_str(), p.problem.problem.c_str(), p.problem.device_name.c_str(),
+                p.problem.arch.c_str(), p.problem.sm_count, static_cast<unsigned long long>(p.candidates));
+    for (const auto& w : p.winners)
+      std::printf("      space %s: winner %s (%.4f ms)\n", w.first.substr(0, 16).c_str(), w.second.config.c_str(),
+                  w.second.median_ms);
+  }
+  return 0;
+}
+
+int run_verify(Cache& cache, const Options& o) {
+  const VerifyReport r = cache.verify();
+  auto u = [](std::uint64_t v) { return std::to_string(v); };
+  if (o.json) {
+    std::printf(
+        "{\"database_ok\": %s, \"integrity\": %s, \"kernels_checked\": %s, \"kernels_bad\": %s, "
+        "\"problems_checked\": %s, \"problems_bad\": %s, \"candidates_checked\": %s, \"candidates_bad\": %s, "
+        "\"winners_checked\": %s, \"winners_bad\": %s}\n",
+        r.database_ok ? "true" : "false", json_str(r.integrity).c_str(), u(r.kernels_checked).c_str(),
+        u(r.kernels_bad).c_str(), u(r.problems_checked).c_str(), u(r.problems_bad).c_str(),
+        u(r.candidates_checked).c_str(), u(r.candidates_bad).c_str(), u(r.winners_checked).c_str(),
+        u(r.winners_bad).c_str());
+  } else {
+    std::printf("database: %s (%s)\n", r.database_ok ? "ok" : "DAMAGED", r.integrity.c_str());
+    std::printf("kernels:    %s checked, %s bad (deleted)\n", u(r.kernels_checked).c_str(), u(r.kernels_bad).c_str());
+    std::printf("problems:   %s checked, %s bad (deleted)\n", u(r.problems_checked).c_str(), u(r.problems_bad).c_str());
+    std::printf("candidates: %s checked, %s bad (deleted)\n", u(r.candidates_checked).c_str(),
+                u(r.candidates_bad).c_str());
+    std::printf("winners:    %s checked, %s bad (deleted)\n", u(r.winners_checked).c_str(), u(r.winners_bad).c_str());
+  }
+  return r.database_ok && r.bad() == 0 ? 0 : 1;
+}
+
+int run_gc(Cache& cache, const Options& o) {
+  const auto size = o.get("max-size");
+  if (!size) throw UsageError("`swz cache gc` needs --max-size SIZE (e.g. 0, 500M, 2G)");
+  std::uint64_t max_bytes = 0;
+  try {
+    max_bytes = parse_byte_size(*size);
+  } catch (const Error& e) {
+    throw UsageError(std::string("--max-size: ") + e.what());
+  }
+  const GcReport r = cache.gc(max_bytes);
+  if (o.json)
+    std::printf("{\"evicted_entries\": %llu, \"evicted_bytes\": %llu, \"kept_entries\": %llu, \"kept_bytes\": %llu}\n",
+                static_cast<unsigned long long>(r.evicted_entries), static_cast<unsigned long long>(r.evicted_bytes),
+                static_cast<unsigned long long>(r.kept_entries), static_cast<unsigned long long>(r.kept_bytes));
+  else
+    std::printf("evicted %llu kernel entries (%s); kept %llu (%s)\n", static_cast<unsigned long long>(r.evicted_entries),
+                human_bytes(r.evicted_bytes).c_str(), static_cast<unsigned long long>(r.kept_entries),
+                human_bytes(r.kept_bytes).c_str());
+  return 0;
+}
+
+int run_import(Cache& cache, const Options& o, const std::string& file) {
+  const ImportReport r = cache.import_from(file);
+  if (o.json)
+    std::printf(
+        "{\"kernels_added\": %llu, \"kernels_present\": %llu, \"candidates\": %llu, \"winners\": %llu, "
+        "\"skipped_corrupt\": %llu}\n",
+        static_cast<unsigned long long>(r.kernels_added), static_cast<unsigned long long>(r.kernels_present),
+        static_cast<unsigned long long>(r.candidates), static_cast<unsigned long long>(r.winners),
+        static_cast<unsigned long long>(r.skipped_corrupt));
+  else
+    std::printf("imported %llu new kernels (%llu already present), %llu candidates, %llu winners; %llu corrupt rows skipped\n",
+                static_cast<unsigned long long>(r.kernels_added), static_cast<unsigned long long>(r.kernels_present),
+                static_cast<unsigned long long>(r.candidates), static_cast<unsigned long long>(r.winners),
+                static_cast<unsigned long long>(r.skipped_corrupt));
+  return 0;
+}
+
+const std::set<std::string> kAllKernelFields = {"format_version", "name_expression", "templates_hash",
+                                                  "nvrtc_version", "options", "arch"};
+const std::set<std::string> kAllProblemFields = {"operation", "problem",       "device_name",   "arch",
+                                                 "sm_count",  "nvrtc_version", "templates_hash"};
+
+/// Prints an explanation, ignoring differences in fields the user did not give (they match any).
+int print_explanation(Explanation e, const std::set<std::string>& given, bool json) {
+  std::vector<NearMiss> kept;
+  for (auto& m : e.near_misses) {
+    std::vector<FieldDifference> d;
+    for (auto& f : m.differences)
+      if (given.count(f.field)) d.push_back(f);
+    m.differences = d;
+    kept.push_back(m);
+  }
+  e.near_misses = kept;
+  std::size_t matching = 0;
+  for (const auto& m : e.near_misses) matching += m.differences.empty() ? 1 : 0;
+  if (!e.found && matching > 0)
+    e.summary += "\n" + std::to_string(matching) + " stored entries match every field given (the others are unset)";
+  if (json) {
+    std::string out = "{\"found\": " + std::string(e.found ? "true" : "false") + ", \"key\": " + json_str(e.key) +
+                      ", \"summary\": " + json_str(e.summary) + ", \"near_misses\": [";
+    for (std::size_t i = 0; i < e.near_misses.size(); ++i) {
+      out += std::string(i ? ", " : "") + "{\"key\": " + json_str(e.near_misses[i].key) + ", \"differences\": [";
+      const auto& d = e.near_misses[i].differences;
+      for (std::size_t j = 0; j < d.size(); ++j)
+        out += std::string(j ? ", " : "") + "{\"field\": " + json_str(d[j].field) +
+               ", \"wanted\": " + json_str(d[j].wanted) + ", \"stored\": " + json_str(d[j].stored) + "}";
+      out += "]}";
+    }
+    std::printf("%s]}\n", out.c_str());
+  } else {
+    std::printf("%s", e.text().c_str());
+  }
+  return 0;
+}
+
+/// The key of the one stored entry that differs only in fields the user left unset, if exactly one does.
+std::optional<std::string> sole_match(const Explanation& e, const std::set<std::string>& given) {
+  std::optional<std::string> match;
+  int count = 0;
+  for (const auto& m : e.near_misses) {
+    bool differs = false;
+    for (const auto& d : m.differences) differs = differs || given.count(d.field) > 0;
+    if (!differs) {
+      match = m.key;
+      ++count;
+    }
+  }
+  return count == 1 ? match : std::nullopt;
+}
+
+/// `explain kernel|tuning|PROBLEM`: checks the options for that form (before the cache is opened).
+std::string explain_form(const Options& o, Args& args, std::optional<std::string>& bare_problem) {
+  std::string what = args.next_positional().value_or("");
+  if (what != "kernel" && what != "tuning") {
+    if (what.empty()) throw UsageError("`swz cache explain` needs `kernel`, `tuning` or a problem string");
+    bare_problem = what;
+    what = "tuning";
+  }
+  if (what == "kernel") {
+    allow_only(o, "explain kernel", {"name", "arch", "nvrtc", "templates-hash", "options", "format-version"}, true);
+    if (!o.get("name")) throw UsageError("`swz cache explain kernel` needs --name EXPR (the name expression)");
+    if (auto fv = o.get("format-version")) parse_int("--format-version", *fv, 0, 1000000);
+  } else {
+    allow_only(o, "explain tuning",
+               {"problem", "operation", "device", "arch", "sm-count", "nvrtc", "templates-hash", "space-hash"}, true);
+    if (bare_problem && o.get("problem")) throw UsageError("give the problem once (positionally or with --problem)");
+    if (!bare_problem && o.get("problem").value_or("").empty())
+      throw UsageError("`swz cache explain tuning` needs --problem P");
+    if (auto sm = o.get("sm-count")) parse_int("--sm-count", *sm, 0, 100000);
+  }
+  return what;
+}
+
+int run_explain(Cache& cache, const Options& o, const std::string& what,
+                const std::optional<std::string>& bare_problem) {
+  std::set<std::string> given;
+  auto field = [&](const char* opt, const char* name) -> std::string {
+    auto v = o.get(opt);
+    if (v) given.insert(name);
+    return v.value_or("");
+  };
+  if (what == "kernel") {
+    KernelKey key;
+    key.name_expression = field("name", "name_expression");
+    key.arch = field("arch", "arch");
+    key.nvrtc_version = field("nvrtc", "nvrtc_version");
+    key.templates_hash = field("templates-hash", "templates_hash");
+    if (auto opts = o.get("options")) {
+      given.insert("options");
+      std::istringstream is(*opts);
+      for (std::string w; is >> w;) key.options.push_back(w);
+    }
+    if (auto fv = o.get("format-version")) {
+      given.insert("format_version");
+      key.format_version = static_cast<int>(parse_int("--format-version", *fv, 0, 1000000));
+    }
+    Explanation e = cache.explain(key);
+    // One stored entry matches every field given: explain against its full key instead.
+    if (const auto full = e.found ? std::nullopt : sole_match(e, given))
+      for (const auto& l : cache.list_kernels())
+        if (l.key == *full) return print_explanation(cache.explain(l.fields), kAllKernelFields, o.json);
+    return print_explanation(e, given, o.json);
+  }
+  TuningProblemKey key;
+  key.problem = bare_problem ? *bare_problem : field("problem", "problem");
+  given.insert("problem");
+  key.operation = field("operation", "operation");
+  if (key.operation.empty()) {
+    // Infer the operation from stored problems with this problem string (there is usually one).
+    std::set<std::string> ops;
+    for (const auto& t : cache.list_tuning())
+      if (t.problem.problem == key.problem) ops.insert(t.problem.operation);
+    if (ops.size() > 1) throw UsageError("several operations store problem '" + key.problem + "'; give --operation");
+    if (ops.empty()) {
+      std::printf("miss: no stored tuning result has the problem '%s' (see `swz cache ls`)\n", key.problem.c_str());
+      return 0;
+    }
+    key.operation = *ops.begin();
+  }
+  given.insert("operation");
+  key.device_name = field("device", "device_name");
+  key.arch = field("arch", "arch");
+  key.nvrtc_version = field("nvrtc", "nvrtc_version");
+  key.templates_hash = field("templates-hash", "templates_hash");
+  if (auto sm = o.get("sm-count")) {
+    given.insert("sm_count");
+    key.sm_count = static_cast<int>(parse_int("--sm-count", *sm, 0, 100000));
+  }
+  const std::string space = o.get("space-hash").value_or("");
+  Explanation e = cache.explain(key, space);
+  if (const auto full = e.found ? std::nullopt : sole_match(e, given))
+    for (const auto& t : cache.list_tuning())
+      if (t.key == *full) return print_explanation(cache.explain(t.problem, space), kAllProblemFields, o.json);
+  return print_explanation(e, given, o.json);
+}
+
+int run_cache(Args& args) {
+  Options o;
+  for (const char* name : kValueOptions)
+    if (auto v = args.value(name)) o.values[name] = *v;
+  o.json = args.flag("json");
+  const auto action = args.next_positional();
+  if (!action) throw UsageError("`swz cache` needs an action: ls, stats, verify, gc, clear, export, import, explain");
+  const std::string a = parse_choice("action", *action,
+                                     {"ls", "stats", "verify", "gc", "clear", "export", "import", "explain"});
+  // Validate every argument before touching the cache: bad usage changes nothing.
+  std::string file;
+  if (a == "ls" || a == "stats" || a == "verify") allow_only(o, a, {}, true);
+  if (a == "gc") allow_only(o, a, {"max-size"}, true);
+  if (a == "clear") allow_only(o, a, {}, false);
+  if (a == "export") allow_only(o, a, {}, false);
+  if (a == "import") allow_only(o, a, {}, true);
+  if (a == "export" || a == "import") file = need_file(args, a);
+  if (a == "gc" && o.get("max-size")) {
+    try {
+      parse_byte_size(*o.get("max-size"));
+    } catch (const Error& e) {
+      throw UsageError(std::string("--max-size: ") + e.what());
+    }
+  }
+  if (a == "gc" && !o.get("max-size")) throw UsageError("`swz cache gc` needs --max-size SIZE (e.g. 0, 500M, 2G)");
+  std::string explain_what;
+  std::optional<std::string> bare_problem;
+  if (a == "explain") explain_what = explain_form(o, args, bare_problem);
+  args.finish();
+
+  CacheSettings settings = default_cache_settings();
+  if (auto dir = o.get("dir")) settings.directory = *dir;
+  Cache cache(settings);
+  if (a == "stats") return run_stats(cache, o);
+  if (a == "ls") return run_ls(cache, o);
+  if (a == "verify") return run_verify(cache, o);
+  if (a == "gc") return run_gc(cache, o);
+  if (a == "clear") {
+    const CacheStats before = cache.stats();
+    cache.clear();
+    std::printf("cleared %llu kernel entries and %llu tuned problems from %s\n",
+                static_cast<unsigned long long>(before.kernel_entries),
+                static_cast<unsigned long long>(before.tuning_problems),
+                before.database.empty() ? "memory" : before.database.c_str());
+    return 0;
+  }
+  if (a == "export") {
+    cache.export_to(file);
+    const CacheStats s = cache.stats();
+    std::printf("exported %llu kernel entries and %llu tuned problems to %s\n",
+                static_cast<unsigned long long>(s.kernel_entries + s.memory_kernel_entries),
+                static_cast<unsigned long long>(s.tuning_problems), file.c_str());
+    return 0;
+  }
+  if (a == "import") return run_import(cache, o, file);
+  return run_explain(cache, o, explain_what, bare_problem);
+}
+
+}  // namespace
+
+const Command& cache_command() {
+  static const Command cmd{"cache", "list, check, trim, export and explain the kernel and tuning cache", kHelp,
+                           &run_cache};
+  return cmd;
+}
+
+}  // namespace cli
+}  // namespace swz
