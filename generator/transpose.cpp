@@ -28,9 +28,10 @@ int log2i(long long v) {
 tpl::TransposeGeom geom(const TransposeConfig& c) {
   const int kind = c.smem == SmemLayout::Plain ? tpl::kSmemPlain : c.smem == SmemLayout::Pad ? tpl::kSmemPad : tpl::kSmemSwizzle;
   const bool sw = c.smem == SmemLayout::Swizzle;
-  return tpl::TransposeGeom{dtype_bytes(c.dtype), c.tile_rows, c.tile_cols, c.threads, c.vec, kind,
-                            c.smem == SmemLayout::Pad ? c.pad : 0, sw ? c.swizzle.b : 0, sw ? c.swizzle.m : 0,
-                            sw ? c.swizzle.s : 0};
+  return tpl::transpose_kernel_geom(dtype_bytes(c.dtype), c.tile_rows, c.tile_cols, c.threads, c.vec, kind,
+                                    c.smem == SmemLayout::Pad ? c.pad : 0, sw ? c.swizzle.b : 0, sw ? c.swizzle.m : 0,
+                                    sw ? c.swizzle.s : 0, sw ? c.swizzle2.b : 0, sw ? c.swizzle2.m : 0,
+                                    sw ? c.swizzle2.s : 0, c.raster, c.streaming ? 1 : 0, c.pair ? 1 : 0);
 }
 
 // Stable 64-bit FNV-1a, only for naming generated sources (cache keys use xxHash elsewhere).
@@ -43,8 +44,11 @@ std::uint64_t fnv1a(const std::string& s) {
 std::string template_args(const TransposeConfig& c) {
   const tpl::TransposeGeom g = geom(c);
   std::ostringstream os;
-  os << g.elem_bytes << ", " << g.tile_r << ", " << g.tile_c << ", " << g.threads << ", " << g.vec << ", " << g.layout
-     << ", " << g.pad << ", " << g.sw_b << ", " << g.sw_m << ", " << g.sw_s;
+  // The kernel's own parameters (element units); pair mode's word geometry is derived inside it.
+  os << dtype_bytes(c.dtype) << ", " << c.tile_rows << ", " << c.tile_cols << ", " << g.threads << ", " << g.vec << ", "
+     << g.layout
+     << ", " << g.pad << ", " << g.sw_b << ", " << g.sw_m << ", " << g.sw_s << ", " << g.sw2_b << ", " << g.sw2_m
+     << ", " << g.sw2_s << ", " << g.raster << ", " << g.hint << ", " << (c.pair ? 1 : 0);
   return os.str();
 }
 
@@ -60,7 +64,8 @@ std::string to_string(SmemLayout l) {
 }
 
 int TransposeConfig::smem_bytes() const {
-  return tpl::transpose_smem_elems(geom(*this)) * dtype_bytes(dtype);
+  const tpl::TransposeGeom g = geom(*this);
+  return tpl::transpose_smem_elems(g) * g.elem_bytes;
 }
 
 std::string TransposeConfig::to_string() const {
@@ -69,13 +74,18 @@ std::string TransposeConfig::to_string() const {
      << ",smem=" << swz::to_string(smem);
   if (smem == SmemLayout::Pad) os << ":" << pad;
   if (smem == SmemLayout::Swizzle) os << ":" << swizzle.b << ":" << swizzle.m << ":" << swizzle.s;
+  if (smem == SmemLayout::Swizzle && swizzle2.b > 0) os << "+" << swizzle2.b << ":" << swizzle2.m << ":" << swizzle2.s;
+  if (raster != 0) os << ",raster=" << raster;
+  if (streaming) os << ",cache=cs";
+  if (pair) os << ",pair=1";
   return os.str();
 }
 
 TransposeConfig TransposeConfig::parse(const std::string& text) {
   const std::string form =
       " (form: DTYPE,tile=RxC,threads=N,vec=V,smem=plain|pad:P|swizzle:B:M:S, e.g. "
-      "f32,tile=32x32,threads=256,vec=4,smem=swizzle:5:0:5)";
+      "f32,tile=32x32,threads=256,vec=4,smem=swizzle:5:0:5; optional: swizzle:B:M:S+B:M:S, raster=0|1, "
+      "cache=default|cs)";
   TransposeConfig c;
   bool have_dtype = false;
   std::stringstream ss(text);
@@ -105,9 +115,24 @@ TransposeConfig TransposeConfig::parse(const std::string& text) {
       c.threads = num("threads", val);
     } else if (key == "vec") {
       c.vec = num("vec", val);
+    } else if (key == "pair") {
+      const int v = num("pair", val);
+      if (v != 0 && v != 1) throw_invalid("config: pair=" + val + " must be 0 or 1" + form);
+      c.pair = v == 1;
+    } else if (key == "raster") {
+      c.raster = num("raster", val);
+    } else if (key == "cache") {
+      if (val != "cs" && val != "default") throw_invalid("config: cache='" + val + "' is not default or cs" + form);
+      c.streaming = val == "cs";
     } else if (key == "smem") {
+      std::string first = val, second;
+      const auto plus = val.find('+');
+      if (plus != std::string::npos) {
+        first = val.substr(0, plus);
+        second = val.substr(plus + 1);
+      }
       std::vector<std::string> parts;
-      std::stringstream ps(val);
+      std::stringstream ps(first);
       std::string p;
       while (std::getline(ps, p, ':')) parts.push_back(p);
       if (parts.empty()) throw_invalid("config: smem is empty" + form);
@@ -120,6 +145,16 @@ TransposeConfig TransposeConfig::parse(const std::string& text) {
         c.smem = SmemLayout::Swizzle;
         c.swizzle = SwizzleSpec{num("smem swizzle B", parts[1]), num("smem swizzle M", parts[2]),
                                 num("smem swizzle S", parts[3])};
+        if (!second.empty()) {
+          std::vector<std::string> q;
+          std::stringstream qs(second);
+          std::string x;
+          while (std::getline(qs, x, ':')) q.push_back(x);
+          if (q.size() != 3) throw_invalid("config: second swizzle '" + second + "' is not B:M:S" + form);
+          c.swizzle2 = SwizzleSpec{num("smem swizzle2 B", q[0]), num("smem swizzle2 M", q[1]), num("smem swizzle2 S", q[2])};
+        }
+      } else if (!second.empty()) {
+        throw_invalid("config: '+' composes swizzles only (smem=swizzle:B:M:S+B:M:S)" + form);
       } else {
         throw_invalid("config: smem='" + val + "' is not plain, pad:P or swizzle:B:M:S" + form);
       }
@@ -154,18 +189,29 @@ void TransposeConfig::validate() const {
     bad("elements per thread " + std::to_string(elems_per_thread()) + " exceeds 64 (register pressure); use more threads");
   if (smem != SmemLayout::Pad && pad != 0) bad("pad " + std::to_string(pad) + " given without smem=pad");
   if (smem == SmemLayout::Pad && (pad < 1 || pad > 32)) bad("pad " + std::to_string(pad) + " must be in [1, 32]");
+  if (raster != 0 && raster != 1) bad("raster " + std::to_string(raster) + " must be 0 or 1");
+  if (pair && (eb != 2 || vec % 2 != 0 || tile_rows % 2 != 0))
+    bad("pair mode needs a 2-byte dtype, an even vec and an even tile rows count (got " + swz::to_string(dtype) +
+        ", vec " + std::to_string(vec) + ", tile rows " + std::to_string(tile_rows) + ")");
+  if (pair && (tile_rows / 2 * tile_cols) % (vec * threads) != 0)
+    bad("tile " + std::to_string(tile_rows) + "x" + std::to_string(tile_cols) + " does not split into " +
+        std::to_string(threads) + " threads x vec " + std::to_string(vec) + " x 2 rows (pair mode)");
   if (smem == SmemLayout::Swizzle) {
-    try {
-      swizzle.validate();
-    } catch (const Error& e) {
-      bad(std::string("smem ") + e.what());
+    const tpl::TransposeGeom gg = geom(*this);
+    const int tile_bits = log2i(static_cast<long long>(gg.tile_r) * gg.tile_c);  // cells: elements or words
+    for (const SwizzleSpec* sw : {&swizzle, &swizzle2}) {
+      try {
+        sw->validate();
+      } catch (const Error& e) {
+        bad(std::string("smem ") + e.what());
+      }
+      const int span = sw->b + sw->m + tpl::iabs(sw->s);
+      if (sw->b > 0 && span > tile_bits)
+        bad("swizzle " + sw->to_string() + " has a period of 2^" + std::to_string(span) +
+            " elements, larger than the tile (2^" + std::to_string(tile_bits) +
+            "); it would move elements out of the tile");
     }
-    const int tile_bits = log2i(static_cast<long long>(tile_rows) * tile_cols);
-    const int span = swizzle.b + swizzle.m + tpl::iabs(swizzle.s);
-    if (swizzle.b > 0 && span > tile_bits)
-      bad("swizzle " + swizzle.to_string() + " has a period of 2^" + std::to_string(span) +
-          " elements, larger than the tile (2^" + std::to_string(tile_bits) + "); it would move elements out of the tile");
-  } else if (swizzle != SwizzleSpec{}) {
+  } else if (swizzle != SwizzleSpec{} || swizzle2 != SwizzleSpec{}) {
     bad("swizzle " + swizzle.to_string() + " given without smem=swizzle");
   }
   if (smem_bytes() > kMaxStaticSmem)
@@ -191,7 +237,8 @@ std::string transpose_source_name(const TransposeConfig& cfg) {
 }
 
 LaunchShape transpose_launch_shape(const TransposeConfig& cfg, long long rows, long long cols, long long batch) {
-  const long long tr = (rows + cfg.tile_rows - 1) / cfg.tile_rows, tc = (cols + cfg.tile_cols - 1) / cfg.tile_cols;
+  long long tr = (rows + cfg.tile_rows - 1) / cfg.tile_rows, tc = (cols + cfg.tile_cols - 1) / cfg.tile_cols;
+  if (cfg.raster == 1) std::swap(tr, tc);  // x walks row tiles
   LaunchShape s{};
   s.grid[0] = static_cast<unsigned>(std::max(1LL, std::min(tc, 2147483647LL)));
   s.grid[1] = static_cast<unsigned>(std::max(1LL, std::min(tr, 65535LL)));
@@ -204,11 +251,12 @@ LaunchShape transpose_launch_shape(const TransposeConfig& cfg, long long rows, l
 TransposeAnalysis analyze_transpose(const TransposeConfig& cfg) {
   cfg.validate();
   const tpl::TransposeGeom g = geom(cfg);
-  const int iters = tpl::transpose_load_iters(g), warps = cfg.threads / 32;
+  const int warps = cfg.threads / 32;
   TransposeAnalysis a;
   for (int phase = 0; phase < 2; ++phase) {
     const bool store = phase == 0;
-    for (int k = 0; k < cfg.vec; ++k) {
+    const int iters = store ? tpl::transpose_load_iters(g) : tpl::transpose_store_iters(g);
+    for (int k = 0; k < (store ? g.vec : g.vec_out); ++k) {
       SmemInstrStats st;
       st.is_store = store;
       st.width = g.elem_bytes;
@@ -242,33 +290,70 @@ TransposeAnalysis analyze_transpose(const TransposeConfig& cfg) {
 }
 
 bool transpose_choose_swizzle(TransposeConfig& cfg) {
-  cfg.smem = SmemLayout::Swizzle;
-  cfg.pad = 0;
-  const int tile_bits = log2i(static_cast<long long>(cfg.tile_rows) * cfg.tile_cols);
-  // Cheapest first: fewest XOR bits, then the smallest base, then the smallest shift.
+  TransposeConfig c = cfg;
+  c.smem = SmemLayout::Swizzle;
+  c.pad = 0;
+  c.swizzle2 = SwizzleSpec{};
+  const tpl::TransposeGeom gg = geom(c);
+  const int tile_bits = log2i(static_cast<long long>(gg.tile_r) * gg.tile_c);
+  // Candidates cheapest first: fewest XOR bits, then the smallest base, then the smallest shift.
+  std::vector<SwizzleSpec> singles;
   for (int b = 1; b <= 5; ++b)
     for (int m = 0; m <= 3; ++m)
-      for (int s = b; b + m + s <= tile_bits; ++s) {
-        cfg.swizzle = SwizzleSpec{b, m, s};
-        if (analyze_transpose(cfg).excess() == 0) return true;
-      }
-  cfg.swizzle = SwizzleSpec{};
+      for (int s = b; b + m + s <= tile_bits; ++s) singles.push_back(SwizzleSpec{b, m, s});
+  struct Scored {
+    SwizzleSpec sw;
+    long long store_excess, load_excess;
+  };
+  std::vector<Scored> scored;
+  for (const SwizzleSpec& sw : singles) {
+    c.swizzle = sw;
+    const TransposeAnalysis a = analyze_transpose(c);
+    const long long se = a.store_wavefronts - a.store_ideal, le = a.load_wavefronts - a.load_ideal;
+    if (se == 0 && le == 0) {
+      cfg = c;
+      return true;
+    }
+    scored.push_back({sw, se, le});
+  }
+  // No single swizzle serves both phases: compose one that clears the stores with one that clears
+  // the loads (either order), cheapest total first.
+  std::vector<std::pair<SwizzleSpec, SwizzleSpec>> pairs;
+  for (const Scored& a : scored)
+    for (const Scored& b : scored)
+      if ((a.store_excess == 0 || a.load_excess == 0) && (b.store_excess == 0 || b.load_excess == 0) &&
+          !(a.sw == b.sw) && (a.store_excess == 0) != (b.store_excess == 0))
+        pairs.emplace_back(a.sw, b.sw);
+  std::stable_sort(pairs.begin(), pairs.end(), [](const auto& x, const auto& y) {
+    return x.first.b + x.second.b < y.first.b + y.second.b;
+  });
+  for (const auto& pr : pairs) {
+    c.swizzle = pr.first;
+    c.swizzle2 = pr.second;
+    if (analyze_transpose(c).excess() == 0) {
+      cfg = c;
+      return true;
+    }
+  }
   return false;
 }
 
 bool transpose_choose_pad(TransposeConfig& cfg) {
-  cfg.smem = SmemLayout::Pad;
-  cfg.swizzle = SwizzleSpec{};
+  TransposeConfig c = cfg;
+  c.smem = SmemLayout::Pad;
+  c.swizzle = c.swizzle2 = SwizzleSpec{};
   for (int p = 1; p <= 32; ++p) {
-    cfg.pad = p;
-    if (cfg.smem_bytes() > kMaxStaticSmem) break;
-    if (analyze_transpose(cfg).excess() == 0) return true;
+    c.pad = p;
+    if (c.smem_bytes() > kMaxStaticSmem) break;
+    if (analyze_transpose(c).excess() == 0) {
+      cfg = c;
+      return true;
+    }
   }
-  cfg.pad = 0;
   return false;
 }
 
-std::vector<TransposeConfig> transpose_search_space(DType dtype, int max_vec_bytes, bool include_plain) {
+std::vector<TransposeConfig> transpose_search_space(DType dtype, int max_vec_bytes, bool include_plain, bool explore) {
   const int eb = dtype_bytes(dtype);
   std::vector<TransposeConfig> out;
   const int tiles[][2] = {{32, 32}, {32, 64}, {64, 32}, {64, 64}, {128, 32}, {32, 128}};
@@ -292,11 +377,33 @@ std::vector<TransposeConfig> transpose_search_space(DType dtype, int max_vec_byt
         if (c.elems_per_thread() < 4 || c.elems_per_thread() > 32) continue;
         // Sub-word vectors only where the problem's alignment forces them.
         if (vec * eb < std::min(4, max_vec_bytes)) continue;
-        if (include_plain) out.push_back(c);
-        TransposeConfig p = c;
-        if (transpose_choose_pad(p)) out.push_back(p);
-        TransposeConfig s = c;
-        if (transpose_choose_swizzle(s)) out.push_back(s);
+        std::vector<TransposeConfig> base;
+        for (int pr = 0; pr <= (eb == 2 && vec % 2 == 0 ? 1 : 0); ++pr) {
+          TransposeConfig shape = c;
+          shape.pair = pr == 1;
+          try {
+            shape.validate();
+          } catch (const Error&) {
+            continue;  // the pair split does not fit this shape
+          }
+          if (include_plain) base.push_back(shape);
+          TransposeConfig p = shape;
+          if (transpose_choose_pad(p)) base.push_back(p);
+          TransposeConfig s = shape;
+          if (transpose_choose_swizzle(s)) base.push_back(s);
+        }
+        for (const TransposeConfig& b : base) {
+          out.push_back(b);
+          if (!explore) continue;
+          for (int raster = 0; raster <= 1; ++raster)
+            for (int cs = 0; cs <= 1; ++cs) {
+              if (raster == 0 && cs == 0) continue;
+              TransposeConfig v = b;
+              v.raster = raster;
+              v.streaming = cs == 1;
+              out.push_back(v);
+            }
+        }
       }
   return out;
 }

@@ -16,7 +16,12 @@ enum SmemLayoutKind { kSmemPlain = 0, kSmemPad = 1, kSmemSwizzle = 2 };
 ///   load phase : thread t, iteration i handles input vector v = i*threads + t at
 ///                (row v / (tile_c/vec), cols (v % (tile_c/vec))*vec + [0, vec)) -> one smem store per element
 ///   store phase: thread t, iteration i handles output vector u = i*threads + t: output row = input col
-///                u / (tile_r/vec), output cols = input rows (u % (tile_r/vec))*vec + [0, vec) -> one smem load each
+///                u / (tile_r/vec_out), output cols = input rows (u % (tile_r/vec_out))*vec_out + [0, vec_out)
+///                -> one smem load each
+/// In "pair" mode (2-byte elements, PAIR = 1) the geometry is in 4-byte words: shared word (q, c) holds
+/// input elements (2q, c) and (2q+1, c) — two rows transposed in registers — so tile_r is halved,
+/// elem_bytes is 4, the load phase moves vec words per row pair and the store phase reads
+/// vec_out = vec/2 words per output vector. Every shared access is then a full 4-byte word.
 struct TransposeGeom {
   int elem_bytes;
   int tile_r;
@@ -25,7 +30,11 @@ struct TransposeGeom {
   int vec;
   int layout;  // SmemLayoutKind
   int pad;     // elements appended to each smem row (kSmemPad)
-  int sw_b, sw_m, sw_s;  // Swizzle<B,M,S> on element offsets (kSmemSwizzle)
+  int sw_b, sw_m, sw_s;     // Swizzle<B,M,S> on element offsets (kSmemSwizzle)
+  int sw2_b, sw2_m, sw2_s;  // optional second swizzle applied after the first (B = 0: none)
+  int raster;               // 0: blockIdx.x walks column tiles; 1: it walks row tiles
+  int hint;                 // 0: default caching; 1: streaming (.cs) global loads and stores
+  int vec_out;              // elements (words in pair mode) per thread vector in the store phase
 };
 
 SWZ_HD constexpr int transpose_smem_row_elems(const TransposeGeom& g) {
@@ -33,13 +42,16 @@ SWZ_HD constexpr int transpose_smem_row_elems(const TransposeGeom& g) {
 }
 SWZ_HD constexpr int transpose_smem_elems(const TransposeGeom& g) { return g.tile_r * transpose_smem_row_elems(g); }
 SWZ_HD constexpr int transpose_load_iters(const TransposeGeom& g) { return (g.tile_r * g.tile_c) / (g.vec * g.threads); }
-SWZ_HD constexpr int transpose_store_iters(const TransposeGeom& g) { return transpose_load_iters(g); }
+SWZ_HD constexpr int transpose_store_iters(const TransposeGeom& g) {
+  return (g.tile_r * g.tile_c) / (g.vec_out * g.threads);
+}
 
 /// Element offset in shared memory of input-tile element (r, c).
 SWZ_HD constexpr int transpose_smem_offset(const TransposeGeom& g, int r, int c) {
   return g.layout == kSmemSwizzle
-             ? static_cast<int>(swizzle_apply(static_cast<long long>(r) * transpose_smem_row_elems(g) + c, g.sw_b,
-                                              g.sw_m, g.sw_s))
+             ? static_cast<int>(swizzle_apply(
+                   swizzle_apply(static_cast<long long>(r) * transpose_smem_row_elems(g) + c, g.sw_b, g.sw_m, g.sw_s),
+                   g.sw2_b, g.sw2_m, g.sw2_s))
              : r * transpose_smem_row_elems(g) + c;
 }
 
@@ -52,10 +64,10 @@ SWZ_HD constexpr int transpose_load_col(const TransposeGeom& g, int tid, int it)
 }
 /// Store phase: input column (= output row) and first input row of thread `tid`'s vector in iteration `it`.
 SWZ_HD constexpr int transpose_store_in_col(const TransposeGeom& g, int tid, int it) {
-  return (it * g.threads + tid) / (g.tile_r / g.vec);
+  return (it * g.threads + tid) / (g.tile_r / g.vec_out);
 }
 SWZ_HD constexpr int transpose_store_in_row(const TransposeGeom& g, int tid, int it) {
-  return ((it * g.threads + tid) % (g.tile_r / g.vec)) * g.vec;
+  return ((it * g.threads + tid) % (g.tile_r / g.vec_out)) * g.vec_out;
 }
 
 /// Byte address of the k-th element a thread writes to / reads from shared memory (what the bank
@@ -66,6 +78,16 @@ SWZ_HD constexpr int transpose_smem_store_addr(const TransposeGeom& g, int tid, 
 SWZ_HD constexpr int transpose_smem_load_addr(const TransposeGeom& g, int tid, int it, int k) {
   return transpose_smem_offset(g, transpose_store_in_row(g, tid, it) + k, transpose_store_in_col(g, tid, it)) *
          g.elem_bytes;
+}
+
+/// The geometry a kernel instantiation works in (element or, in pair mode, word units).
+SWZ_HD constexpr TransposeGeom transpose_kernel_geom(int elem, int tile_r, int tile_c, int threads, int vec, int layout,
+                                                     int pad, int sb, int sm, int ss, int s2b, int s2m, int s2s,
+                                                     int raster, int hint, int pair) {
+  return pair ? TransposeGeom{4, tile_r / 2, tile_c, threads, vec, layout, pad, sb, sm, ss, s2b, s2m, s2s, raster, hint,
+                              vec / 2}
+              : TransposeGeom{elem, tile_r, tile_c, threads, vec, layout, pad, sb, sm, ss, s2b, s2m, s2s, raster, hint,
+                              vec};
 }
 
 /// Kernel arguments (passed by value as a __grid_constant__ parameter). Sizes are in elements.
@@ -93,21 +115,67 @@ template <int ELEM> struct ElemType;
 template <> struct ElemType<2> { typedef unsigned short type; };
 template <> struct ElemType<4> { typedef unsigned int type; };
 
+/// Global vector load/store; HINT = 1 uses the streaming (evict-first) cache operators.
+template <int HINT, int BYTES> __device__ __forceinline__ RawWord<BYTES> load_global(const void* p) {
+  RawWord<BYTES> w;
+  if (HINT == 0) {
+    w = *static_cast<const RawWord<BYTES>*>(p);
+  } else if (BYTES == 16) {
+    asm volatile("ld.global.cs.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(reinterpret_cast<unsigned int*>(&w)[0]), "=r"(reinterpret_cast<unsigned int*>(&w)[1]),
+                   "=r"(reinterpret_cast<unsigned int*>(&w)[2]), "=r"(reinterpret_cast<unsigned int*>(&w)[3])
+                 : "l"(p));
+  } else if (BYTES == 8) {
+    asm volatile("ld.global.cs.v2.u32 {%0,%1}, [%2];"
+                 : "=r"(reinterpret_cast<unsigned int*>(&w)[0]), "=r"(reinterpret_cast<unsigned int*>(&w)[1])
+                 : "l"(p));
+  } else if (BYTES == 4) {
+    asm volatile("ld.global.cs.u32 %0, [%1];" : "=r"(*reinterpret_cast<unsigned int*>(&w)) : "l"(p));
+  } else {
+    asm volatile("ld.global.cs.u16 %0, [%1];" : "=h"(*reinterpret_cast<unsigned short*>(&w)) : "l"(p));
+  }
+  return w;
+}
+template <int HINT, int BYTES> __device__ __forceinline__ void store_global(void* p, const RawWord<BYTES>& w) {
+  if (HINT == 0) {
+    *static_cast<RawWord<BYTES>*>(p) = w;
+  } else if (BYTES == 16) {
+    asm volatile("st.global.cs.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(p), "r"(reinterpret_cast<const unsigned int*>(&w)[0]),
+                 "r"(reinterpret_cast<const unsigned int*>(&w)[1]), "r"(reinterpret_cast<const unsigned int*>(&w)[2]),
+                 "r"(reinterpret_cast<const unsigned int*>(&w)[3])
+                 : "memory");
+  } else if (BYTES == 8) {
+    asm volatile("st.global.cs.v2.u32 [%0], {%1,%2};" ::"l"(p), "r"(reinterpret_cast<const unsigned int*>(&w)[0]),
+                 "r"(reinterpret_cast<const unsigned int*>(&w)[1])
+                 : "memory");
+  } else if (BYTES == 4) {
+    asm volatile("st.global.cs.u32 [%0], %1;" ::"l"(p), "r"(*reinterpret_cast<const unsigned int*>(&w)) : "memory");
+  } else {
+    asm volatile("st.global.cs.u16 [%0], %1;" ::"l"(p), "h"(*reinterpret_cast<const unsigned short*>(&w)) : "memory");
+  }
+}
+
 /// One vector of VEC elements, addressable element-wise in registers.
 template <int ELEM, int VEC> union ElemVec {
   RawWord<ELEM * VEC> raw;
   typename ElemType<ELEM>::type e[VEC];
 };
 
-template <int ELEM, int TILE_R, int TILE_C, int THREADS, int VEC, int LAYOUT, int PAD, int SW_B, int SW_M, int SW_S>
+template <int ELEM, int TILE_R, int TILE_C, int THREADS, int VEC, int LAYOUT, int PAD, int SW_B, int SW_M, int SW_S,
+          int SW2_B, int SW2_M, int SW2_S, int RASTER, int HINT, int PAIR>
 __global__ void __launch_bounds__(THREADS) transpose_kernel(const __grid_constant__ TransposeParams p) {
   typedef typename ElemType<ELEM>::type T;
   typedef ElemVec<ELEM, VEC> V;
-  constexpr TransposeGeom g{ELEM, TILE_R, TILE_C, THREADS, VEC, LAYOUT, PAD, SW_B, SW_M, SW_S};
-  constexpr int kIters = transpose_load_iters(g);
-  static_assert(kIters * VEC * THREADS == TILE_R * TILE_C, "transpose: tile must split evenly into thread vectors");
+  static_assert(PAIR == 0 || (ELEM == 2 && VEC % 2 == 0 && TILE_R % 2 == 0), "transpose: pair mode needs 2-byte "
+                                                                               "elements, even VEC and even TILE_R");
+  constexpr TransposeGeom g = transpose_kernel_geom(ELEM, TILE_R, TILE_C, THREADS, VEC, LAYOUT, PAD, SW_B, SW_M, SW_S,
+                                                    SW2_B, SW2_M, SW2_S, RASTER, HINT, PAIR);
+  typedef typename ElemType<(PAIR ? 4 : ELEM)>::type S;  // a shared-memory cell: an element, or a word of two
+  constexpr int kLoadIters = transpose_load_iters(g), kStoreIters = transpose_store_iters(g);
+  constexpr int kRowsPerLoad = PAIR ? 2 : 1;  // input rows one load-phase vector covers
+  static_assert(kLoadIters * VEC * THREADS * kRowsPerLoad == TILE_R * TILE_C, "transpose: tile must split evenly");
   static_assert(TILE_C % VEC == 0 && TILE_R % VEC == 0, "transpose: VEC must divide both tile sides");
-  __shared__ T smem[transpose_smem_elems(g)];
+  __shared__ S smem[transpose_smem_elems(g)];
 
   const int tid = threadIdx.x;
   const long long tiles_r = (p.rows + TILE_R - 1) / TILE_R;
@@ -115,49 +183,75 @@ __global__ void __launch_bounds__(THREADS) transpose_kernel(const __grid_constan
   for (long long b = blockIdx.z; b < p.batch; b += gridDim.z) {
     const T* __restrict__ in = static_cast<const T*>(p.in) + b * p.stride_in;
     T* __restrict__ out = static_cast<T*>(p.out) + b * p.stride_out;
-    for (long long ty = blockIdx.y; ty < tiles_r; ty += gridDim.y) {
-      for (long long tx = blockIdx.x; tx < tiles_c; tx += gridDim.x) {
+    // RASTER 0: x walks column tiles (consecutive blocks read along input rows); 1: x walks row tiles
+    // (consecutive blocks write along output rows).
+    const long long tiles_x = RASTER == 0 ? tiles_c : tiles_r, tiles_y = RASTER == 0 ? tiles_r : tiles_c;
+    for (long long by = blockIdx.y; by < tiles_y; by += gridDim.y) {
+      for (long long bx = blockIdx.x; bx < tiles_x; bx += gridDim.x) {
+        const long long ty = RASTER == 0 ? by : bx, tx = RASTER == 0 ? bx : by;
         const long long r0 = ty * TILE_R, c0 = tx * TILE_C;
         const bool full = r0 + TILE_R <= p.rows && c0 + TILE_C <= p.cols;
         if (full) {
           // All global loads first (VEC-wide, several per thread) so many bytes are in flight.
-          V v[kIters];
+          V v[kLoadIters][kRowsPerLoad];
 #pragma unroll
-          for (int it = 0; it < kIters; ++it) {
-            const int r = transpose_load_row(g, tid, it), c = transpose_load_col(g, tid, it);
-            v[it].raw = *reinterpret_cast<const RawWord<ELEM * VEC>*>(in + (r0 + r) * p.ld_in + c0 + c);
+          for (int it = 0; it < kLoadIters; ++it) {
+            const int q = transpose_load_row(g, tid, it), c = transpose_load_col(g, tid, it);
+#pragma unroll
+            for (int h = 0; h < kRowsPerLoad; ++h)
+              v[it][h].raw = load_global<HINT, ELEM * VEC>(in + (r0 + kRowsPerLoad * q + h) * p.ld_in + c0 + c);
           }
 #pragma unroll
-          for (int it = 0; it < kIters; ++it) {
-            const int r = transpose_load_row(g, tid, it), c = transpose_load_col(g, tid, it);
+          for (int it = 0; it < kLoadIters; ++it) {
+            const int q = transpose_load_row(g, tid, it), c = transpose_load_col(g, tid, it);
 #pragma unroll
-            for (int k = 0; k < VEC; ++k) smem[transpose_smem_offset(g, r, c + k)] = v[it].e[k];
+            for (int k = 0; k < VEC; ++k) {
+              if (PAIR)  // word = (row 2q, row 2q+1) of column c+k: two consecutive output elements
+                smem[transpose_smem_offset(g, q, c + k)] =
+                    static_cast<S>(v[it][0].e[k]) | (static_cast<S>(v[it][kRowsPerLoad - 1].e[k]) << (PAIR ? 16 : 0));
+              else
+                smem[transpose_smem_offset(g, q, c + k)] = static_cast<S>(v[it][0].e[k]);
+            }
           }
           __syncthreads();
 #pragma unroll
-          for (int it = 0; it < kIters; ++it) {
-            const int ic = transpose_store_in_col(g, tid, it), ir = transpose_store_in_row(g, tid, it);
-            V w;
+          for (int it = 0; it < kStoreIters; ++it) {
+            const int ic = transpose_store_in_col(g, tid, it), iq = transpose_store_in_row(g, tid, it);
+            union {
+              RawWord<ELEM * VEC> raw;
+              S s[PAIR ? VEC / 2 : VEC];
+            } w;
 #pragma unroll
-            for (int k = 0; k < VEC; ++k) w.e[k] = smem[transpose_smem_offset(g, ir + k, ic)];
-            *reinterpret_cast<RawWord<ELEM * VEC>*>(out + (c0 + ic) * p.ld_out + r0 + ir) = w.raw;
+            for (int k = 0; k < g.vec_out; ++k) w.s[k] = smem[transpose_smem_offset(g, iq + k, ic)];
+            store_global<HINT, ELEM * VEC>(out + (c0 + ic) * p.ld_out + r0 + kRowsPerLoad * iq, w.raw);
           }
         } else {
           // Edge tile: element-wise, predicated; same shared-memory maps.
 #pragma unroll 1
-          for (int it = 0; it < kIters; ++it) {
-            const int r = transpose_load_row(g, tid, it), c = transpose_load_col(g, tid, it);
-            for (int k = 0; k < VEC; ++k)
-              if (r0 + r < p.rows && c0 + c + k < p.cols)
-                smem[transpose_smem_offset(g, r, c + k)] = in[(r0 + r) * p.ld_in + c0 + c + k];
+          for (int it = 0; it < kLoadIters; ++it) {
+            const int q = transpose_load_row(g, tid, it), c = transpose_load_col(g, tid, it);
+            for (int k = 0; k < VEC; ++k) {
+              if (c0 + c + k >= p.cols) continue;
+              S cell = 0;
+              for (int h = 0; h < kRowsPerLoad; ++h) {
+                const long long r = r0 + kRowsPerLoad * q + h;
+                if (r < p.rows) cell |= static_cast<S>(in[r * p.ld_in + c0 + c + k]) << (PAIR ? 16 * h : 0);
+              }
+              smem[transpose_smem_offset(g, q, c + k)] = cell;
+            }
           }
           __syncthreads();
 #pragma unroll 1
-          for (int it = 0; it < kIters; ++it) {
-            const int ic = transpose_store_in_col(g, tid, it), ir = transpose_store_in_row(g, tid, it);
-            for (int k = 0; k < VEC; ++k)
-              if (c0 + ic < p.cols && r0 + ir + k < p.rows)
-                out[(c0 + ic) * p.ld_out + r0 + ir + k] = smem[transpose_smem_offset(g, ir + k, ic)];
+          for (int it = 0; it < kStoreIters; ++it) {
+            const int ic = transpose_store_in_col(g, tid, it), iq = transpose_store_in_row(g, tid, it);
+            if (c0 + ic >= p.cols) continue;
+            for (int k = 0; k < g.vec_out; ++k) {
+              const S cell = smem[transpose_smem_offset(g, iq + k, ic)];
+              for (int h = 0; h < kRowsPerLoad; ++h) {
+                const long long r = r0 + kRowsPerLoad * (iq + k) + h;
+                if (r < p.rows) out[(c0 + ic) * p.ld_out + r] = static_cast<T>(PAIR ? (cell >> (16 * h)) : cell);
+              }
+            }
           }
         }
         __syncthreads();  // the tile buffer is reused by the next iteration

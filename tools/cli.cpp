@@ -80,6 +80,14 @@ std::optional<std::string> Args::next_positional() {
   return std::nullopt;
 }
 
+std::optional<std::string> Args::peek_positional() const {
+  for (std::size_t i = 0; i < argv_.size(); ++i) {
+    if (used_[i] || (argv_[i].rfind("--", 0) == 0 && argv_[i].size() > 2) || argv_[i] == "-h") continue;
+    return argv_[i];
+  }
+  return std::nullopt;
+}
+
 bool Args::given(const std::string& name) const {
   const std::string key = "--" + name;
   for (const auto& a : argv_)

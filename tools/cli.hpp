@@ -30,6 +30,9 @@ class Args {
   std::vector<std::string> values(const std::string& name);
   /// Positional arguments (not starting with "--"), in order; each call consumes the next one.
   std::optional<std::string> next_positional();
+  /// The positional next_positional() would return, without consuming it (commands peek at the
+  /// kernel family to dispatch).
+  std::optional<std::string> peek_positional() const;
   /// True if --name appears at all (as a flag or with a value); consumes nothing.
   bool given(const std::string& name) const;
   /// True if --help or -h was given.

@@ -17,5 +17,9 @@ const Command& analyze_command();
 const Command& run_command();
 const Command& autotune_command();
 
+/// `swz run gemm ...` (tools/cmd_run_gemm.cpp); tools/cmd_run.cpp dispatches to it on the family.
+int run_gemm(Args& args);
+extern const char kRunGemmHelp[];
+
 }  // namespace cli
 }  // namespace swz

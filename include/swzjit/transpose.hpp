@@ -24,11 +24,18 @@ struct TransposeConfig {
   SmemLayout smem = SmemLayout::Swizzle;
   int pad = 0;          ///< elements appended to each shared row (SmemLayout::Pad)
   SwizzleSpec swizzle;  ///< XOR swizzle on element offsets (SmemLayout::Swizzle)
+  SwizzleSpec swizzle2; ///< optional second swizzle applied after the first (B = 0: none)
+  int raster = 0;       ///< 0: consecutive blocks walk column tiles (along input rows); 1: row tiles
+  bool streaming = false;  ///< global loads/stores with the streaming (.cs, evict-first) cache operator
+  /// 2-byte types only: shared memory holds 4-byte words of two input rows (transposed 2x2 in
+  /// registers), so every shared access is a full word and there are half as many of them.
+  bool pair = false;
 
   /// Elements each thread moves: tile_rows * tile_cols / threads.
   int elems_per_thread() const { return tile_rows * tile_cols / threads; }
   int smem_bytes() const;
-  /// Canonical text, e.g. "f32,tile=32x32,threads=256,vec=4,smem=swizzle:5:0:5" (parse() reads it back).
+  /// Canonical text, e.g. "f32,tile=32x32,threads=256,vec=4,smem=swizzle:5:0:5" (parse() reads it back);
+  /// a composed swizzle reads "swizzle:2:0:5+4:1:7"; ",raster=1", ",cache=cs", ",pair=1" appear when set.
   std::string to_string() const;
   static TransposeConfig parse(const std::string& text);
   /// Throws InvalidArgument naming the offending field and the rule it breaks.
@@ -51,15 +58,23 @@ struct LaunchShape {
 };
 LaunchShape transpose_launch_shape(const TransposeConfig& cfg, long long rows, long long cols, long long batch);
 
-/// Pick a conflict-free layout parameter for a config shape: the cheapest swizzle (fewest bits) or
-/// the smallest pad whose static analysis shows zero excess wavefronts. Returns false if none found.
+/// Pick a conflict-free layout parameter for a config shape: the cheapest single swizzle (fewest
+/// bits), else the cheapest composition of two, or the smallest pad, whose static analysis shows zero
+/// excess wavefronts. Returns false (and leaves cfg unchanged) if none is found.
 bool transpose_choose_swizzle(TransposeConfig& cfg);
 bool transpose_choose_pad(TransposeConfig& cfg);
+
+/// Version of what transpose_search_space() enumerates. Tuning winners are stored under an id made
+/// of it (plus dtype, alignment and tuning options), so a process finds its winner without
+/// enumerating the space; bump it whenever the enumeration changes.
+constexpr int kTransposeSpaceVersion = 2;
 
 /// Default search space for a dtype: tiles x threads x vector widths x {plain, pad, swizzle}, with
 /// invalid combinations removed and conflict-free pad/swizzle parameters chosen by static analysis.
 /// `max_vec_bytes` caps the vector width (alignment of the problem's pointers and pitches).
-std::vector<TransposeConfig> transpose_search_space(DType dtype, int max_vec_bytes = 16, bool include_plain = true);
+/// `explore` adds the raster and streaming-cache variants of every config (for benchmarks).
+std::vector<TransposeConfig> transpose_search_space(DType dtype, int max_vec_bytes = 16, bool include_plain = true,
+                                                    bool explore = false);
 
 /// Static bank analysis of one full tile: every warp-wide shared-memory instruction the block issues,
 /// evaluated with the template's own index maps and the DESIGN.md bank model.

@@ -71,9 +71,9 @@ TEST_CASE("generated source is one include and one instantiation") {
   const auto c = cfg("f32,tile=64x64,threads=256,vec=4,smem=swizzle:5:0:5");
   const std::string src = swz::transpose_source(c);
   CHECK(src.find("#include \"transpose.cuh\"") != std::string::npos);
-  CHECK(src.find("template __global__ void swz::tpl::transpose_kernel<4, 64, 64, 256, 4, 2, 0, 5, 0, 5>") !=
+  CHECK(src.find("template __global__ void swz::tpl::transpose_kernel<4, 64, 64, 256, 4, 2, 0, 5, 0, 5, 0, 0, 0, 0, 0, 0>") !=
         std::string::npos);
-  CHECK(swz::transpose_name_expression(c) == "swz::tpl::transpose_kernel<4, 64, 64, 256, 4, 2, 0, 5, 0, 5>");
+  CHECK(swz::transpose_name_expression(c) == "swz::tpl::transpose_kernel<4, 64, 64, 256, 4, 2, 0, 5, 0, 5, 0, 0, 0, 0, 0, 0>");
   // No device code in the generated text: only the comment, the include and the instantiation.
   int lines = 0;
   for (char ch : src) lines += ch == '\n';

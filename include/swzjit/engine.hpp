@@ -1,0 +1,176 @@
+// swzjit public API: the Engine — compiled kernels from the cache (NVRTC only on a miss), loaded
+// lazily per device, launched on the caller's stream, with the tuned configuration when one is cached.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "swzjit/cache.hpp"
+#include "swzjit/device.hpp"
+#include "swzjit/gemm.hpp"
+#include "swzjit/jit.hpp"
+#include "swzjit/transpose.hpp"
+
+namespace swz {
+
+/// What the engine does when no tuned result is cached for a problem.
+enum class TunePolicy {
+  Default,     ///< use a sensible default configuration (never benchmarks)
+  TuneOnMiss,  ///< run the autotuner once, store the winner, then use it
+};
+
+struct EngineOptions {
+  int device = 0;
+  TunePolicy policy = TunePolicy::Default;
+  /// Cache location; empty = default_cache_settings() ($SWZJIT_CACHE_DIR, XDG, ~/.cache/swzjit).
+  std::string cache_dir;
+  /// Without a cache every kernel is compiled in this process (kept in memory only).
+  bool use_cache = true;
+};
+
+/// A transpose problem: `batch` row-major R x C matrices, out[b][c][r] = in[b][r][c].
+/// Pitches and strides are in elements; 0 means "packed" (ld_in = cols, ld_out = rows,
+/// stride_in = rows * ld_in, stride_out = cols * ld_out).
+struct TransposeProblem {
+  DType dtype = DType::F32;
+  long long rows = 0;
+  long long cols = 0;
+  long long ld_in = 0;
+  long long ld_out = 0;
+  long long batch = 1;
+  long long stride_in = 0;
+  long long stride_out = 0;
+
+  /// The same problem with every 0 replaced by its packed value; throws InvalidArgument naming the
+  /// field for negative sizes, pitches smaller than a row, or element counts past 2^62.
+  TransposeProblem resolved() const;
+  /// Largest vector width in bytes (1..16, a power of two) that the pointers, pitches and strides
+  /// allow: a config's vec * elem bytes must not exceed it.
+  int max_vec_bytes(DevicePtr in, DevicePtr out) const;
+  /// Canonical text used as the tuning key, e.g. "f32 16384x8192 batch=1 ld=8192,16384 stride=0,0 align=16".
+  std::string key(int max_vec_bytes) const;
+};
+
+// --- GEMM ---------------------------------------------------------------------------------------
+
+/// Storage order of a GEMM matrix.
+enum class MatrixOrder { RowMajor, ColMajor };
+
+/// C = alpha * A * B + beta * C with A M x K, B K x N, C M x N, each stored row- or column-major with
+/// its leading dimension (elements between rows, resp. columns); 0 means packed. With batch > 1 the
+/// matrices of the batch are stride_* elements apart (0 = packed). dtype: f32 (out f32, SGEMM) or f16 /
+/// bf16 (out f16, bf16 or f32, HGEMM with f32 accumulation).
+struct GemmProblem {
+  DType dtype = DType::F32;
+  DType out_dtype = DType::F32;
+  long long m = 0, n = 0, k = 0;
+  MatrixOrder a_order = MatrixOrder::RowMajor;
+  MatrixOrder b_order = MatrixOrder::RowMajor;
+  MatrixOrder c_order = MatrixOrder::RowMajor;
+  long long lda = 0, ldb = 0, ldc = 0;
+  long long batch = 1;
+  long long stride_a = 0, stride_b = 0, stride_c = 0;
+
+  /// Every 0 replaced by its packed value; throws InvalidArgument naming the field (negative sizes,
+  /// pitches below a row, overlapping batch strides, sizes past 2^31 - 1) and Unsupported for dtype pairs.
+  GemmProblem resolved() const;
+  /// The kernel layout this problem runs as (C column-major is computed as C^T = B^T A^T).
+  GemmLayout kernel_layout() const;
+  /// Largest global access width in bytes (2..16) the A and B pointers, pitches and strides allow.
+  int max_vec_bytes(DevicePtr a, DevicePtr b) const;
+  /// e.g. "f16>f32 4096x4096x4096 A=row B=col C=row ld=4096,4096,4096 batch=1 align=16".
+  std::string key(int max_vec_bytes) const;
+};
+
+/// A good configuration without tuning for a problem's shape, dtype, layout and alignment on `arch`
+/// (empty = any sm_80+). Unsupported dtype pairs throw Error(Unsupported).
+GemmConfig default_gemm_config(const GemmProblem& problem, int max_vec_bytes, const std::string& arch = {});
+
+namespace detail {
+struct GemmState;  // runtime/engine_gemm.cpp
+}
+
+// --- end GEMM -------------------------------------------------------------------------------------
+
+/// Event counts since the engine was made (the cache's own counters are in cache().counters()).
+struct EngineCounters {
+  std::uint64_t compiles = 0;        ///< NVRTC compiles this process ran
+  std::uint64_t kernel_loads = 0;    ///< modules loaded on a device
+  std::uint64_t tuned_hits = 0;      ///< problems whose tuned winner came from the cache
+  std::uint64_t tuned_misses = 0;    ///< problems with no cached winner
+  std::uint64_t tunes = 0;           ///< autotuner runs
+  std::uint64_t benchmark_runs = 0;  ///< candidate benchmarks (all tunes)
+  std::uint64_t launches = 0;
+};
+
+class Engine {
+ public:
+  explicit Engine(EngineOptions options = {});
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  const EngineOptions& options() const noexcept;
+  /// The cache (a memory-only one when options().use_cache is false).
+  Cache& cache();
+  EngineCounters counters() const;
+  /// Counts a benchmark run done on this engine's behalf (the autotuner calls it).
+  void count_benchmark_runs(std::uint64_t n);
+  void count_tune();
+
+  /// Compile `cfg` for `arch` ("" = this engine's device), from the cache when possible.
+  /// Works without a GPU when `arch` is given.
+  KernelEntry compile_transpose(const TransposeConfig& cfg, const std::string& arch = {});
+  /// The kernel of `cfg`, loaded on this engine's device.
+  Kernel transpose_kernel(const TransposeConfig& cfg);
+
+  /// The configuration a call would use: the cached winner, else (TuneOnMiss) a fresh tune, else
+  /// the default for the problem's dtype and alignment.
+  TransposeConfig transpose_config(const TransposeProblem& problem, DevicePtr in, DevicePtr out);
+  /// out = transpose(in) on `stream`; `config` overrides the choice (it must fit the alignment:
+  /// an InvalidArgument error says which width would). R or C = 0 (or batch = 0) does nothing.
+  void transpose(const TransposeProblem& problem, DevicePtr in, DevicePtr out, CUstream stream,
+                 const TransposeConfig* config = nullptr);
+  /// Launch exactly `cfg` (no choice, no alignment fallback): for tools, tests and the tuner.
+  void launch_transpose(const TransposeConfig& cfg, const TransposeProblem& problem, DevicePtr in, DevicePtr out,
+                        CUstream stream);
+
+  /// The tuning key of a problem on this engine's device.
+  TuningProblemKey transpose_tuning_key(const TransposeProblem& problem, int max_vec_bytes);
+
+  // --- GEMM (runtime/engine_gemm.cpp) -------------------------------------------------------------
+
+  /// Compile `cfg` for `arch` ("" = this engine's device), from the cache when possible; works
+  /// without a GPU when `arch` is given. HGEMM on an arch below sm_80: Error(Unsupported).
+  KernelEntry compile_gemm(const GemmConfig& cfg, const std::string& arch = {});
+  /// The kernel of `cfg`, loaded on this engine's device (dynamic shared memory limit raised).
+  Kernel gemm_kernel(const GemmConfig& cfg);
+  /// The configuration gemm() would use for a problem (default_gemm_config for the device's arch).
+  GemmConfig gemm_config(const GemmProblem& problem, DevicePtr a, DevicePtr b);
+  /// C = alpha * A * B + beta * C on `stream`. `config` overrides the choice; it must match the
+  /// problem's dtypes and kernel layout and fit its alignment (InvalidArgument says which vec would).
+  /// M or N = 0 (or batch = 0) does nothing; K = 0 writes beta * C (beta = 0: zeros, C never read).
+  void gemm(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c, float alpha, float beta,
+            CUstream stream, const GemmConfig* config = nullptr);
+  /// Launch exactly `cfg` (no choice, no alignment fallback): for tools, tests and the tuner.
+  void launch_gemm(const GemmConfig& cfg, const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c,
+                   float alpha, float beta, CUstream stream);
+  /// The trusted reference (templates/gemm_reference.cuh): one thread per element, f64 (or f32) sums.
+  void gemm_reference(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c, float alpha, float beta,
+                      CUstream stream, bool f64_accumulate = true);
+  /// Number of GEMM launches (fast kernels and reference) this engine made.
+  std::uint64_t gemm_launches() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::shared_ptr<detail::GemmState> gemm_;  // created on first GEMM use (atomic shared_ptr access)
+  detail::GemmState& gemm_state();
+};
+
+/// A good configuration without tuning: 64x64 tile, 256 threads, the widest vector the alignment
+/// allows, a conflict-free swizzle chosen by static analysis.
+TransposeConfig default_transpose_config(DType dtype, int max_vec_bytes);
+
+}  // namespace swz

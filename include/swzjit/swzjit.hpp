@@ -1,0 +1,15 @@
+// swzjit public API: the umbrella header. #include <swzjit/swzjit.hpp> and link swzjit::swzjit.
+#pragma once
+
+#include "swzjit/autotune.hpp"
+#include "swzjit/bank.hpp"
+#include "swzjit/cache.hpp"
+#include "swzjit/device.hpp"
+#include "swzjit/engine.hpp"
+#include "swzjit/error.hpp"
+#include "swzjit/gemm.hpp"
+#include "swzjit/jit.hpp"
+#include "swzjit/layout.hpp"
+#include "swzjit/solver.hpp"
+#include "swzjit/transpose.hpp"
+#include "swzjit/types.hpp"

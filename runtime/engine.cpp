@@ -1,0 +1,285 @@
+// runtime: the Engine (include/swzjit/engine.hpp): generator config -> cache key -> cached cubin or
+// NVRTC compile -> module loaded once per device -> launch on the caller's stream.
+#include "swzjit/engine.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "runtime/autotune_internal.hpp"
+#include "swzjit/error.hpp"
+#include "templates/transpose.cuh"
+
+namespace swz {
+
+namespace {
+
+std::string nvrtc_version_text() {
+  const auto v = nvrtc_version();
+  return std::to_string(v.first) + "." + std::to_string(v.second);
+}
+
+CompiledKernel to_compiled(const KernelEntry& e, const std::string& arch, const std::string& name_expression) {
+  CompiledKernel k;
+  k.image = e.image;
+  k.is_ptx = e.is_ptx;
+  k.arch = arch;
+  k.name_expression = name_expression;
+  k.lowered_name = e.lowered_name;
+  return k;
+}
+
+int pow2_alignment(unsigned long long v) {
+  // Largest power of two (<= 16) dividing v; 0 divides everything.
+  int a = 16;
+  while (a > 1 && v % static_cast<unsigned long long>(a) != 0) a /= 2;
+  return a;
+}
+
+}  // namespace
+
+TransposeProblem TransposeProblem::resolved() const {
+  TransposeProblem p = *this;
+  auto bad = [](const std::string& m) { throw_invalid("transpose problem: " + m); };
+  if (p.rows < 0) bad("rows " + std::to_string(p.rows) + " must be >= 0");
+  if (p.cols < 0) bad("cols " + std::to_string(p.cols) + " must be >= 0");
+  if (p.batch < 0) bad("batch " + std::to_string(p.batch) + " must be >= 0");
+  if (p.rows > (1LL << 40) || p.cols > (1LL << 40)) bad("rows/cols must be < 2^40");
+  if (p.ld_in == 0) p.ld_in = p.cols;
+  if (p.ld_out == 0) p.ld_out = p.rows;
+  if (p.ld_in < p.cols) bad("ld_in " + std::to_string(p.ld_in) + " is smaller than cols " + std::to_string(p.cols));
+  if (p.ld_out < p.rows) bad("ld_out " + std::to_string(p.ld_out) + " is smaller than rows " + std::to_string(p.rows));
+  if (p.stride_in == 0) p.stride_in = p.rows * p.ld_in;
+  if (p.stride_out == 0) p.stride_out = p.cols * p.ld_out;
+  if (p.stride_in < 0 || p.stride_out < 0) bad("batch strides must be >= 0");
+  if (p.batch > 1 && (p.stride_in < p.rows * p.ld_in || p.stride_out < p.cols * p.ld_out))
+    bad("batch strides " + std::to_string(p.stride_in) + "," + std::to_string(p.stride_out) +
+        " would make matrices overlap (need >= rows*ld_in, cols*ld_out)");
+  return p;
+}
+
+int TransposeProblem::max_vec_bytes(DevicePtr in, DevicePtr out) const {
+  const TransposeProblem p = resolved();
+  const unsigned long long eb = static_cast<unsigned long long>(dtype_bytes(p.dtype));
+  int a = std::min(pow2_alignment(in), pow2_alignment(out));
+  a = std::min(a, pow2_alignment(static_cast<unsigned long long>(p.ld_in) * eb));
+  a = std::min(a, pow2_alignment(static_cast<unsigned long long>(p.ld_out) * eb));
+  if (p.batch > 1) {
+    a = std::min(a, pow2_alignment(static_cast<unsigned long long>(p.stride_in) * eb));
+    a = std::min(a, pow2_alignment(static_cast<unsigned long long>(p.stride_out) * eb));
+  }
+  return std::max<int>(a, static_cast<int>(eb));
+}
+
+std::string TransposeProblem::key(int max_vec_bytes) const {
+  const TransposeProblem p = resolved();
+  std::ostringstream os;
+  os << to_string(p.dtype) << " " << p.rows << "x" << p.cols << " batch=" << p.batch << " ld=" << p.ld_in << ","
+     << p.ld_out << " stride=" << (p.batch > 1 ? p.stride_in : 0) << "," << (p.batch > 1 ? p.stride_out : 0)
+     << " align=" << max_vec_bytes;
+  return os.str();
+}
+
+TransposeConfig default_transpose_config(DType dtype, int max_vec_bytes) {
+  TransposeConfig c;
+  c.dtype = dtype;
+  c.tile_rows = 64;
+  c.tile_cols = 64;
+  c.threads = 256;
+  const int eb = dtype_bytes(dtype);
+  c.vec = std::max(1, std::min(16, max_vec_bytes) / eb);
+  c.smem = SmemLayout::Swizzle;
+  if (!transpose_choose_swizzle(c)) transpose_choose_pad(c);
+  c.validate();
+  return c;
+}
+
+struct Engine::Impl {
+  EngineOptions options;
+  std::unique_ptr<Cache> cache;
+  std::string templates_hash;
+  std::string nvrtc_version;
+  std::string device_arch;  // filled on first GPU use
+  mutable std::mutex mutex;
+  std::map<std::string, Kernel> kernels;             // by cache key hash (one device per engine)
+  std::map<std::string, TransposeConfig> choices;    // by problem key
+  std::atomic<std::uint64_t> compiles{0}, loads{0}, tuned_hits{0}, tuned_misses{0}, tunes{0}, bench_runs{0},
+      launches{0};
+};
+
+Engine::Engine(EngineOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = options;
+  if (options.use_cache) {
+    impl_->cache = options.cache_dir.empty() ? std::make_unique<Cache>() : std::make_unique<Cache>(options.cache_dir);
+  } else {
+    CacheSettings s;  // no directory: memory only
+    s.directory.clear();
+    impl_->cache = std::make_unique<Cache>(s);
+  }
+  impl_->templates_hash = templates_hash();
+  impl_->nvrtc_version = nvrtc_version_text();
+}
+
+Engine::~Engine() = default;
+
+const EngineOptions& Engine::options() const noexcept { return impl_->options; }
+Cache& Engine::cache() { return *impl_->cache; }
+
+EngineCounters Engine::counters() const {
+  EngineCounters c;
+  c.compiles = impl_->compiles;
+  c.kernel_loads = impl_->loads;
+  c.tuned_hits = impl_->tuned_hits;
+  c.tuned_misses = impl_->tuned_misses;
+  c.tunes = impl_->tunes;
+  c.benchmark_runs = impl_->bench_runs;
+  c.launches = impl_->launches;
+  return c;
+}
+
+void Engine::count_benchmark_runs(std::uint64_t n) { impl_->bench_runs += n; }
+void Engine::count_tune() { ++impl_->tunes; }
+
+KernelEntry Engine::compile_transpose(const TransposeConfig& cfg, const std::string& arch_in) {
+  cfg.validate();
+  std::string arch = arch_in;
+  if (arch.empty()) {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    if (impl_->device_arch.empty()) impl_->device_arch = device_info(impl_->options.device).arch();
+    arch = impl_->device_arch;
+  }
+  CompileRequest req;
+  req.source = transpose_source(cfg);
+  req.source_name = transpose_source_name(cfg);
+  req.name_expression = transpose_name_expression(cfg);
+  req.arch = arch;
+  KernelKey key;
+  key.templates_hash = impl_->templates_hash;
+  key.name_expression = req.name_expression;
+  key.nvrtc_version = impl_->nvrtc_version;
+  key.options = compile_options(req);
+  key.arch = arch;
+  return impl_->cache->get_or_build(key, [&] {
+    ++impl_->compiles;
+    const CompiledKernel k = compile(req);
+    KernelEntry e;
+    e.image = k.image;
+    e.is_ptx = k.is_ptx;
+    e.lowered_name = k.lowered_name;
+    e.threads = cfg.threads;
+    e.dynamic_smem = 0;
+    if (!k.is_ptx) {
+      const CubinResources r = cubin_resources(k);
+      e.registers = r.registers;
+      e.spill_bytes = r.local_bytes;
+    }
+    return e;
+  });
+}
+
+Kernel Engine::transpose_kernel(const TransposeConfig& cfg) {
+  const std::string id = cfg.to_string();
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    auto it = impl_->kernels.find(id);
+    if (it != impl_->kernels.end()) return it->second;
+  }
+  const KernelEntry e = compile_transpose(cfg);
+  std::string arch;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    arch = impl_->device_arch;
+  }
+  Module m(to_compiled(e, arch, transpose_name_expression(cfg)), impl_->options.device);
+  Kernel k = m.kernel();
+  ++impl_->loads;
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->kernels.emplace(id, k).first->second;
+}
+
+TuningProblemKey Engine::transpose_tuning_key(const TransposeProblem& problem, int max_vec_bytes) {
+  const DeviceInfo info = device_info(impl_->options.device);
+  TuningProblemKey k;
+  k.operation = "transpose";
+  k.problem = problem.key(max_vec_bytes);
+  k.device_name = info.name;
+  k.arch = info.arch();
+  k.sm_count = info.sm_count;
+  k.nvrtc_version = impl_->nvrtc_version;
+  k.templates_hash = impl_->templates_hash;
+  return k;
+}
+
+TransposeConfig Engine::transpose_config(const TransposeProblem& problem_in, DevicePtr in, DevicePtr out) {
+  const TransposeProblem problem = problem_in.resolved();
+  const int align = problem.max_vec_bytes(in, out);
+  const std::string pkey = problem.key(align);
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    auto it = impl_->choices.find(pkey);
+    if (it != impl_->choices.end()) return it->second;
+  }
+  TransposeConfig chosen;
+  const TuningProblemKey tkey = transpose_tuning_key(problem, align);
+  const auto winner = impl_->cache->load_winner(tkey, transpose_space_id(problem.dtype, align));
+  bool have = false;
+  if (winner) {
+    try {
+      chosen = TransposeConfig::parse(winner->config);
+      have = chosen.vec * dtype_bytes(chosen.dtype) <= align && chosen.dtype == problem.dtype;
+    } catch (const Error&) {
+      have = false;  // a stored winner this build cannot parse is a miss
+    }
+  }
+  if (have) {
+    ++impl_->tuned_hits;
+  } else {
+    ++impl_->tuned_misses;
+    if (impl_->options.policy == TunePolicy::TuneOnMiss) {
+      chosen = autotune_transpose_for_engine(*this, problem, align);
+    } else {
+      chosen = default_transpose_config(problem.dtype, align);
+    }
+  }
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->choices[pkey] = chosen;
+  return chosen;
+}
+
+void Engine::launch_transpose(const TransposeConfig& cfg, const TransposeProblem& problem_in, DevicePtr in,
+                              DevicePtr out, CUstream stream) {
+  const TransposeProblem p = problem_in.resolved();
+  if (p.rows == 0 || p.cols == 0 || p.batch == 0) return;
+  if (cfg.dtype != p.dtype)
+    throw_invalid("transpose: config dtype " + to_string(cfg.dtype) + " does not match the problem's " + to_string(p.dtype));
+  const Kernel k = transpose_kernel(cfg);
+  tpl::TransposeParams params{reinterpret_cast<const void*>(in), reinterpret_cast<void*>(out), p.rows, p.cols,
+                              p.ld_in, p.ld_out, p.batch, p.stride_in, p.stride_out};
+  void* args[] = {&params};
+  const LaunchShape s = transpose_launch_shape(cfg, p.rows, p.cols, p.batch);
+  k.launch(Dim3{s.grid[0], s.grid[1], s.grid[2]}, Dim3{s.block[0], 1, 1}, 0, stream, args);
+  ++impl_->launches;
+}
+
+void Engine::transpose(const TransposeProblem& problem_in, DevicePtr in, DevicePtr out, CUstream stream,
+                       const TransposeConfig* config) {
+  const TransposeProblem p = problem_in.resolved();
+  if (p.rows == 0 || p.cols == 0 || p.batch == 0) return;
+  if (!in || !out) throw_invalid("transpose: null device pointer");
+  if (config) {
+    config->validate();
+    const int align = p.max_vec_bytes(in, out);
+    if (config->vec * dtype_bytes(config->dtype) > align)
+      throw_invalid("transpose: config " + config->to_string() + " needs " +
+                    std::to_string(config->vec * dtype_bytes(config->dtype)) +
+                    "-byte aligned pointers, pitches and strides; this call allows " + std::to_string(align) +
+                    " bytes (use vec=" + std::to_string(align / dtype_bytes(config->dtype)) + ")");
+    launch_transpose(*config, p, in, out, stream);
+    return;
+  }
+  launch_transpose(transpose_config(p, in, out), p, in, out, stream);
+}
+
+}  // namespace swz

@@ -1,0 +1,227 @@
+// tools: `swz gen`, `swz compile` and `swz analyze` — the generated source of a kernel config (transpose
+// or gemm), its NVRTC compile (no GPU needed) and its static shared-memory bank analysis.
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "cli.hpp"
+#include "commands.hpp"
+#include "gemm_args.hpp"
+#include "swzjit/error.hpp"
+#include "swzjit/gemm.hpp"
+#include "swzjit/jit.hpp"
+#include "swzjit/transpose.hpp"
+#include "transpose_args.hpp"
+
+namespace swz {
+namespace cli {
+
+namespace {
+
+bool is_gemm(const Args& args) { return args.peek_positional() == std::optional<std::string>("gemm"); }
+
+void consume_gemm_family(Args& args) { args.next_positional(); }
+
+int run_gen(Args& args) {
+  if (is_gemm(args)) {
+    consume_gemm_family(args);
+    const GemmConfig c = read_gemm_config(args);
+    args.finish();
+    std::printf("// %s  (name expression: %s)\n%s", gemm_source_name(c).c_str(), gemm_name_expression(c).c_str(),
+                gemm_source(c).c_str());
+    return 0;
+  }
+  const TransposeConfig c = read_transpose_config(args);
+  expect_family(args, "gen");
+  args.finish();
+  std::printf("// %s  (name expression: %s)\n%s", transpose_source_name(c).c_str(),
+              transpose_name_expression(c).c_str(), transpose_source(c).c_str());
+  return 0;
+}
+
+std::string json_escape(const std::string& s) {
+  std::string o;
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') o += '\\';
+    if (ch == '\n') {
+      o += "\\n";
+      continue;
+    }
+    o += ch;
+  }
+  return o;
+}
+
+void check_arch(const std::string& arch) {
+  if (!arch.empty() && !is_known_arch(arch)) {
+    std::string allowed;
+    for (const auto& a : known_archs()) allowed += (allowed.empty() ? "" : "|") + a;
+    throw UsageError("--arch: '" + arch + "' is not supported (allowed: " + allowed + ")");
+  }
+}
+
+int report_compile(const std::string& config, const CompileRequest& req, bool json) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const CompiledKernel k = compile(req);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  CubinResources r;
+  if (!k.is_ptx) r = cubin_resources(k);
+  std::string opts;
+  for (const auto& o : k.options) opts += (opts.empty() ? "" : " ") + o;
+  if (json) {
+    std::printf(
+        "{\"config\": \"%s\", \"arch\": \"%s\", \"format\": \"%s\", \"image_bytes\": %zu, \"registers\": %d, "
+        "\"static_smem_bytes\": %d, \"local_bytes\": %d, \"lowered_name\": \"%s\", \"compile_ms\": %.1f, "
+        "\"options\": \"%s\"}\n",
+        config.c_str(), k.arch.c_str(), k.is_ptx ? "ptx" : "cubin", k.image.size(), r.registers,
+        r.static_smem_bytes, r.local_bytes, k.lowered_name.c_str(), ms, json_escape(opts).c_str());
+    return 0;
+  }
+  std::printf("config        %s\n", config.c_str());
+  std::printf("arch          %s (%s, %zu bytes)\n", k.arch.c_str(), k.is_ptx ? "PTX fallback" : "cubin", k.image.size());
+  std::printf("kernel        %s\n", k.lowered_name.c_str());
+  if (k.is_ptx) {
+    std::printf("resources     decided by the driver at load time (PTX); run on a GPU to see them\n");
+  } else {
+    std::printf("registers     %d per thread\n", r.registers);
+    std::printf("shared mem    %d bytes static per block\n", r.static_smem_bytes);
+    std::printf("local/spills  %d bytes per thread%s\n", r.local_bytes, r.local_bytes ? "  <- uses local memory" : "");
+  }
+  std::printf("compile time  %.1f ms\n", ms);
+  std::printf("options       %s\n", opts.c_str());
+  if (!k.log.empty()) std::printf("nvrtc log     %s\n", k.log.c_str());
+  return 0;
+}
+
+int run_compile(Args& args) {
+  CompileRequest req;
+  std::string config;
+  const bool gemm = is_gemm(args);
+  if (gemm) {
+    consume_gemm_family(args);
+    const GemmConfig c = read_gemm_config(args);
+    config = c.to_string();
+    req.source = gemm_source(c);
+    req.source_name = gemm_source_name(c);
+    req.name_expression = gemm_name_expression(c);
+  } else {
+    const TransposeConfig c = read_transpose_config(args);
+    config = c.to_string();
+    req.source = transpose_source(c);
+    req.source_name = transpose_source_name(c);
+    req.name_expression = transpose_name_expression(c);
+  }
+  const std::string arch = args.value_or("arch", "");
+  const bool json = args.flag("json");
+  if (!gemm) expect_family(args, "compile");
+  args.finish();
+  check_arch(arch);
+  req.arch = arch;
+  return report_compile(config, req, json);
+}
+
+int run_analyze_gemm(Args& args) {
+  consume_gemm_family(args);
+  const GemmConfig c = read_gemm_config(args);
+  const bool json = args.flag("json");
+  args.finish();
+  const GemmAnalysis a = analyze_gemm(c);
+  if (json) {
+    std::printf("{\"config\": \"%s\", \"excess_wavefronts\": %lld, \"store_wavefronts\": %lld, \"store_ideal\": %lld, "
+                "\"load_wavefronts\": %lld, \"load_ideal\": %lld, \"instructions\": [",
+                c.to_string().c_str(), a.excess(), a.store_wavefronts, a.store_ideal, a.load_wavefronts, a.load_ideal);
+    for (std::size_t i = 0; i < a.instrs.size(); ++i) {
+      const auto& s = a.instrs[i];
+      std::printf("%s{\"name\": \"%s\", \"count\": %lld, \"wavefronts\": %lld, \"ideal_wavefronts\": %lld, "
+                  "\"excess_wavefronts\": %lld, \"max_way\": %d}",
+                  i ? ", " : "", s.name.c_str(), s.instructions, s.wavefronts, s.ideal_wavefronts, s.excess_wavefronts,
+                  s.max_way);
+    }
+    std::printf("]}\n");
+    return 0;
+  }
+  std::printf("gemm %s: shared-memory instructions of one k-tile of one block (%d threads)\n", c.to_string().c_str(),
+              c.threads());
+  std::printf("%-36s %8s %11s %8s %8s %8s\n", "instruction", "count", "wavefronts", "ideal", "excess", "max-way");
+  for (const auto& s : a.instrs)
+    std::printf("%-36s %8lld %11lld %8lld %8lld %8d\n", s.name.c_str(), s.instructions, s.wavefronts,
+                s.ideal_wavefronts, s.excess_wavefronts, s.max_way);
+  std::printf("%s\n", a.excess() == 0 ? "bank-conflict free" : "BANK CONFLICTS: excess wavefronts above");
+  return 0;
+}
+
+int run_analyze(Args& args) {
+  if (is_gemm(args)) return run_analyze_gemm(args);
+  const TransposeConfig c = read_transpose_config(args);
+  const bool json = args.flag("json");
+  expect_family(args, "analyze");
+  args.finish();
+  const TransposeAnalysis a = analyze_transpose(c);
+  if (json) {
+    std::printf("{\"config\": \"%s\", \"excess_wavefronts\": %lld, \"store_wavefronts\": %lld, \"store_ideal\": %lld, "
+                "\"store_instructions\": %lld, \"load_wavefronts\": %lld, \"load_ideal\": %lld, "
+                "\"load_instructions\": %lld, \"instructions\": [",
+                c.to_string().c_str(), a.excess(), a.store_wavefronts, a.store_ideal, a.store_instructions,
+                a.load_wavefronts, a.load_ideal, a.load_instructions);
+    for (std::size_t i = 0; i < a.instrs.size(); ++i) {
+      const auto& s = a.instrs[i];
+      std::printf("%s{\"name\": \"%s\", \"count\": %lld, \"wavefronts\": %lld, \"ideal_wavefronts\": %lld, "
+                  "\"excess_wavefronts\": %lld, \"max_way\": %d}",
+                  i ? ", " : "", s.name.c_str(), s.instructions, s.wavefronts, s.ideal_wavefronts, s.excess_wavefronts,
+                  s.max_way);
+    }
+    std::printf("]}\n");
+    return 0;
+  }
+  std::printf("transpose %s: shared-memory instructions of one %dx%d tile (%d warps)\n", c.to_string().c_str(),
+              c.tile_rows, c.tile_cols, c.threads / 32);
+  std::printf("%-28s %8s %11s %8s %8s %8s\n", "instruction", "count", "wavefronts", "ideal", "excess", "max-way");
+  for (const auto& s : a.instrs)
+    std::printf("%-28s %8lld %11lld %8lld %8lld %8d\n", s.name.c_str(), s.instructions, s.wavefronts,
+                s.ideal_wavefronts, s.excess_wavefronts, s.max_way);
+  std::printf("%-28s %8lld %11lld %8lld %8lld\n", "total stores (sts)", a.store_instructions, a.store_wavefronts,
+              a.store_ideal, a.store_wavefronts - a.store_ideal);
+  std::printf("%-28s %8lld %11lld %8lld %8lld\n", "total loads (lds)", a.load_instructions, a.load_wavefronts,
+              a.load_ideal, a.load_wavefronts - a.load_ideal);
+  std::printf("%s\n", a.excess() == 0 ? "bank-conflict free" : "BANK CONFLICTS: excess wavefronts above");
+  return 0;
+}
+
+std::string help_for(const char* usage, const char* what) {
+  return std::string(usage) + "\n" + what + "\n" + kTransposeConfigHelp + "\n" + kGemmConfigHelp;
+}
+
+const std::string kGenHelp = help_for(
+    "usage: swz gen transpose|gemm [config options]",
+    "Print the generated translation unit (one #include and one explicit instantiation) and the name\n"
+    "expression NVRTC resolves. example: swz gen transpose --dtype f16 --tile 64x64 --smem swizzle\n");
+const std::string kCompileHelp = help_for(
+    "usage: swz compile transpose|gemm [config options] [--arch sm_80|sm_86|sm_89|sm_90|sm_90a] [--json]",
+    "Compile with NVRTC (no GPU needed; without --arch the GPU's arch is detected) and print the cubin\n"
+    "size, registers, static shared memory, local memory (spills) and the options used.\n"
+    "example: swz compile transpose --config f32,tile=64x64,threads=256,vec=4,smem=pad:1 --arch sm_90\n");
+const std::string kAnalyzeHelp = help_for(
+    "usage: swz analyze transpose|gemm [config options] [--json]",
+    "Static bank analysis: every warp-wide shared-memory instruction of one tile, evaluated with the\n"
+    "kernel template's own index maps through the bank model (wavefronts, ideal, excess, worst bank).\n"
+    "example: swz analyze transpose --dtype f32 --tile 32x32 --vec 1 --smem plain\n");
+
+}  // namespace
+
+const Command& gen_command() {
+  static const Command cmd{"gen", "print the generated source of a kernel config", kGenHelp.c_str(), &run_gen};
+  return cmd;
+}
+const Command& compile_command() {
+  static const Command cmd{"compile", "compile a kernel config with NVRTC (no GPU needed)", kCompileHelp.c_str(),
+                           &run_compile};
+  return cmd;
+}
+const Command& analyze_command() {
+  static const Command cmd{"analyze", "static shared-memory bank analysis of a kernel config", kAnalyzeHelp.c_str(),
+                           &run_analyze};
+  return cmd;
+}
+
+}  // namespace cli
+}  // namespace swz
