@@ -1,0 +1,87 @@
+// swzjit public API: the autotuner (runtime/autotune.cpp). Static checks, parallel NVRTC compiles,
+// candidate benchmarks in an isolated worker process, verification, re-timing, cached results.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "swzjit/cache.hpp"
+#include "swzjit/engine.hpp"
+
+namespace swz {
+
+/// Progress of a tune, reported as it goes (for progress bars).
+struct TuneProgress {
+  int total = 0;          ///< candidates after the static checks
+  int compiled = 0;       ///< compiled (or found in the kernel cache)
+  int benchmarked = 0;    ///< benchmarked (or found in the tuning cache)
+  int failed = 0;         ///< any status other than ok
+  std::string best_config;
+  double best_ms = 0;     ///< 0 until something succeeded
+  double elapsed_s = 0;
+  std::string phase;      ///< "compile", "benchmark", "retime" or "done": what the latest event was
+  std::string last;       ///< one line about the latest event (config and outcome), for plain logs
+};
+
+struct TuneOptions {
+  int max_candidates = 0;        ///< 0 = the whole space
+  double max_seconds = 0;        ///< 0 = no time budget; otherwise stop starting new work after it
+  bool keep_conflicted = false;  ///< keep configs whose static bank analysis shows excess wavefronts
+  bool compile_only = false;     ///< fill the kernel cache only (works without a GPU)
+  std::string arch;              ///< target for compile_only ("" = the engine's device)
+  int compile_threads = 0;       ///< 0 = hardware concurrency
+  double candidate_timeout_s = 10;  ///< a benchmark taking longer is recorded as "timeout"
+  int retime_top = 3;            ///< re-time this many best candidates, interleaved, before choosing
+  std::vector<std::string> extra_configs;  ///< appended to the default space (canonical strings)
+  std::function<void(const TuneProgress&)> progress;  ///< called from the tuning thread
+  int min_repetitions = 10;         ///< timed runs per candidate, at least
+  int max_repetitions = 100;        ///< and at most
+  double repetition_target_ms = 20; ///< between those, enough runs for about this much kernel time
+  /// TEST-ONLY: config string -> "fault", "hang" or "wrong". The named candidate is replaced by a
+  /// misbehaving kernel (templates/testing.cuh) that writes out of bounds, spins forever, or writes
+  /// one wrong value; its result is recorded (and stored) like any other, so use a scratch cache.
+  std::map<std::string, std::string> inject;
+};
+
+/// One candidate's outcome (status: ok, compile-failed, resource-limit, launch-failed,
+/// wrong-result, timeout, skipped-static; "compiled" for a compile-only tune).
+struct TuneCandidate {
+  std::string config;
+  std::string status;
+  std::string reason;
+  double median_ms = 0, p20_ms = 0, p80_ms = 0;
+  int repetitions = 0;
+  bool from_cache = false;  ///< measured by an earlier tune and reused
+};
+
+struct TuneReport {
+  std::string problem;       ///< the problem key
+  std::string winner;        ///< canonical config ("" if compile_only or nothing succeeded)
+  double winner_ms = 0;
+  double winner_gbps = 0;    ///< bytes read + written per second (transpose)
+  std::vector<TuneCandidate> candidates;  ///< sorted: ok by time first, then failures
+  int space_size = 0;        ///< configs in the search space before static checks
+  int static_rejected = 0;   ///< dropped by the static checks
+  int compiled = 0;          ///< NVRTC compiles this tune ran (kernel-cache misses), check kernel included
+  int kernel_cache_hits = 0; ///< kernel lookups the cache served, check kernel included
+  int benchmarked = 0;       ///< candidates benchmarked this tune
+  int reused = 0;            ///< candidates whose results came from the tuning cache
+  std::map<std::string, int> failures;  ///< by status
+  bool budget_exhausted = false;
+  double seconds = 0;
+  std::string space_hash;    ///< the search-space hash the winner is stored under
+  std::string arch;          ///< the target compiled for
+  std::string device;        ///< the GPU benchmarked on ("" for compile_only)
+  int retimed = 0;           ///< candidates re-timed interleaved before the choice
+  int worker_restarts = 0;   ///< benchmark workers restarted after faults, hangs or crashes
+};
+
+/// Tune the transpose of `problem` (with the alignment of `max_vec_bytes`) on the engine's device,
+/// store the candidates and the winner in the engine's cache, and return what happened.
+TuneReport autotune_transpose(Engine& engine, const TransposeProblem& problem, int max_vec_bytes,
+                              const TuneOptions& options = {});
+
+}  // namespace swz

@@ -1,0 +1,580 @@
+// runtime: the autotuner (include/swzjit/autotune.hpp). Space after the static checks -> reuse of
+// cached candidates -> parallel compiles on a thread pool, consumed by the tuning thread, which hands
+// each compiled candidate to the benchmark worker process (verify, then time) -> interleaved re-timing
+// of the best few -> deterministic choice -> candidates and winner stored in the engine's cache.
+#include "swzjit/autotune.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <future>
+#include <map>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <utility>
+
+#include "runtime/autotune_internal.hpp"
+#include "runtime/compile_pool.hpp"
+#include "runtime/worker_client.hpp"
+#include "swzjit/device.hpp"
+#include "swzjit/error.hpp"
+#include "swzjit/jit.hpp"
+
+namespace swz {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using detail::CompileOutcome;
+using detail::CompilePool;
+using detail::worker::BenchJob;
+using detail::worker::BenchRequest;
+using detail::worker::BenchResult;
+
+constexpr double kSetupTimeoutSeconds = 120;  // CUDA init + allocations + input fill in the worker
+constexpr std::uint32_t kInputSeed = 0x5EEDu;  // fixed: every tune checks against the same data
+constexpr int kMaxRegistersPerBlock = 65536;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// The first few non-empty lines of an NVRTC log, as one reason line.
+std::string first_lines(const std::string& text, int lines) {
+  std::string out;
+  std::size_t start = 0;
+  while (lines > 0 && start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(start, end - start);
+    if (line.find_first_not_of(" \t\r") != std::string::npos) {
+      out += (out.empty() ? "" : " | ") + line;
+      --lines;
+    }
+    start = end + 1;
+  }
+  return out.size() > 600 ? out.substr(0, 600) + "..." : out;
+}
+
+// Where the worker is: read from the environment once per process.
+const detail::worker::WorkerSettings& worker_settings() {
+  static const detail::worker::WorkerSettings settings = detail::worker::WorkerSettings::from_environment();
+  return settings;
+}
+
+bool is_failure(const std::string& status) {
+  return status != "ok" && status != "compiled" && status != "skipped-static";
+}
+
+// --- one tune ---------------------------------------------------------------------------------
+
+class Tuner {
+ public:
+  Tuner(Engine& engine, const TransposeProblem& problem, int align, const TuneOptions& options,
+        detail::TuningSpace space, TuneReport& report)
+      : engine_(engine), problem_(problem), align_(align), options_(options), space_(std::move(space)),
+        report_(report), start_(Clock::now()) {}
+
+  void compile_only();
+  void tune(detail::worker::WorkerSession& session, const DeviceInfo& info);
+  /// Moves the candidates into the report, sorted (ok by time, then the rest in space order).
+  void collect();
+
+ private:
+  CompileOutcome compile_candidate(int index, const std::string& arch);
+  CompilePool::Task check_kernel_task(const std::string& arch);
+  std::vector<int> work_list();
+  BenchJob job_for(int index, const KernelEntry& entry, const std::string& arch);
+  BenchRequest bench_request(int index, const KernelEntry& entry, const std::string& arch);
+  void record(int index, TuneCandidate c, bool store);
+  void retime(detail::worker::WorkerSession& session, const std::string& arch);
+  void choose_and_store();
+  bool over_time() const { return options_.max_seconds > 0 && seconds_since(start_) >= options_.max_seconds; }
+  void emit(const std::string& phase, const std::string& last);
+  void finish_counts(std::uint64_t engine_compiles_before);
+  const TransposeConfig& config(int index) const { return space_.kept[static_cast<std::size_t>(index)]; }
+
+  Engine& engine_;
+  const TransposeProblem problem_;
+  const int align_;
+  const TuneOptions& options_;
+  const detail::TuningSpace space_;
+  TuneReport& report_;
+  const Clock::time_point start_;
+  TuningProblemKey key_;
+  std::map<int, TuneCandidate> results_;  // by position in the space
+  std::map<int, KernelEntry> entries_;    // compiled images of ok candidates
+  std::vector<int> retimed_;              // the candidates the final re-timing measured together
+  std::atomic<int> lookups_{0}, support_compiles_{0};
+  TuneProgress progress_;
+};
+
+void Tuner::emit(const std::string& phase, const std::string& last) {
+  if (!options_.progress) return;
+  progress_.phase = phase;
+  progress_.last = last;
+  progress_.elapsed_s = seconds_since(start_);
+  options_.progress(progress_);
+}
+
+std::vector<int> Tuner::work_list() {
+  std::vector<int> work;
+  for (int i = 0; i < static_cast<int>(space_.kept.size()); ++i) work.push_back(i);
+  if (options_.max_candidates > 0 && static_cast<int>(work.size()) > options_.max_candidates) {
+    work.resize(static_cast<std::size_t>(options_.max_candidates));
+    report_.budget_exhausted = true;
+  }
+  progress_.total = static_cast<int>(work.size());
+  return work;
+}
+
+CompileOutcome Tuner::compile_candidate(int index, const std::string& arch) {
+  CompileOutcome o;
+  o.index = index;
+  const TransposeConfig& cfg = config(index);
+  ++lookups_;
+  try {
+    o.entry = engine_.compile_transpose(cfg, arch);
+    o.ok = true;
+  } catch (const Error& e) {
+    o.status = "compile-failed";
+    o.reason = e.kind() == ErrorKind::Compile && !e.compile_log().empty() ? first_lines(e.compile_log(), 3) : e.what();
+    return o;
+  }
+  // A static resource check: more registers than a block may have can never launch.
+  if (o.entry.registers > 0 && o.entry.registers * cfg.threads > kMaxRegistersPerBlock) {
+    o.ok = false;
+    o.status = "resource-limit";
+    o.reason = std::to_string(o.entry.registers) + " registers x " + std::to_string(cfg.threads) +
+               " threads exceed the " + std::to_string(kMaxRegistersPerBlock) + " registers of a block";
+  }
+  return o;
+}
+
+CompilePool::Task Tuner::check_kernel_task(const std::string& arch) {
+  return [this, arch] {
+    CompileOutcome o;
+    ++lookups_;
+    try {
+      o.entry = detail::compile_support_kernel(engine_.cache(), detail::SupportKernel::Check,
+                                               dtype_bytes(problem_.dtype), arch, &support_compiles_);
+      o.ok = true;
+    } catch (const Error& e) {
+      o.status = "compile-failed";
+      o.reason = e.what() + (e.compile_log().empty() ? std::string() : "\n" + e.compile_log());
+    }
+    return o;
+  };
+}
+
+void Tuner::record(int index, TuneCandidate c, bool store) {
+  c.config = config(index).to_string();
+  if (c.status == "ok" && (progress_.best_ms == 0 || c.median_ms < progress_.best_ms)) {
+    progress_.best_ms = c.median_ms;
+    progress_.best_config = c.config;
+  }
+  if (is_failure(c.status)) ++progress_.failed;
+  if (store) {
+    CandidateResult r;
+    r.config = c.config;
+    r.status = c.status;
+    r.reason = c.reason;
+    r.median_ms = c.median_ms;
+    r.p20_ms = c.p20_ms;
+    r.p80_ms = c.p80_ms;
+    r.repetitions = c.repetitions;
+    engine_.cache().store_candidate(key_, r);
+  }
+  results_[index] = std::move(c);
+}
+
+void Tuner::finish_counts(std::uint64_t engine_compiles_before) {
+  const std::uint64_t engine_compiles = engine_.counters().compiles - engine_compiles_before;
+  report_.compiled = static_cast<int>(engine_compiles) + support_compiles_;
+  report_.kernel_cache_hits = std::max(0, lookups_ - report_.compiled);
+}
+
+void Tuner::compile_only() {
+  const std::string arch = options_.arch.empty() ? device_info(engine_.options().device).arch() : options_.arch;
+  if (!is_known_arch(arch)) {
+    std::string known;
+    for (const auto& a : known_archs()) known += (known.empty() ? "" : ", ") + a;
+    throw_invalid("autotune: arch '" + arch + "' is not a target libswzjit compiles for (allowed: " + known + ")");
+  }
+  report_.arch = arch;
+  const std::uint64_t before = engine_.counters().compiles;
+  std::vector<CompilePool::Task> tasks{check_kernel_task(arch)};
+  for (int index : work_list()) tasks.push_back([this, index, arch] { return compile_candidate(index, arch); });
+  const int threads = options_.compile_threads > 0 ? options_.compile_threads
+                                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  CompilePool pool(std::move(tasks), threads);
+  CompileOutcome o;
+  while (pool.next(&o)) {
+    if (o.index < 0) {
+      if (!o.ok) throw Error(ErrorKind::Compile, "the autotuner's check kernel failed to compile: " + o.reason);
+      continue;
+    }
+    TuneCandidate c;
+    c.status = o.ok ? "compiled" : o.status;
+    c.reason = o.reason;
+    record(o.index, c, /*store=*/false);
+    ++progress_.compiled;
+    emit("compile", config(o.index).to_string() + ": " + c.status + (c.reason.empty() ? "" : " (" + c.reason + ")"));
+    if (over_time()) {
+      report_.budget_exhausted = true;
+      pool.stop();
+    }
+  }
+  finish_counts(before);
+}
+
+BenchJob Tuner::job_for(int index, const KernelEntry& compiled, const std::string& arch) {
+  const TransposeConfig& cfg = config(index);
+  KernelEntry entry = compiled;
+  // TEST-ONLY: a candidate named in options.inject runs a misbehaving stand-in instead.
+  const auto injected = options_.inject.find(cfg.to_string());
+  if (injected != options_.inject.end()) {
+    const detail::SupportKernel which = injected->second == "fault"  ? detail::SupportKernel::InjectFault
+                                        : injected->second == "hang" ? detail::SupportKernel::InjectHang
+                                                                     : detail::SupportKernel::InjectWrong;
+    ++lookups_;
+    entry = detail::compile_support_kernel(engine_.cache(), which, dtype_bytes(cfg.dtype), arch, &support_compiles_);
+  }
+  BenchJob job;
+  job.id = static_cast<std::uint64_t>(index);
+  job.config = cfg.to_string();
+  job.kernel.image = entry.image;
+  job.kernel.is_ptx = entry.is_ptx;
+  job.kernel.arch = arch;
+  job.kernel.lowered_name = entry.lowered_name;
+  const LaunchShape s = transpose_launch_shape(cfg, problem_.rows, problem_.cols, problem_.batch);
+  for (int d = 0; d < 3; ++d) {
+    job.grid[d] = s.grid[d];
+    job.block[d] = s.block[d];
+  }
+  return job;
+}
+
+BenchRequest Tuner::bench_request(int index, const KernelEntry& entry, const std::string& arch) {
+  BenchRequest req;
+  req.job = job_for(index, entry, arch);
+  req.timing.warmup = 1;
+  req.timing.min_reps = std::max(1, options_.min_repetitions);
+  req.timing.max_reps = std::max(req.timing.min_reps, options_.max_repetitions);
+  req.timing.target_ms = options_.repetition_target_ms;
+  return req;
+}
+
+TuneCandidate from_bench(const BenchResult& b) {
+  TuneCandidate c;
+  c.status = b.status.empty() ? "launch-failed" : b.status;
+  c.reason = b.status.empty() ? "not reached: the worker stopped at another candidate's fault" : b.reason;
+  c.median_ms = b.median_ms;
+  c.p20_ms = b.p20_ms;
+  c.p80_ms = b.p80_ms;
+  c.repetitions = b.repetitions;
+  return c;
+}
+
+void Tuner::tune(detail::worker::WorkerSession& session, const DeviceInfo& info) {
+  const std::string arch = info.arch();
+  report_.arch = arch;
+  report_.device = info.name;
+  key_ = engine_.transpose_tuning_key(problem_, align_);
+  const std::map<std::string, CandidateResult> stored = engine_.cache().load_candidates(key_);
+
+  // Candidates measured by an earlier tune are reused; only the rest is compiled and measured.
+  std::vector<int> fresh;
+  for (int index : work_list()) {
+    const auto it = stored.find(config(index).to_string());
+    if (it == stored.end()) {
+      fresh.push_back(index);
+      continue;
+    }
+    TuneCandidate c;
+    c.status = it->second.status;
+    c.reason = it->second.reason;
+    c.median_ms = it->second.median_ms;
+    c.p20_ms = it->second.p20_ms;
+    c.p80_ms = it->second.p80_ms;
+    c.repetitions = it->second.repetitions;
+    c.from_cache = true;
+    record(index, c, /*store=*/false);
+    ++report_.reused;
+    ++progress_.compiled;
+    ++progress_.benchmarked;
+    emit("benchmark", config(index).to_string() + ": reused " + c.status);
+  }
+
+  const std::uint64_t before = engine_.counters().compiles;
+  std::vector<CompilePool::Task> tasks{check_kernel_task(arch)};
+  for (int index : fresh) tasks.push_back([this, index, arch] { return compile_candidate(index, arch); });
+  const int threads = options_.compile_threads > 0 ? options_.compile_threads
+                                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  {
+    CompilePool pool(std::move(tasks), threads);
+    // Candidates that finish before the check kernel wait for it: no benchmark runs unverified.
+    std::vector<CompileOutcome> waiting;
+    bool checker_ready = false;
+    const auto handle = [&](const CompileOutcome& o) {
+      const std::string name = config(o.index).to_string();
+      if (over_time()) {  // compiled, never measured: not recorded
+        report_.budget_exhausted = true;
+        pool.stop();
+        return;
+      }
+      TuneCandidate c;
+      if (!o.ok) {
+        c.status = o.status;
+        c.reason = o.reason;
+      } else {
+        // NOTE: this blocks while the pool keeps compiling: the GPU and the CPUs work at once.
+        c = from_bench(session.bench(bench_request(o.index, o.entry, arch), options_.candidate_timeout_s));
+        engine_.count_benchmark_runs(1);
+        ++report_.benchmarked;
+        if (c.status == "ok") entries_[o.index] = o.entry;
+      }
+      ++progress_.benchmarked;
+      record(o.index, c, /*store=*/true);
+      emit("benchmark", name + ": " + c.status +
+                            (c.status == "ok" ? " " + std::to_string(c.median_ms) + " ms" : " (" + c.reason + ")"));
+    };
+    CompileOutcome o;
+    while (pool.next(&o)) {
+      if (o.index < 0) {
+        if (!o.ok) throw Error(ErrorKind::Compile, "the autotuner's check kernel failed to compile: " + o.reason);
+        detail::worker::SupportRequest support;
+        support.check = detail::worker::KernelImage{o.entry.image, o.entry.is_ptx, arch, o.entry.lowered_name};
+        session.set_support(std::move(support));
+        checker_ready = true;
+        for (const auto& w : waiting) handle(w);
+        waiting.clear();
+        continue;
+      }
+      ++progress_.compiled;
+      emit("compile", config(o.index).to_string() + ": " + (o.ok ? "compiled" : o.status + " (" + o.reason + ")"));
+      if (checker_ready)
+        handle(o);
+      else
+        waiting.push_back(std::move(o));
+    }
+  }
+  retime(session, arch);
+  finish_counts(before);
+  report_.worker_restarts = session.restarts();
+  choose_and_store();
+}
+
+// Re-time the best few interleaved in one worker, so they are compared under the same conditions.
+void Tuner::retime(detail::worker::WorkerSession& session, const std::string& arch) {
+  std::vector<int> ok;
+  for (const auto& r : results_)
+    if (r.second.status == "ok") ok.push_back(r.first);
+  std::sort(ok.begin(), ok.end(), [&](int a, int b) {
+    const double ma = results_[a].median_ms, mb = results_[b].median_ms;
+    return ma != mb ? ma < mb : a < b;
+  });
+  if (options_.retime_top <= 0 || ok.empty()) return;
+  if (static_cast<int>(ok.size()) > options_.retime_top) ok.resize(static_cast<std::size_t>(options_.retime_top));
+  for (int attempt = 0; attempt < 3 && !ok.empty(); ++attempt) {
+    detail::worker::RetimeRequest req;
+    req.rounds = std::max(10, options_.min_repetitions);
+    req.reps_per_round = 1;
+    std::vector<int> loaded;
+    for (int index : ok) {
+      auto it = entries_.find(index);
+      if (it == entries_.end()) {  // reused from the tuning cache: its kernel is (normally) a cache hit
+        const CompileOutcome o = compile_candidate(index, arch);
+        if (!o.ok) {
+          TuneCandidate c;
+          c.status = o.status;
+          c.reason = o.reason;
+          record(index, c, /*store=*/true);
+          continue;
+        }
+        it = entries_.emplace(index, o.entry).first;
+      }
+      req.jobs.push_back(job_for(index, it->second, arch));
+      loaded.push_back(index);
+    }
+    ok = loaded;
+    if (ok.empty()) return;
+    emit("retime", "re-timing the best " + std::to_string(ok.size()) + " interleaved");
+    std::string why;
+    const double timeout = options_.candidate_timeout_s * static_cast<double>(ok.size() + 1);
+    const auto results = session.retime(req, timeout, &why);
+    engine_.count_benchmark_runs(ok.size());
+    if (!results) {
+      emit("retime", "re-timing failed (" + why + "); choosing on the first measurements");
+      return;
+    }
+    std::vector<int> again;
+    bool finished = true;
+    for (std::size_t i = 0; i < ok.size(); ++i) {
+      const BenchResult& b = (*results)[i];
+      if (b.status.empty()) {  // not reached: another candidate's sticky error stopped the worker
+        again.push_back(ok[i]);
+        finished = false;
+        continue;
+      }
+      TuneCandidate c = from_bench(b);
+      c.from_cache = false;
+      if (c.status != "ok") {
+        emit("retime", config(ok[i]).to_string() + ": " + c.status + " on re-timing (" + c.reason + ")");
+        finished = false;
+      } else {
+        again.push_back(ok[i]);
+      }
+      record(ok[i], c, /*store=*/true);
+    }
+    if (finished) {
+      report_.retimed = static_cast<int>(ok.size());
+      retimed_ = ok;
+      return;
+    }
+    ok = again;  // re-time the survivors together once more
+  }
+}
+
+void Tuner::choose_and_store() {
+  // The contenders: the best few, re-timed together (every ok candidate when re-timing was off or failed).
+  std::vector<int> contenders = retimed_;
+  if (contenders.empty())
+    for (const auto& r : results_) contenders.push_back(r.first);
+  std::vector<detail::RankedCandidate> ranked;
+  for (int index : contenders) {
+    const TuneCandidate& c = results_.at(index);
+    if (c.status == "ok") ranked.push_back(detail::RankedCandidate{c.config, c.median_ms, index});
+  }
+  const int w = detail::choose_winner(ranked);
+  if (w < 0) {
+    emit("done", "no candidate succeeded");
+    return;
+  }
+  report_.winner = ranked[static_cast<std::size_t>(w)].config;
+  report_.winner_ms = ranked[static_cast<std::size_t>(w)].median_ms;
+  const double bytes = 2.0 * static_cast<double>(problem_.rows) * static_cast<double>(problem_.cols) *
+                       static_cast<double>(problem_.batch) * dtype_bytes(problem_.dtype);
+  report_.winner_gbps = report_.winner_ms > 0 ? bytes / (report_.winner_ms * 1e6) : 0;
+  engine_.cache().store_winner(key_, report_.space_hash, report_.winner, report_.winner_ms);
+  progress_.best_config = report_.winner;
+  progress_.best_ms = report_.winner_ms;
+  emit("done", "winner " + report_.winner + " " + std::to_string(report_.winner_ms) + " ms");
+}
+
+void Tuner::collect() {
+  std::vector<std::pair<int, TuneCandidate>> all(results_.begin(), results_.end());
+  const auto rank = [](const TuneCandidate& c) { return c.status == "ok" ? 0 : c.status == "compiled" ? 1 : 2; };
+  std::stable_sort(all.begin(), all.end(), [&](const auto& a, const auto& b) {
+    if (rank(a.second) != rank(b.second)) return rank(a.second) < rank(b.second);
+    if (rank(a.second) == 0 && a.second.median_ms != b.second.median_ms) return a.second.median_ms < b.second.median_ms;
+    return a.first < b.first;
+  });
+  report_.candidates.clear();
+  for (auto& r : all) {
+    if (is_failure(r.second.status)) ++report_.failures[r.second.status];
+    report_.candidates.push_back(std::move(r.second));
+  }
+}
+
+detail::worker::HelloRequest hello_for(const TransposeProblem& p, int device) {
+  detail::worker::HelloRequest hello;
+  hello.device = device;
+  hello.problem.elem_bytes = dtype_bytes(p.dtype);
+  hello.problem.rows = p.rows;
+  hello.problem.cols = p.cols;
+  hello.problem.ld_in = p.ld_in;
+  hello.problem.ld_out = p.ld_out;
+  hello.problem.batch = p.batch;
+  hello.problem.stride_in = p.stride_in;
+  hello.problem.stride_out = p.stride_out;
+  hello.problem.seed = kInputSeed;
+  return hello;
+}
+
+void validate_options(const TuneOptions& o) {
+  if (o.max_candidates < 0) throw_invalid("autotune: max_candidates must be >= 0");
+  if (!(o.max_seconds >= 0)) throw_invalid("autotune: max_seconds must be >= 0");
+  if (o.compile_threads < 0) throw_invalid("autotune: compile_threads must be >= 0");
+  if (!(o.candidate_timeout_s > 0)) throw_invalid("autotune: candidate_timeout_s must be > 0");
+  if (o.retime_top < 0) throw_invalid("autotune: retime_top must be >= 0");
+  if (o.min_repetitions < 1 || o.max_repetitions < o.min_repetitions || o.max_repetitions > 100000)
+    throw_invalid("autotune: need 1 <= min_repetitions <= max_repetitions <= 100000");
+  if (!(o.repetition_target_ms >= 0)) throw_invalid("autotune: repetition_target_ms must be >= 0");
+  for (const auto& kv : o.inject)
+    if (kv.second != "fault" && kv.second != "hang" && kv.second != "wrong")
+      throw_invalid("autotune: inject '" + kv.second + "' for " + kv.first + " is not fault, hang or wrong");
+}
+
+}  // namespace
+
+TuneReport autotune_transpose(Engine& engine, const TransposeProblem& problem_in, int max_vec_bytes,
+                              const TuneOptions& options) {
+  const auto start = Clock::now();
+  const TransposeProblem problem = problem_in.resolved();
+  if (problem.rows == 0 || problem.cols == 0 || problem.batch == 0)
+    throw_invalid("autotune: the problem " + problem.key(max_vec_bytes) + " is empty; rows, cols and batch must be >= 1");
+  const int eb = dtype_bytes(problem.dtype);
+  if (max_vec_bytes < eb || max_vec_bytes > 16 || (max_vec_bytes & (max_vec_bytes - 1)) != 0)
+    throw_invalid("autotune: max_vec_bytes " + std::to_string(max_vec_bytes) + " must be a power of two from " +
+                  std::to_string(eb) + " to 16");
+  validate_options(options);
+  engine.count_tune();
+
+  // The worker first, and the driver queried on another thread: the worker's CUDA initialization and
+  // allocations, and this process's cuInit, overlap the space enumeration (bank analyses).
+  std::unique_ptr<detail::worker::WorkerSession> session;
+  std::future<DeviceInfo> device;
+  if (!options.compile_only) {
+    const int ordinal = engine.options().device;
+    session = std::make_unique<detail::worker::WorkerSession>(
+        detail::worker::find_worker(worker_settings()), hello_for(problem, ordinal),
+        kSetupTimeoutSeconds);
+    session->start();
+    device = std::async(std::launch::async, [ordinal] { return device_info(ordinal); });
+  }
+
+  TuneReport report;
+  report.problem = problem.key(max_vec_bytes);
+  detail::TuningSpace space =
+      detail::select_transpose_space(problem.dtype, max_vec_bytes, options.keep_conflicted, options.extra_configs);
+  report.space_size = static_cast<int>(space.kept.size() + space.rejected.size());
+  report.static_rejected = static_cast<int>(space.rejected.size());
+  report.space_hash = transpose_space_id(problem.dtype, max_vec_bytes, options.keep_conflicted, options.extra_configs);
+  std::vector<TuneCandidate> rejected;
+  for (const auto& r : space.rejected) {
+    TuneCandidate c;
+    c.config = r.first.to_string();
+    c.status = "skipped-static";
+    c.reason = r.second;
+    rejected.push_back(c);
+  }
+  {
+    Tuner tuner(engine, problem, max_vec_bytes, options, std::move(space), report);
+    if (options.compile_only)
+      tuner.compile_only();
+    else
+      tuner.tune(*session, device.get());
+    tuner.collect();
+  }
+  report.candidates.insert(report.candidates.end(), rejected.begin(), rejected.end());
+  report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return report;
+}
+
+TransposeConfig autotune_transpose_for_engine(Engine& engine, const TransposeProblem& problem, int max_vec_bytes) {
+  std::string why;
+  try {
+    const TuneReport report = autotune_transpose(engine, problem, max_vec_bytes);
+    if (!report.winner.empty()) return TransposeConfig::parse(report.winner);
+    why = "no candidate of " + std::to_string(report.space_size - report.static_rejected) + " succeeded";
+  } catch (const Error& e) {
+    why = e.what();
+  }
+  const TransposeConfig fallback = default_transpose_config(problem.dtype, max_vec_bytes);
+  std::fprintf(stderr, "swzjit: warning: autotuning transpose %s failed (%s); using the default %s\n",
+               problem.key(max_vec_bytes).c_str(), why.c_str(), fallback.to_string().c_str());
+  return fallback;
+}
+
+}  // namespace swz

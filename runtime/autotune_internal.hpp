@@ -1,0 +1,78 @@
+// runtime: what the Engine needs from the autotuner (runtime/autotune.cpp) without a dependency cycle,
+// and the autotuner's pure pieces (runtime/autotune_select.cpp) that tests check without a GPU.
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "swzjit/cache.hpp"
+#include "swzjit/engine.hpp"
+
+namespace swz {
+
+/// The default tuning space of a transpose: transpose_search_space() without conflicted configs.
+std::vector<TransposeConfig> transpose_tuning_space(DType dtype, int max_vec_bytes);
+/// Identity of a tuning space for winner lookups, computed without enumerating it: the space
+/// version (kTransposeSpaceVersion), dtype, alignment, whether conflicted configs were kept and the
+/// extra configs. Cheap, so a warm process finds its winner in microseconds.
+std::string transpose_space_id(DType dtype, int max_vec_bytes, bool keep_conflicted = false,
+                               const std::vector<std::string>& extra_configs = {});
+/// search_space_hash() of the configs' canonical strings.
+std::string space_hash_of(const std::vector<TransposeConfig>& space);
+/// Engine::transpose_config's TuneOnMiss path: tune with default options and return the winner.
+TransposeConfig autotune_transpose_for_engine(Engine& engine, const TransposeProblem& problem, int max_vec_bytes);
+
+namespace detail {
+
+/// The space a tune works on, after the static checks, in its fixed order (the order breaks near-ties).
+struct TuningSpace {
+  std::vector<TransposeConfig> kept;
+  /// Dropped by the static checks, with the reason (e.g. "bank analysis: 96 excess wavefronts per tile").
+  std::vector<std::pair<TransposeConfig, std::string>> rejected;
+};
+
+/// transpose_search_space(dtype, max_vec_bytes) with every config the bank analysis shows conflicted
+/// rejected (kept when keep_conflicted), then `extra_configs` appended (parsed; duplicates dropped).
+/// Extra configs skip the bank filter (they were asked for: one the filter rejected moves to the end
+/// of `kept`) but not the alignment rule.
+/// @throws Error(InvalidArgument) for an extra config that does not parse or has another dtype.
+TuningSpace select_transpose_space(DType dtype, int max_vec_bytes, bool keep_conflicted,
+                                   const std::vector<std::string>& extra_configs = {});
+
+/// One ok candidate as the final choice sees it; `order` is its position in the space.
+struct RankedCandidate {
+  std::string config;
+  double median_ms = 0;
+  int order = 0;
+};
+
+/// The winner, deterministically: the lowest median, except that every candidate within
+/// `near_tie` (a fraction: 0.01 = 1%) of it counts as a tie, and among ties the lowest `order`
+/// wins. Returns the index into `ranked`, or -1 when it is empty.
+int choose_winner(const std::vector<RankedCandidate>& ranked, double near_tie = 0.01);
+
+/// Median and 20th/80th percentiles (linear interpolation between order statistics) of samples.
+struct TimeStats {
+  double median_ms = 0, p20_ms = 0, p80_ms = 0;
+  int count = 0;
+};
+TimeStats summarize_times(std::vector<double> samples_ms);
+
+/// The autotuner's helper kernels, compiled like candidates and kept in the same kernel cache.
+enum class SupportKernel {
+  Check,       ///< swz::tpl::transpose_check_kernel<elem_bytes>: input fill and output verification
+  InjectFault, ///< TEST-ONLY stand-ins from templates/testing.cuh (TuneOptions::inject)
+  InjectHang,
+  InjectWrong,
+};
+
+/// Compile (or load from `cache`) a support kernel for `elem_bytes` and `arch`. `compiles` is
+/// incremented when NVRTC actually runs.
+/// @throws Error(Compile) and the like, as swz::compile does.
+KernelEntry compile_support_kernel(Cache& cache, SupportKernel which, int elem_bytes, const std::string& arch,
+                                   std::atomic<int>* compiles);
+
+}  // namespace detail
+}  // namespace swz

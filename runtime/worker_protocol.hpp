@@ -1,0 +1,251 @@
+// runtime (internal): the binary protocol between the autotuner (runtime/autotune.cpp, through
+// runtime/worker_client.cpp) and its benchmark worker process (runtime/worker_server.cpp, swz-worker).
+//
+// A stream of frames, each a 16-byte header then a payload:
+//   u32 magic 'SWZW' | u16 protocol version | u16 message type | u64 payload bytes | payload
+// Payload fields are little-endian fixed-width integers and IEEE doubles; strings and byte blobs are a
+// u64 length then the bytes; lists are a u64 count then the items. Every request gets exactly one
+// reply, in order:
+//   Hello{device, problem}        -> HelloReply   the worker initializes CUDA and allocates buffers
+//   Support{check kernel}         -> SupportReply it loads the check kernel and fills the input
+//   Bench{job, timing}            -> BenchReply   verify one candidate, then time it
+//   Retime{jobs, rounds}          -> RetimeReply  verify, then time several candidates round-robin
+//   Quit                          (no reply)      the worker exits
+// A reply with worker_exiting set (a sticky CUDA error) is the worker's last word.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "swzjit/error.hpp"
+
+namespace swz {
+namespace detail {
+namespace worker {
+
+constexpr std::uint32_t kMagic = 0x57575A53u;  // "SZWW" in memory order: 'S' 'Z' 'W' 'W'
+constexpr std::uint16_t kProtocolVersion = 1;
+constexpr std::size_t kHeaderBytes = 16;
+constexpr std::uint64_t kMaxPayloadBytes = std::uint64_t{256} << 20;  // kernel images are far smaller
+
+enum class MessageType : std::uint16_t {
+  Hello = 1,
+  HelloReply = 2,
+  Support = 3,
+  SupportReply = 4,
+  Bench = 5,
+  BenchReply = 6,
+  Retime = 7,
+  RetimeReply = 8,
+  Quit = 9,
+};
+const char* to_string(MessageType type) noexcept;
+
+/// A malformed or unexpected stream: bad magic, another protocol version, a truncated payload.
+class ProtocolError : public Error {
+ public:
+  explicit ProtocolError(const std::string& message) : Error(ErrorKind::Internal, "worker protocol: " + message) {}
+};
+
+// --- payload encoding ---------------------------------------------------------------------------
+
+class Writer {
+ public:
+  void u32(std::uint32_t v);
+  void i64(std::int64_t v);
+  void u64(std::uint64_t v);
+  void f64(double v);
+  void boolean(bool v) { u32(v ? 1 : 0); }
+  void str(const std::string& s);
+  const std::string& bytes() const noexcept { return out_; }
+
+ private:
+  std::string out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(const std::string& bytes) : in_(bytes) {}
+  std::uint32_t u32();
+  std::int64_t i64();
+  std::uint64_t u64();
+  double f64();
+  bool boolean();
+  std::string str();
+  /// A list count, checked against the bytes left (each item takes at least `min_item_bytes`).
+  std::size_t count(std::size_t min_item_bytes);
+  /// Throws unless every byte was read.
+  void finish() const;
+
+ private:
+  const unsigned char* take(std::size_t n);
+  const std::string& in_;
+  std::size_t pos_ = 0;
+};
+
+// --- messages -----------------------------------------------------------------------------------
+
+/// A resolved transpose problem (sizes in elements) and the seed of its random input.
+struct ProblemDesc {
+  int elem_bytes = 4;
+  long long rows = 0, cols = 0, ld_in = 0, ld_out = 0, batch = 1, stride_in = 0, stride_out = 0;
+  std::uint32_t seed = 0;
+};
+
+/// A loadable kernel: what swz::Module needs.
+struct KernelImage {
+  std::string image;
+  bool is_ptx = false;
+  std::string arch;
+  std::string lowered_name;
+};
+
+/// How to time one candidate: warm-up launches, then enough repetitions for `target_ms` of kernel
+/// time, at least min_reps and at most max_reps, each after an L2 flush.
+struct TimingSettings {
+  int warmup = 1;
+  int min_reps = 10;
+  int max_reps = 100;
+  double target_ms = 20;
+};
+
+/// One candidate: its kernel (signature of swz::tpl::transpose_kernel) and launch shape.
+struct BenchJob {
+  std::uint64_t id = 0;
+  std::string config;
+  KernelImage kernel;
+  std::uint32_t grid[3] = {1, 1, 1};
+  std::uint32_t block[3] = {1, 1, 1};
+};
+
+/// A candidate's outcome. status: ok, resource-limit, launch-failed, wrong-result, or "" for a job
+/// the worker never reached (it stopped at an earlier job's sticky error).
+struct BenchResult {
+  std::uint64_t id = 0;
+  std::string status;
+  std::string reason;
+  double median_ms = 0, p20_ms = 0, p80_ms = 0;
+  int repetitions = 0;
+  bool worker_exiting = false;  ///< a sticky error: the worker exits after this reply
+};
+
+struct HelloRequest {
+  static constexpr MessageType kType = MessageType::Hello;
+  int device = 0;
+  ProblemDesc problem;
+  void write(Writer& w) const;
+  static HelloRequest read(Reader& r);
+};
+
+struct HelloReply {
+  static constexpr MessageType kType = MessageType::HelloReply;
+  bool ok = false;
+  int error_kind = 0;  ///< swz::ErrorKind when !ok
+  std::string error;
+  std::string device_name, arch;
+  int sm_count = 0;
+  long long l2_bytes = 0;
+  double init_ms = 0;  ///< CUDA initialization and allocations, in the worker
+  void write(Writer& w) const;
+  static HelloReply read(Reader& r);
+};
+
+struct SupportRequest {
+  static constexpr MessageType kType = MessageType::Support;
+  KernelImage check;  ///< swz::tpl::transpose_check_kernel<elem_bytes>
+  void write(Writer& w) const;
+  static SupportRequest read(Reader& r);
+};
+
+struct SupportReply {
+  static constexpr MessageType kType = MessageType::SupportReply;
+  bool ok = false;
+  int error_kind = 0;
+  std::string error;
+  double fill_ms = 0;
+  void write(Writer& w) const;
+  static SupportReply read(Reader& r);
+};
+
+struct BenchRequest {
+  static constexpr MessageType kType = MessageType::Bench;
+  BenchJob job;
+  TimingSettings timing;
+  void write(Writer& w) const;
+  static BenchRequest read(Reader& r);
+};
+
+struct BenchReply {
+  static constexpr MessageType kType = MessageType::BenchReply;
+  BenchResult result;
+  void write(Writer& w) const;
+  static BenchReply read(Reader& r);
+};
+
+/// Re-time several verified candidates interleaved: `rounds` rounds, each running every candidate
+/// `reps_per_round` times, so slow drifts (clocks, temperature) hit all of them alike.
+struct RetimeRequest {
+  static constexpr MessageType kType = MessageType::Retime;
+  std::vector<BenchJob> jobs;
+  int rounds = 10;
+  int reps_per_round = 1;
+  void write(Writer& w) const;
+  static RetimeRequest read(Reader& r);
+};
+
+struct RetimeReply {
+  static constexpr MessageType kType = MessageType::RetimeReply;
+  std::vector<BenchResult> results;  ///< one per job, in the request's order
+  void write(Writer& w) const;
+  static RetimeReply read(Reader& r);
+};
+
+struct QuitRequest {
+  static constexpr MessageType kType = MessageType::Quit;
+  void write(Writer&) const {}
+  static QuitRequest read(Reader&) { return {}; }
+};
+
+// --- frames -------------------------------------------------------------------------------------
+
+struct Frame {
+  MessageType type = MessageType::Quit;
+  std::string payload;
+};
+
+/// The 16-byte header of a frame carrying `payload_bytes`.
+std::string encode_header(MessageType type, std::uint64_t payload_bytes);
+/// Parses a header; throws ProtocolError for a bad magic, version, type or size.
+void decode_header(const unsigned char* header, MessageType* type, std::uint64_t* payload_bytes);
+
+template <class M>
+std::string encode(const M& message) {
+  Writer w;
+  message.write(w);
+  return encode_header(M::kType, w.bytes().size()) + w.bytes();
+}
+
+template <class M>
+M decode(const Frame& frame) {
+  if (frame.type != M::kType)
+    throw ProtocolError(std::string("expected a ") + to_string(M::kType) + " message, got " + to_string(frame.type));
+  Reader r(frame.payload);
+  M m = M::read(r);
+  r.finish();
+  return m;
+}
+
+/// Writes all of `bytes` to `fd` (a socket without SIGPIPE, else a plain write). False if the other
+/// end is gone.
+bool write_all(int fd, const std::string& bytes);
+
+enum class ReadStatus { Ok, Eof, Timeout };
+/// Reads one frame. `timeout_s` < 0 waits forever. Eof only at a frame boundary; a stream that ends
+/// inside a frame, or a bad header, throws ProtocolError.
+ReadStatus read_frame(int fd, Frame* frame, double timeout_s);
+
+}  // namespace worker
+}  // namespace detail
+}  // namespace swz

@@ -1,0 +1,286 @@
+// tests/runtime (GPU suite): the autotuner end to end (runtime/autotune.cpp + the swz-worker process):
+// a real tune picks a winner that transposes exactly; injected faulting, hanging and wrong candidates
+// are recorded as failures without harming the caller's context; a grown space re-measures only the
+// new config; a second Engine and a second process get the winner with no compile and no benchmark.
+#include <doctest/doctest.h>
+#include <stdlib.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "runtime/autotune_internal.hpp"
+#include "swzjit/autotune.hpp"
+#include "swzjit/device.hpp"
+#include "swzjit/engine.hpp"
+#include "swzjit/error.hpp"
+#include "tests/gpu_child.hpp"
+
+using namespace swz;
+
+namespace {
+
+constexpr std::uint8_t kPoison = 0xFF;
+constexpr std::size_t kGuard = 4096;
+constexpr const char* kWarmDirVariable = "SWZ_TEST_AUTOTUNE_WARM_DIR";
+
+std::string temp_cache_dir() {
+  char tmpl[] = "/tmp/swz_autotune_gpu_XXXXXX";
+  const char* d = mkdtemp(tmpl);
+  REQUIRE(d != nullptr);
+  return d;
+}
+
+TransposeProblem problem_of(long long rows, long long cols) {
+  TransposeProblem p;
+  p.dtype = DType::F32;
+  p.rows = rows;
+  p.cols = cols;
+  return p;
+}
+
+// Transposes fresh random data with the engine (`cfg`, or the engine's own choice when null) and
+// counts the wrong bytes, guards around the output included. Returns -1 on a setup problem.
+long long transpose_errors(Engine& engine, const TransposeProblem& p, const TransposeConfig* cfg, unsigned seed) {
+  const TransposeProblem r = p.resolved();
+  const std::size_t eb = static_cast<std::size_t>(dtype_bytes(r.dtype));
+  const std::size_t in_bytes = static_cast<std::size_t>(r.batch * r.stride_in) * eb;
+  const std::size_t out_bytes = static_cast<std::size_t>(r.batch * r.stride_out) * eb;
+  std::vector<std::uint8_t> h_in(in_bytes);
+  std::mt19937 rng(seed);
+  for (auto& b : h_in) b = static_cast<std::uint8_t>(rng() % 255);  // never the poison
+  DeviceBuffer d_in(in_bytes), d_out(out_bytes + 2 * kGuard);
+  d_in.copy_from_host(h_in.data(), in_bytes);
+  d_out.memset8(kPoison);
+  Stream stream;
+  engine.transpose(p, d_in.ptr(), d_out.ptr() + kGuard, stream.handle(), cfg);
+  stream.synchronize();
+  std::vector<std::uint8_t> h_out(d_out.size());
+  d_out.copy_to_host(h_out.data(), h_out.size());
+  long long bad = 0;
+  for (std::size_t i = 0; i < kGuard; ++i) bad += (h_out[i] != kPoison) + (h_out[h_out.size() - 1 - i] != kPoison);
+  const std::uint8_t* out = h_out.data() + kGuard;
+  for (long long b = 0; b < r.batch; ++b)
+    for (long long c = 0; c < r.cols; ++c)
+      for (long long row = 0; row < r.rows; ++row)
+        bad += std::memcmp(out + static_cast<std::size_t>(b * r.stride_out + c * r.ld_out + row) * eb,
+                           h_in.data() + static_cast<std::size_t>(b * r.stride_in + row * r.ld_in + c) * eb, eb) != 0;
+  return bad;
+}
+
+const TuneCandidate* find(const TuneReport& r, const std::string& config) {
+  for (const auto& c : r.candidates)
+    if (c.config == config) return &c;
+  return nullptr;
+}
+
+std::string describe(const TuneReport& r) {
+  std::string s = "winner '" + r.winner + "'\n";
+  for (const auto& c : r.candidates)
+    s += "  " + c.config + ": " + c.status + " " + std::to_string(c.median_ms) + " ms " + c.reason + "\n";
+  return s;
+}
+
+// The warm second process (run as `swzjit_gpu_tests --swz-child autotune-warm`): with the cache the
+// parent tuned into, the first transpose uses the tuned winner with no compile and no benchmark.
+int warm_child() {
+  const char* dir = getenv(kWarmDirVariable);
+  if (dir == nullptr) {
+    std::printf("%s is not set\n", kWarmDirVariable);
+    return 1;
+  }
+  try {
+    EngineOptions eo;
+    eo.cache_dir = dir;
+    eo.policy = TunePolicy::TuneOnMiss;  // a miss here would tune: the counters would show it
+    Engine engine(eo);
+    const long long bad = transpose_errors(engine, problem_of(1024, 768), nullptr, 99);
+    const EngineCounters c = engine.counters();
+    const CacheCounters cc = engine.cache().counters();
+    int failures = 0;
+    const auto expect = [&](bool ok, const char* what) {
+      if (!ok) {
+        std::printf("warm child: expected %s\n", what);
+        ++failures;
+      }
+    };
+    expect(bad == 0, "an exact transpose");
+    expect(c.compiles == 0, "zero NVRTC compiles");
+    expect(c.benchmark_runs == 0, "zero benchmark runs");
+    expect(c.tunes == 0, "no tune");
+    expect(c.tuned_hits == 1, "the winner from the tuning cache");
+    expect(cc.misses == 0 && cc.hits >= 1, "the winner's kernel from the kernel cache");
+    std::printf("warm child: compiles=%llu benchmark_runs=%llu tuned_hits=%llu kernel hits=%llu misses=%llu\n",
+                static_cast<unsigned long long>(c.compiles), static_cast<unsigned long long>(c.benchmark_runs),
+                static_cast<unsigned long long>(c.tuned_hits), static_cast<unsigned long long>(cc.hits),
+                static_cast<unsigned long long>(cc.misses));
+    return failures == 0 ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::printf("warm child: %s\n", e.what());
+    return 1;
+  }
+}
+const bool kWarmRegistered = swz::test::register_child_mode("autotune-warm", &warm_child);
+
+}  // namespace
+
+TEST_CASE("autotune: a tune of the f32 transpose space picks a winner that transposes exactly") {
+  const std::string dir = temp_cache_dir();
+  EngineOptions eo;
+  eo.cache_dir = dir;
+  Engine engine(eo);
+  const TransposeProblem p = problem_of(2048, 1024);
+  const std::vector<TransposeConfig> space = transpose_tuning_space(DType::F32, 16);
+  std::vector<TuneProgress> progress;
+  TuneOptions o;
+  o.progress = [&](const TuneProgress& e) { progress.push_back(e); };
+  const TuneReport r = autotune_transpose(engine, p, 16, o);
+  INFO(describe(r));
+  REQUIRE(!r.winner.empty());
+  CHECK(r.failures.empty());
+  CHECK(r.benchmarked == static_cast<int>(space.size()));
+  CHECK(r.reused == 0);
+  CHECK(r.retimed == std::min<int>(3, static_cast<int>(space.size())));
+  CHECK(r.worker_restarts == 0);
+  CHECK(r.device == device_info(0).name);
+  CHECK(r.winner_ms > 0);
+  CHECK(r.winner_gbps > 0);
+  // Times are ordered and honest: p20 <= median <= p80, enough repetitions, ok sorted by time first.
+  double previous = 0;
+  for (const auto& c : r.candidates) {
+    if (c.status != "ok") continue;
+    CHECK(c.median_ms >= previous);
+    previous = c.median_ms;
+    CHECK(c.p20_ms <= c.median_ms);
+    CHECK(c.median_ms <= c.p80_ms);
+    CHECK(c.repetitions >= 10);
+  }
+  CHECK(engine.counters().benchmark_runs == static_cast<std::uint64_t>(r.benchmarked + r.retimed));
+  CHECK(engine.counters().tunes == 1);
+  REQUIRE(!progress.empty());
+  CHECK(progress.back().phase == "done");
+  CHECK(progress.back().benchmarked == static_cast<int>(space.size()));
+
+  // What was stored: every candidate, and the winner under the default space's hash.
+  const TuningProblemKey key = engine.transpose_tuning_key(p, 16);
+  CHECK(engine.cache().load_candidates(key).size() == space.size());
+  const auto stored = engine.cache().load_winner(key, transpose_space_id(DType::F32, 16));
+  REQUIRE(stored.has_value());
+  CHECK(stored->config == r.winner);
+
+  // The winner is correct, and the engine now chooses it by itself.
+  const TransposeConfig winner = TransposeConfig::parse(r.winner);
+  CHECK(transpose_errors(engine, p, &winner, 1) == 0);
+  CHECK(transpose_errors(engine, p, nullptr, 2) == 0);
+  CHECK(engine.counters().tuned_hits == 1);
+  CHECK(engine.counters().tunes == 1);
+
+  // Adding a config to the space re-measures only the new config (and re-times the best few).
+  TuneOptions grown;
+  const std::string plain = "f32,tile=32x32,threads=256,vec=4,smem=plain";
+  grown.extra_configs = {plain};
+  const TuneReport g = autotune_transpose(engine, p, 16, grown);
+  INFO(describe(g));
+  CHECK(g.benchmarked == 1);
+  CHECK(g.reused == static_cast<int>(space.size()));
+  REQUIRE(find(g, plain) != nullptr);
+  CHECK(find(g, plain)->status == "ok");
+  CHECK(!find(g, plain)->from_cache);
+  CHECK(!g.winner.empty());
+  CHECK(g.space_hash != transpose_space_id(DType::F32, 16));
+  CHECK(engine.counters().compiles == space.size() + 1);  // only the new config was compiled
+}
+
+TEST_CASE("autotune: injected fault, hang and wrong candidates are recorded; the winner is correct; the caller's "
+          "context stays healthy") {
+  const std::string dir = temp_cache_dir();
+  EngineOptions eo;
+  eo.cache_dir = dir;
+  Engine engine(eo);
+  const TransposeProblem p = problem_of(1024, 512);
+  const std::vector<TransposeConfig> space = transpose_tuning_space(DType::F32, 16);
+  REQUIRE(space.size() >= 6);
+  // The caller's own context, in use before the tune.
+  CHECK(transpose_errors(engine, p, &space.back(), 3) == 0);
+  DeviceBuffer mine(1 << 20);
+  mine.memset32(0x12345678u);
+
+  const std::string fault = space[0].to_string(), hang = space[1].to_string(), wrong = space[2].to_string();
+  TuneOptions o;
+  o.max_candidates = 6;
+  o.candidate_timeout_s = 3;
+  o.inject = {{fault, "fault"}, {hang, "hang"}, {wrong, "wrong"}};
+  const TuneReport r = autotune_transpose(engine, p, 16, o);
+  INFO(describe(r));
+  REQUIRE(find(r, fault) != nullptr);
+  REQUIRE(find(r, hang) != nullptr);
+  REQUIRE(find(r, wrong) != nullptr);
+  CHECK(find(r, fault)->status == "launch-failed");
+  CHECK(find(r, fault)->reason.find("ILLEGAL_ADDRESS") != std::string::npos);
+  CHECK(find(r, hang)->status == "timeout");
+  CHECK(find(r, wrong)->status == "wrong-result");
+  CHECK(find(r, wrong)->reason.find("out[0][0][0]") != std::string::npos);
+  CHECK(r.failures.at("launch-failed") == 1);
+  CHECK(r.failures.at("timeout") == 1);
+  CHECK(r.failures.at("wrong-result") == 1);
+  CHECK(r.worker_restarts >= 2);  // after the fault and after the hang
+  CHECK(r.budget_exhausted);      // max_candidates cut the space
+  REQUIRE(!r.winner.empty());
+  CHECK(r.winner != fault);
+  CHECK(r.winner != hang);
+  CHECK(r.winner != wrong);
+
+  // The failures are data in the cache too.
+  const auto stored = engine.cache().load_candidates(engine.transpose_tuning_key(p, 16));
+  REQUIRE(stored.count(hang) == 1);
+  CHECK(stored.at(hang).status == "timeout");
+  CHECK(stored.at(fault).status == "launch-failed");
+
+  // The caller's context never saw any of it.
+  std::string why;
+  CHECK_MESSAGE(!context_lost(&why), why);
+  std::vector<std::uint32_t> back(4);
+  mine.copy_to_host(back.data(), 16);
+  CHECK(back[0] == 0x12345678u);
+  const TransposeConfig winner = TransposeConfig::parse(r.winner);
+  CHECK(transpose_errors(engine, p, &winner, 4) == 0);
+}
+
+TEST_CASE("autotune: a second Engine and a second process get the winner with no compile and no benchmark") {
+  const std::string dir = temp_cache_dir();
+  const TransposeProblem p = problem_of(1024, 768);
+  std::string winner;
+  {
+    EngineOptions eo;
+    eo.cache_dir = dir;
+    eo.policy = TunePolicy::TuneOnMiss;
+    Engine engine(eo);
+    CHECK(transpose_errors(engine, p, nullptr, 5) == 0);  // tunes on this miss, then launches the winner
+    CHECK(engine.counters().tunes == 1);
+    CHECK(engine.counters().benchmark_runs > 0);
+    CHECK(engine.counters().tuned_misses == 1);
+    winner = engine.transpose_config(p, 256, 256).to_string();
+    CHECK(transpose_errors(engine, p, nullptr, 6) == 0);
+    CHECK(engine.counters().tunes == 1);  // not again
+  }
+  {
+    EngineOptions eo;
+    eo.cache_dir = dir;
+    eo.policy = TunePolicy::TuneOnMiss;
+    Engine engine(eo);
+    CHECK(engine.transpose_config(p, 256, 256).to_string() == winner);
+    CHECK(transpose_errors(engine, p, nullptr, 7) == 0);
+    CHECK(engine.counters().compiles == 0);
+    CHECK(engine.counters().benchmark_runs == 0);
+    CHECK(engine.counters().tunes == 0);
+    CHECK(engine.counters().tuned_hits == 1);
+  }
+  REQUIRE(setenv(kWarmDirVariable, dir.c_str(), 1) == 0);
+  const swz::test::ChildResult child = swz::test::run_child_mode("autotune-warm");
+  unsetenv(kWarmDirVariable);
+  INFO(child.output);
+  CHECK(child.exit_code == 0);
+}

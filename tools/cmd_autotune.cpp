@@ -1,0 +1,310 @@
+// tools: `swz autotune transpose` -- tune a transpose problem (include/swzjit/autotune.hpp) with a
+// progress bar or plain progress lines on stderr, then a table of the best configs and the counts;
+// --compile-only fills the kernel cache for a target without a GPU.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "commands.hpp"
+#include "swzjit/autotune.hpp"
+#include "swzjit/engine.hpp"
+#include "swzjit/error.hpp"
+#include "swzjit/jit.hpp"
+
+namespace swz {
+namespace cli {
+
+namespace {
+
+const char kHelp[] =
+    "usage: swz autotune transpose --rows R --cols C [--dtype f32|f16|bf16] [--batch B]\n"
+    "                              [--budget-s S] [--max-candidates N] [--keep-conflicted]\n"
+    "                              [--compile-only --arch sm_XX] [--config CFG]... [--threads N]\n"
+    "                              [--timeout-s S] [--top N] [--cache-dir DIR] [--json] [--quiet]\n"
+    "\n"
+    "Tune the transpose of B packed R x C matrices on GPU 0: take the search space, drop configs whose\n"
+    "static bank analysis shows conflicts, compile the rest in parallel (NVRTC, through the kernel cache)\n"
+    "while a separate worker process verifies each on random data (guard regions around the output) and\n"
+    "times it (L2 flushed before each run, median of enough runs), re-time the best few interleaved, and\n"
+    "store every result and the winner in the cache. Candidates measured by an earlier tune are reused;\n"
+    "a later process gets the winner with no compile and no benchmark.\n"
+    "\n"
+    "options:\n"
+    "  --rows R, --cols C     the matrix shape (required)\n"
+    "  --dtype T              element type (default f32)\n"
+    "  --batch B              number of matrices (default 1)\n"
+    "  --budget-s S           stop starting new candidates after S seconds (0 = no limit)\n"
+    "  --max-candidates N     measure at most the first N configs of the space (0 = all)\n"
+    "  --keep-conflicted      keep configs the bank analysis shows conflicted (plain tiles)\n"
+    "  --compile-only         only fill the kernel cache (no GPU needed); needs --arch\n"
+    "  --arch A               the target for --compile-only: sm_80, sm_86, sm_89, sm_90 or sm_90a\n"
+    "  --config CFG           add a config to the space (repeatable), e.g.\n"
+    "                         f32,tile=32x32,threads=256,vec=4,smem=plain\n"
+    "  --threads N            compile threads (default: one per core)\n"
+    "  --timeout-s S          a candidate taking longer is killed and recorded as timeout (default 10)\n"
+    "  --top N                rows of the result table (default 10)\n"
+    "  --cache-dir DIR        the cache to use (default $SWZJIT_CACHE_DIR, $XDG_CACHE_HOME/swzjit, ~/.cache/swzjit)\n"
+    "  --json                 one JSON object on stdout: the report and the engine and cache counters\n"
+    "  --quiet                no progress on stderr\n"
+    "\n"
+    "Progress goes to stderr: a bar on a terminal (compiled k/n, benchmarked k/n, failures, best so far,\n"
+    "ETA), one line per event otherwise. Candidate statuses: ok, compile-failed, resource-limit,\n"
+    "launch-failed, wrong-result, timeout, skipped-static (compiled, for --compile-only).\n"
+    "exit codes: 0 a winner was found (or, with --compile-only, something compiled), 1 otherwise or on\n"
+    "error, 2 bad usage\n"
+    "\n"
+    "examples:\n"
+    "  swz autotune transpose --rows 16384 --cols 8192 --dtype f32\n"
+    "  swz autotune transpose --rows 4096 --cols 4096 --dtype f16 --budget-s 2 --json\n"
+    "  swz autotune transpose --rows 16384 --cols 8192 --compile-only --arch sm_90   # no GPU needed\n";
+
+std::string json_str(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::string num(double v) {
+  if (!(v == v) || v > 1e300 || v < -1e300) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::string u(std::uint64_t v) { return std::to_string(v); }
+
+double parse_seconds(const std::string& arg, const std::string& text, double hi) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end == nullptr || *end != '\0' || !(v >= 0) || v > hi)
+    throw UsageError(arg + ": '" + text + "' is not a number of seconds from 0 to " + num(hi));
+  return v;
+}
+
+// Progress on stderr: a redrawn bar on a terminal, one line per event otherwise.
+class ProgressView {
+ public:
+  ProgressView(bool quiet, bool compile_only)
+      : quiet_(quiet), tty_(isatty(STDERR_FILENO) != 0), compile_only_(compile_only) {}
+
+  void update(const TuneProgress& p) {
+    if (quiet_) return;
+    const int n = std::max(1, p.total);
+    if (!tty_) {
+      if (compile_only_)
+        std::fprintf(stderr, "swz autotune: [compiled %d/%d] %s\n", p.compiled, n, p.last.c_str());
+      else
+        std::fprintf(stderr, "swz autotune: [compiled %d/%d, benchmarked %d/%d, %d failed] %s\n", p.compiled, n,
+                     p.benchmarked, n, p.failed, p.last.c_str());
+      return;
+    }
+    const double done = compile_only_ ? static_cast<double>(p.compiled) / n
+                                      : static_cast<double>(p.compiled + p.benchmarked) / (2.0 * n);
+    const int width = 24, filled = static_cast<int>(done * width + 0.5);
+    std::string bar(static_cast<std::size_t>(std::min(width, filled)), '#');
+    bar.resize(width, '.');
+    std::string eta = "--";
+    if (done > 0 && done < 1) eta = std::to_string(static_cast<int>(p.elapsed_s * (1 - done) / done + 0.5)) + "s";
+    if (done >= 1) eta = "0s";
+    std::string line = "[" + bar + "] compiled " + std::to_string(p.compiled) + "/" + std::to_string(n);
+    if (!compile_only_) {
+      line += "  benchmarked " + std::to_string(p.benchmarked) + "/" + std::to_string(n) + "  failed " +
+              std::to_string(p.failed);
+      if (p.best_ms > 0) line += "  best " + num(p.best_ms) + " ms";
+    }
+    line += "  ETA " + eta;
+    if (p.phase == "retime") line += "  (re-timing the best)";
+    std::fprintf(stderr, "\r\033[K%s", line.c_str());
+    drawn_ = true;
+  }
+  void end() {
+    if (drawn_) std::fprintf(stderr, "\n");
+    drawn_ = false;
+  }
+
+ private:
+  bool quiet_, tty_, compile_only_;
+  bool drawn_ = false;
+};
+
+void print_json(const TuneReport& r, Engine& engine) {
+  const EngineCounters e = engine.counters();
+  const CacheCounters c = engine.cache().counters();
+  std::string failures;
+  for (const auto& f : r.failures) failures += (failures.empty() ? "" : ", ") + json_str(f.first) + ": " + u(f.second);
+  std::string candidates;
+  for (const auto& k : r.candidates)
+    candidates += std::string(candidates.empty() ? "" : ", ") + "{\"config\": " + json_str(k.config) +
+                  ", \"status\": " + json_str(k.status) + ", \"reason\": " + json_str(k.reason) +
+                  ", \"median_ms\": " + num(k.median_ms) + ", \"p20_ms\": " + num(k.p20_ms) +
+                  ", \"p80_ms\": " + num(k.p80_ms) + ", \"repetitions\": " + u(k.repetitions) +
+                  ", \"from_cache\": " + (k.from_cache ? "true" : "false") + "}";
+  std::printf(
+      "{\"problem\": %s, \"device\": %s, \"arch\": %s, \"winner\": %s, \"winner_ms\": %s, \"winner_gbps\": %s, "
+      "\"space_size\": %d, \"static_rejected\": %d, \"compiled\": %d, \"kernel_cache_hits\": %d, "
+      "\"benchmarked\": %d, \"reused\": %d, \"retimed\": %d, \"worker_restarts\": %d, \"failures\": {%s}, "
+      "\"budget_exhausted\": %s, \"seconds\": %s, \"space_hash\": %s, "
+      "\"engine\": {\"compiles\": %s, \"kernel_loads\": %s, \"tuned_hits\": %s, \"tuned_misses\": %s, "
+      "\"tunes\": %s, \"benchmark_runs\": %s, \"launches\": %s}, "
+      "\"cache\": {\"hits\": %s, \"misses\": %s, \"builds\": %s, \"joined\": %s, \"corrupt\": %s, "
+      "\"store_failures\": %s, \"evictions\": %s, \"tuning_hits\": %s, \"tuning_misses\": %s}, "
+      "\"candidates\": [%s]}\n",
+      json_str(r.problem).c_str(), json_str(r.device).c_str(), json_str(r.arch).c_str(), json_str(r.winner).c_str(),
+      num(r.winner_ms).c_str(), num(r.winner_gbps).c_str(), r.space_size, r.static_rejected, r.compiled,
+      r.kernel_cache_hits, r.benchmarked, r.reused, r.retimed, r.worker_restarts, failures.c_str(),
+      r.budget_exhausted ? "true" : "false", num(r.seconds).c_str(), json_str(r.space_hash).c_str(),
+      u(e.compiles).c_str(), u(e.kernel_loads).c_str(), u(e.tuned_hits).c_str(), u(e.tuned_misses).c_str(),
+      u(e.tunes).c_str(), u(e.benchmark_runs).c_str(), u(e.launches).c_str(), u(c.hits).c_str(),
+      u(c.misses).c_str(), u(c.builds).c_str(), u(c.joined).c_str(), u(c.corrupt).c_str(),
+      u(c.store_failures).c_str(), u(c.evictions).c_str(), u(c.tuning_hits).c_str(), u(c.tuning_misses).c_str(),
+      candidates.c_str());
+}
+
+void print_table(const TuneReport& r, const TransposeProblem& p, int top, bool compile_only) {
+  std::printf("transpose %s%s%s (%s)\n", r.problem.c_str(), r.device.empty() ? "" : " on ", r.device.c_str(),
+              r.arch.c_str());
+  const double bytes = 2.0 * static_cast<double>(p.rows) * static_cast<double>(p.cols) *
+                       static_cast<double>(p.batch) * dtype_bytes(p.dtype);
+  std::size_t width = 6;
+  for (const auto& c : r.candidates) width = std::max(width, c.config.size());
+  const int shown = std::min<int>(top, static_cast<int>(r.candidates.size()));
+  if (shown > 0 && compile_only) {
+    std::printf("\n  %-*s  %s\n", static_cast<int>(width), "config", "status");
+    for (int i = 0; i < shown; ++i) {
+      const TuneCandidate& c = r.candidates[static_cast<std::size_t>(i)];
+      std::printf("  %-*s  %s%s%s\n", static_cast<int>(width), c.config.c_str(), c.status.c_str(),
+                  c.reason.empty() ? "" : ": ", c.reason.c_str());
+    }
+  } else if (shown > 0) {
+    std::printf("\n  %-*s  %10s  %19s  %8s  %s\n", static_cast<int>(width), "config", "median ms", "p20..p80 ms",
+                "GB/s", "status");
+    for (int i = 0; i < shown; ++i) {
+      const TuneCandidate& c = r.candidates[static_cast<std::size_t>(i)];
+      std::string status = c.status + (c.from_cache ? " (cached)" : "");
+      if (!c.reason.empty()) status += ": " + (c.reason.size() > 90 ? c.reason.substr(0, 90) + "..." : c.reason);
+      if (c.status == "ok") {
+        char spread[32];
+        std::snprintf(spread, sizeof spread, "%.4f..%.4f", c.p20_ms, c.p80_ms);
+        std::printf("  %-*s  %10.4f  %19s  %8.1f  %s%s\n", static_cast<int>(width), c.config.c_str(), c.median_ms,
+                    spread, c.median_ms > 0 ? bytes / (c.median_ms * 1e6) : 0.0, status.c_str(),
+                    c.config == r.winner ? "  <- winner" : "");
+      } else {
+        std::printf("  %-*s  %10s  %19s  %8s  %s\n", static_cast<int>(width), c.config.c_str(), "-", "-", "-",
+                    status.c_str());
+      }
+    }
+  }
+  if (shown > 0 && shown < static_cast<int>(r.candidates.size()))
+    std::printf("  ... %d more (--top N, or --json for all)\n", static_cast<int>(r.candidates.size()) - shown);
+  std::string failures;
+  for (const auto& f : r.failures) failures += (failures.empty() ? "" : ", ") + std::to_string(f.second) + " " + f.first;
+  const int measured = r.space_size - r.static_rejected;
+  std::printf("\nspace %d configs: %d rejected statically, %d candidates\n", r.space_size, r.static_rejected, measured);
+  std::printf("compiles %d, kernel cache hits %d", r.compiled, r.kernel_cache_hits);
+  if (!compile_only)
+    std::printf(", benchmarked %d, reused from the tuning cache %d, re-timed %d", r.benchmarked, r.reused, r.retimed);
+  std::printf("\nfailures: %s%s\n", failures.empty() ? "none" : failures.c_str(),
+              r.worker_restarts ? (" (worker restarted " + std::to_string(r.worker_restarts) + "x)").c_str() : "");
+  if (r.budget_exhausted) std::printf("budget exhausted: not every candidate was measured\n");
+  if (!compile_only) {
+    if (r.winner.empty())
+      std::printf("no winner: no candidate succeeded\n");
+    else
+      std::printf("winner %s: %.4f ms, %.1f GB/s (stored in the cache)\n", r.winner.c_str(), r.winner_ms,
+                  r.winner_gbps);
+  }
+  std::printf("%.2f s\n", r.seconds);
+}
+
+int run_autotune(Args& args) {
+  const auto family = args.next_positional();
+  if (!family) throw UsageError("say what to tune: `swz autotune transpose ...` (see --help)");
+  parse_choice("family", *family, {"transpose"});
+  const auto rows_s = args.value("rows");
+  const auto cols_s = args.value("cols");
+  if (!rows_s || !cols_s) throw UsageError("--rows R and --cols C are required");
+  TransposeProblem problem;
+  try {
+    problem.dtype = parse_dtype(args.value_or("dtype", "f32"));
+  } catch (const Error& e) {
+    throw UsageError(std::string("--dtype: ") + e.what());
+  }
+  problem.rows = parse_int("--rows", *rows_s, 1, 1LL << 31);
+  problem.cols = parse_int("--cols", *cols_s, 1, 1LL << 31);
+  problem.batch = parse_int("--batch", args.value_or("batch", "1"), 1, 1 << 20);
+  TuneOptions options;
+  options.max_seconds = parse_seconds("--budget-s", args.value_or("budget-s", "0"), 1e6);
+  options.max_candidates = static_cast<int>(parse_int("--max-candidates", args.value_or("max-candidates", "0"), 0, 1000000));
+  options.keep_conflicted = args.flag("keep-conflicted");
+  options.compile_only = args.flag("compile-only");
+  options.arch = args.value_or("arch", "");
+  options.extra_configs = args.values("config");
+  options.compile_threads = static_cast<int>(parse_int("--threads", args.value_or("threads", "0"), 0, 1024));
+  options.candidate_timeout_s = parse_seconds("--timeout-s", args.value_or("timeout-s", "10"), 3600);
+  if (options.candidate_timeout_s <= 0) throw UsageError("--timeout-s must be > 0");
+  const int top = static_cast<int>(parse_int("--top", args.value_or("top", "10"), 0, 1000000));
+  const bool json = args.flag("json");
+  const bool quiet = args.flag("quiet");
+  EngineOptions eo;
+  eo.cache_dir = args.value_or("cache-dir", "");
+  args.finish();
+  if (!options.arch.empty() && !options.compile_only)
+    throw UsageError("--arch applies only with --compile-only (a tune targets the GPU it runs on)");
+  if (options.compile_only && options.arch.empty())
+    throw UsageError("--compile-only needs --arch (e.g. --arch sm_90): there may be no GPU to ask");
+  if (!options.arch.empty() && !is_known_arch(options.arch)) {
+    std::vector<std::string> archs = known_archs();
+    parse_choice("--arch", options.arch, archs);
+  }
+
+  Engine engine(eo);
+  ProgressView view(quiet, options.compile_only);
+  options.progress = [&view](const TuneProgress& p) { view.update(p); };
+  const int align = problem.max_vec_bytes(0, 0);  // device allocations are 256-byte aligned
+  TuneReport report;
+  try {
+    report = autotune_transpose(engine, problem, align, options);
+  } catch (...) {
+    view.end();
+    throw;
+  }
+  view.end();
+  if (json)
+    print_json(report, engine);
+  else
+    print_table(report, problem.resolved(), top, options.compile_only);
+  if (options.compile_only) {
+    for (const auto& c : report.candidates)
+      if (c.status == "compiled") return 0;
+    return 1;
+  }
+  return report.winner.empty() ? 1 : 0;
+}
+
+}  // namespace
+
+const Command& autotune_command() {
+  static const Command cmd{"autotune", "tune a kernel on the GPU and cache the winner", kHelp, &run_autotune};
+  return cmd;
+}
+
+}  // namespace cli
+}  // namespace swz
