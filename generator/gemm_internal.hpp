@@ -1,0 +1,62 @@
+// generator: helpers shared by the GEMM generator files (gemm.cpp, sgemm.cpp, hgemm.cpp): config text
+// fields, validation messages and the per-family entry points gemm.cpp dispatches to. Not public.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "swzjit/gemm.hpp"
+
+namespace swz {
+namespace detail {
+
+/// "key=value" fields of a config text after its leading positional items.
+struct ConfigFields {
+  std::vector<std::string> positional;      ///< items without '=' in order
+  std::map<std::string, std::string> kv;    ///< key -> value
+};
+/// Split "a,b,k=v,..." (duplicate keys are an error). `form` is appended to every message.
+ConfigFields split_config(const std::string& text, const std::string& form);
+/// Integer field (whole decimal); the message names `field`.
+int config_int(const std::string& field, const std::string& v, const std::string& form);
+/// "AxB" or "AxBxC" into `out` (size = number of parts expected).
+std::vector<int> config_dims(const std::string& field, const std::string& v, std::size_t parts, const std::string& form);
+/// "B:M:S".
+SwizzleSpec config_swizzle(const std::string& field, const std::string& v, const std::string& form);
+std::string swizzle_text(const SwizzleSpec& s);  ///< "B:M:S"
+int log2_exact(long long v);                    ///< log2 of a power of two (-1 otherwise)
+std::string hex_name(const std::string& prefix, const std::string& text);  ///< "prefix_<fnv64>.cu"
+
+/// Accumulates one warp-wide instruction into an SmemInstrStats row (through analyze_bank).
+void add_instruction(SmemInstrStats& row, const std::vector<long long>& addresses, int width, bool ldmatrix);
+/// Appends `row` to `a`, adding its totals.
+void add_row(GemmAnalysis& a, const SmemInstrStats& row);
+
+/// Tries swizzles for one operand, cheapest first (fewest bits, then smallest base and shift), with
+/// the base at least `min_m` and the whole pattern within `tile_bits`; `set` installs a candidate
+/// (B = 0 for none) and `ok` says whether the config validates and shows zero excess on that operand.
+bool choose_operand_swizzle(int min_m, int tile_bits, const std::function<void(const SwizzleSpec&)>& set,
+                            const std::function<bool()>& ok);
+
+// SGEMM (generator/sgemm.cpp)
+std::string sgemm_to_string(const SgemmConfig& c);
+SgemmConfig sgemm_parse(const ConfigFields& f, const std::string& form);
+void sgemm_validate(const SgemmConfig& c);
+std::string sgemm_template_args(const SgemmConfig& c);
+GemmAnalysis sgemm_analyze(const SgemmConfig& c);
+std::vector<SgemmConfig> sgemm_space(GemmLayout layout, int max_vec_bytes);
+bool sgemm_choose_swizzles(SgemmConfig& c);
+
+// HGEMM (generator/hgemm.cpp)
+std::string hgemm_to_string(const HgemmConfig& c);
+HgemmConfig hgemm_parse(const ConfigFields& f, const std::string& form);
+void hgemm_validate(const HgemmConfig& c);
+std::string hgemm_template_args(const HgemmConfig& c);
+GemmAnalysis hgemm_analyze(const HgemmConfig& c);
+std::vector<HgemmConfig> hgemm_space(DType in, DType out, GemmLayout layout, int max_vec_bytes);
+bool hgemm_choose_swizzles(HgemmConfig& c);
+
+}  // namespace detail
+}  // namespace swz

@@ -1,0 +1,350 @@
+// runtime: the Engine's GEMM half (include/swzjit/engine.hpp, "GEMM" sections): problem resolution and
+// the mapping of every public layout onto the kernels' frame, default configurations, compilation
+// through the cache, module loading and launches of the fast kernels and of the reference kernel.
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "swzjit/engine.hpp"
+#include "swzjit/error.hpp"
+#include "templates/gemm_common.cuh"
+
+namespace swz {
+
+namespace detail {
+
+struct GemmState {
+  std::mutex mutex;
+  std::string device_arch;                 // filled on first GPU use
+  std::map<std::string, Kernel> kernels;   // by generated name expression (one device per engine)
+  std::atomic<std::uint64_t> launches{0};
+};
+
+}  // namespace detail
+
+namespace {
+
+int pow2_alignment(unsigned long long v) {
+  int a = 16;  // largest power of two <= 16 dividing v (0 divides everything)
+  while (a > 1 && v % static_cast<unsigned long long>(a) != 0) a /= 2;
+  return a;
+}
+
+const char* order_name(MatrixOrder o) { return o == MatrixOrder::RowMajor ? "row" : "col"; }
+
+// The problem in the kernels' frame (C row-major): pointers, pitches and strides of the frame's A and B.
+struct Frame {
+  GemmLayout layout;
+  long long m, n;
+  DevicePtr a, b;
+  long long lda, ldb, stride_a, stride_b;
+};
+
+Frame to_frame(const GemmProblem& p, DevicePtr a, DevicePtr b) {
+  const bool a_row = p.a_order == MatrixOrder::RowMajor, b_row = p.b_order == MatrixOrder::RowMajor;
+  if (p.c_order == MatrixOrder::RowMajor) {
+    // A row-major = K-contiguous ("N"); B column-major = K-contiguous ("T").
+    const GemmLayout l = a_row ? (b_row ? GemmLayout::NN : GemmLayout::NT) : (b_row ? GemmLayout::TN : GemmLayout::TT);
+    return Frame{l, p.m, p.n, a, b, p.lda, p.ldb, p.stride_a, p.stride_b};
+  }
+  // C column-major: C^T (N x M, row-major) = B^T A^T. The frame's A is B^T (K-contiguous when B is
+  // column-major), the frame's B is A^T (K-contiguous when A is row-major).
+  const bool fa_k = !b_row, fb_k = a_row;
+  const GemmLayout l = fa_k ? (fb_k ? GemmLayout::NT : GemmLayout::NN) : (fb_k ? GemmLayout::TT : GemmLayout::TN);
+  return Frame{l, p.n, p.m, b, a, p.ldb, p.lda, p.stride_b, p.stride_a};
+}
+
+std::string supported_archs_text() {
+  std::string s;
+  for (const auto& a : known_archs()) s += (s.empty() ? "" : ", ") + a;
+  return s;
+}
+
+}  // namespace
+
+GemmProblem GemmProblem::resolved() const {
+  GemmProblem p = *this;
+  check_gemm_dtypes(p.dtype, p.out_dtype);
+  auto bad = [](const std::string& m) { throw_invalid("gemm problem: " + m); };
+  const long long kMax = 2147483647LL;
+  if (p.m < 0 || p.m > kMax) bad("m " + std::to_string(p.m) + " must be in [0, 2^31 - 1]");
+  if (p.n < 0 || p.n > kMax) bad("n " + std::to_string(p.n) + " must be in [0, 2^31 - 1]");
+  if (p.k < 0 || p.k > kMax) bad("k " + std::to_string(p.k) + " must be in [0, 2^31 - 1]");
+  if (p.batch < 0) bad("batch " + std::to_string(p.batch) + " must be >= 0");
+  const bool a_row = p.a_order == MatrixOrder::RowMajor, b_row = p.b_order == MatrixOrder::RowMajor,
+             c_row = p.c_order == MatrixOrder::RowMajor;
+  // Rows of a row-major matrix are its "lines"; a column-major matrix's lines are its columns.
+  const long long a_rows = a_row ? p.m : p.k, a_line = a_row ? p.k : p.m;
+  const long long b_rows = b_row ? p.k : p.n, b_line = b_row ? p.n : p.k;
+  const long long c_rows = c_row ? p.m : p.n, c_line = c_row ? p.n : p.m;
+  if (p.lda == 0) p.lda = std::max(1LL, a_line);
+  if (p.ldb == 0) p.ldb = std::max(1LL, b_line);
+  if (p.ldc == 0) p.ldc = std::max(1LL, c_line);
+  if (p.lda < a_line) bad("lda " + std::to_string(p.lda) + " is smaller than a line of A (" + std::to_string(a_line) + ")");
+  if (p.ldb < b_line) bad("ldb " + std::to_string(p.ldb) + " is smaller than a line of B (" + std::to_string(b_line) + ")");
+  if (p.ldc < c_line) bad("ldc " + std::to_string(p.ldc) + " is smaller than a line of C (" + std::to_string(c_line) + ")");
+  if (p.stride_a == 0) p.stride_a = a_rows * p.lda;
+  if (p.stride_b == 0) p.stride_b = b_rows * p.ldb;
+  if (p.stride_c == 0) p.stride_c = c_rows * p.ldc;
+  if (p.batch > 1 && p.stride_c < c_rows * p.ldc)
+    bad("stride_c " + std::to_string(p.stride_c) + " would make the C matrices overlap (need >= " +
+        std::to_string(c_rows * p.ldc) + ")");
+  if (p.stride_a < 0 || p.stride_b < 0) bad("batch strides must be >= 0 (0 = packed)");
+  return p;
+}
+
+GemmLayout GemmProblem::kernel_layout() const { return to_frame(*this, 0, 0).layout; }
+
+int GemmProblem::max_vec_bytes(DevicePtr a, DevicePtr b) const {
+  const GemmProblem p = resolved();
+  const unsigned long long eb = static_cast<unsigned long long>(dtype_bytes(p.dtype));
+  int al = std::min(pow2_alignment(a), pow2_alignment(b));
+  al = std::min(al, pow2_alignment(static_cast<unsigned long long>(p.lda) * eb));
+  al = std::min(al, pow2_alignment(static_cast<unsigned long long>(p.ldb) * eb));
+  if (p.batch > 1) {
+    al = std::min(al, pow2_alignment(static_cast<unsigned long long>(p.stride_a) * eb));
+    al = std::min(al, pow2_alignment(static_cast<unsigned long long>(p.stride_b) * eb));
+  }
+  return std::max<int>(al, static_cast<int>(eb));
+}
+
+std::string GemmProblem::key(int max_vec_bytes) const {
+  const GemmProblem p = resolved();
+  std::ostringstream os;
+  os << to_string(p.dtype) << ">" << to_string(p.out_dtype) << " " << p.m << "x" << p.n << "x" << p.k
+     << " A=" << order_name(p.a_order) << " B=" << order_name(p.b_order) << " C=" << order_name(p.c_order)
+     << " ld=" << p.lda << "," << p.ldb << "," << p.ldc << " batch=" << p.batch;
+  if (p.batch > 1) os << " stride=" << p.stride_a << "," << p.stride_b << "," << p.stride_c;
+  os << " align=" << max_vec_bytes;
+  return os.str();
+}
+
+GemmConfig default_gemm_config(const GemmProblem& problem, int max_vec_bytes, const std::string& arch) {
+  const GemmProblem p = problem.resolved();
+  (void)arch;  // every default fits the smallest target's shared memory (99 KiB on sm_86 / sm_89)
+  const Frame f = to_frame(p, 0, 0);
+  const std::vector<GemmConfig> space = gemm_search_space(p.dtype, p.out_dtype, f.layout, max_vec_bytes);
+  if (space.empty())
+    throw Error(ErrorKind::Internal, "gemm: the search space for " + p.key(max_vec_bytes) + " is empty");
+  // Tiles for the problem's size: big tiles once they fill the GPU about twice, smaller ones before.
+  const double tiles_128 = static_cast<double>((f.m + 127) / 128) * static_cast<double>((f.n + 127) / 128) *
+                           static_cast<double>(std::max(1LL, p.batch));
+  int want_m, want_n, want_k, want_wm, want_wn, want_stages;
+  if (p.dtype == DType::F32) {
+    want_k = 8, want_stages = 2;
+    if (tiles_128 >= 264) {
+      want_m = 128, want_n = 128, want_wm = 64, want_wn = 32;
+    } else if (tiles_128 >= 66) {
+      want_m = 64, want_n = 128, want_wm = 32, want_wn = 64, want_k = 16;
+    } else {
+      want_m = 64, want_n = 64, want_wm = 32, want_wn = 32, want_k = 16;
+    }
+  } else {
+    want_k = 32, want_stages = 4;
+    if (tiles_128 >= 528) {
+      want_m = 128, want_n = 256, want_wm = 64, want_wn = 64;
+    } else if (tiles_128 >= 132) {
+      want_m = 128, want_n = 128, want_wm = 64, want_wn = 32;
+    } else {
+      want_m = 64, want_n = 64, want_wm = 32, want_wn = 32;
+    }
+  }
+  for (const GemmConfig& c : space) {
+    const bool s = c.kind == GemmKernelKind::Sgemm;
+    const int bm = s ? c.sgemm.bm : c.hgemm.bm, bn = s ? c.sgemm.bn : c.hgemm.bn, bk = s ? c.sgemm.bk : c.hgemm.bk;
+    const int wm = s ? c.sgemm.wm : c.hgemm.wm, wn = s ? c.sgemm.wn : c.hgemm.wn;
+    const int st = s ? c.sgemm.stages : c.hgemm.stages;
+    if (bm == want_m && bn == want_n && bk == want_k && wm == want_wm && wn == want_wn && st == want_stages) return c;
+  }
+  return space.front();
+}
+
+detail::GemmState& Engine::gemm_state() {
+  std::shared_ptr<detail::GemmState> s = std::atomic_load(&gemm_);
+  if (!s) {
+    auto fresh = std::make_shared<detail::GemmState>();
+    if (std::atomic_compare_exchange_strong(&gemm_, &s, fresh)) s = fresh;
+  }
+  return *s;  // the Engine keeps it alive
+}
+
+std::uint64_t Engine::gemm_launches() const {
+  const std::shared_ptr<detail::GemmState> s = std::atomic_load(&gemm_);
+  return s ? s->launches.load() : 0;
+}
+
+namespace {
+
+std::string engine_arch(detail::GemmState& st, int device) {
+  std::lock_guard<std::mutex> lock(st.mutex);
+  if (st.device_arch.empty()) {
+    const std::string arch = device_info(device).arch();
+    if (!is_known_arch(arch))
+      throw Error(ErrorKind::Unsupported, "gemm: device " + std::to_string(device) + " is " + arch +
+                                              "; libswzjit's GEMM kernels need one of " + supported_archs_text() +
+                                              " (tensor-core HGEMM needs sm_80 or later)");
+    st.device_arch = arch;
+  }
+  return st.device_arch;
+}
+
+KernelEntry build_entry(Engine& engine, const std::string& source, const std::string& source_name,
+                        const std::string& expression, const std::string& arch, int threads, int dynamic_smem) {
+  CompileRequest req;
+  req.source = source;
+  req.source_name = source_name;
+  req.name_expression = expression;
+  req.arch = arch;
+  KernelKey key;
+  key.templates_hash = templates_hash();
+  key.name_expression = expression;
+  const auto v = nvrtc_version();
+  key.nvrtc_version = std::to_string(v.first) + "." + std::to_string(v.second);
+  key.options = compile_options(req);
+  key.arch = arch;
+  return engine.cache().get_or_build(key, [&] {
+    const CompiledKernel k = compile(req);
+    KernelEntry e;
+    e.image = k.image;
+    e.is_ptx = k.is_ptx;
+    e.lowered_name = k.lowered_name;
+    e.threads = threads;
+    e.dynamic_smem = dynamic_smem;
+    if (!k.is_ptx) {
+      const CubinResources r = cubin_resources(k);
+      e.registers = r.registers;
+      e.spill_bytes = r.local_bytes;
+    }
+    return e;
+  });
+}
+
+Kernel load_entry(detail::GemmState& st, const KernelEntry& e, const std::string& arch, const std::string& expression,
+                  int device, int dynamic_smem) {
+  CompiledKernel ck;
+  ck.image = e.image;
+  ck.is_ptx = e.is_ptx;
+  ck.arch = arch;
+  ck.name_expression = expression;
+  ck.lowered_name = e.lowered_name;
+  Module m(ck, device);
+  Kernel k = m.kernel();
+  if (dynamic_smem > 48 * 1024) k.set_max_dynamic_smem(dynamic_smem);
+  std::lock_guard<std::mutex> lock(st.mutex);
+  return st.kernels.emplace(expression, k).first->second;
+}
+
+}  // namespace
+
+KernelEntry Engine::compile_gemm(const GemmConfig& cfg, const std::string& arch_in) {
+  cfg.validate();
+  const std::string arch = arch_in.empty() ? engine_arch(gemm_state(), options().device) : arch_in;
+  if (!is_known_arch(arch))
+    throw Error(ErrorKind::Unsupported, "gemm: arch '" + arch + "' is not supported (supported: " + supported_archs_text() + ")");
+  return build_entry(*this, gemm_source(cfg), gemm_source_name(cfg), gemm_name_expression(cfg), arch, cfg.threads(),
+                     cfg.dynamic_smem_bytes());
+}
+
+Kernel Engine::gemm_kernel(const GemmConfig& cfg) {
+  detail::GemmState& st = gemm_state();
+  const std::string expr = gemm_name_expression(cfg);
+  {
+    std::lock_guard<std::mutex> lock(st.mutex);
+    auto it = st.kernels.find(expr);
+    if (it != st.kernels.end()) return it->second;
+  }
+  const KernelEntry e = compile_gemm(cfg);
+  return load_entry(st, e, engine_arch(st, options().device), expr, options().device, cfg.dynamic_smem_bytes());
+}
+
+GemmConfig Engine::gemm_config(const GemmProblem& problem, DevicePtr a, DevicePtr b) {
+  const GemmProblem p = problem.resolved();
+  return default_gemm_config(p, p.max_vec_bytes(a, b), engine_arch(gemm_state(), options().device));
+}
+
+void Engine::launch_gemm(const GemmConfig& cfg, const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c,
+                         float alpha, float beta, CUstream stream) {
+  const GemmProblem p = problem.resolved();
+  if (p.m == 0 || p.n == 0 || p.batch == 0) return;
+  if (cfg.in_dtype() != p.dtype || cfg.out_dtype() != p.out_dtype)
+    throw_invalid("gemm: config " + cfg.to_string() + " is for " + to_string(cfg.in_dtype()) + ">" +
+                  to_string(cfg.out_dtype()) + ", the problem is " + to_string(p.dtype) + ">" + to_string(p.out_dtype));
+  const Frame f = to_frame(p, a, b);
+  if (cfg.layout() != f.layout)
+    throw_invalid("gemm: config layout " + to_string(cfg.layout()) + " does not match the problem's kernel layout " +
+                  to_string(f.layout) + " (A " + order_name(p.a_order) + ", B " + order_name(p.b_order) + ", C " +
+                  order_name(p.c_order) + "-major)");
+  const Kernel k = gemm_kernel(cfg);
+  const long long eb_in = dtype_bytes(p.dtype), eb_out = dtype_bytes(p.out_dtype);
+  // Batches past the grid's z limit go in several launches, each starting further into the arrays.
+  for (long long b0 = 0; b0 < p.batch; b0 += 65535) {
+    const long long nb = std::min(65535LL, p.batch - b0);
+    tpl::GemmParams params{reinterpret_cast<const void*>(f.a + static_cast<DevicePtr>(b0 * f.stride_a * eb_in)),
+                           reinterpret_cast<const void*>(f.b + static_cast<DevicePtr>(b0 * f.stride_b * eb_in)),
+                           reinterpret_cast<void*>(c + static_cast<DevicePtr>(b0 * p.stride_c * eb_out)),
+                           static_cast<int>(f.m), static_cast<int>(f.n), static_cast<int>(p.k), f.lda, f.ldb, p.ldc,
+                           nb, f.stride_a, f.stride_b, p.stride_c, alpha, beta};
+    void* args[] = {&params};
+    const LaunchShape s = gemm_launch_shape(cfg, f.m, f.n, nb);
+    k.launch(Dim3{s.grid[0], s.grid[1], s.grid[2]}, Dim3{s.block[0], 1, 1},
+             static_cast<unsigned>(cfg.dynamic_smem_bytes()), stream, args);
+    ++gemm_state().launches;
+  }
+}
+
+void Engine::gemm(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c, float alpha, float beta,
+                  CUstream stream, const GemmConfig* config) {
+  const GemmProblem p = problem.resolved();
+  if (p.m == 0 || p.n == 0 || p.batch == 0) return;
+  if (!c || (p.k > 0 && (!a || !b))) throw_invalid("gemm: null device pointer");
+  if (config) {
+    config->validate();
+    const int align = p.max_vec_bytes(a, b);
+    if (config->vec_bytes() > align) {
+      const int eb = dtype_bytes(p.dtype);
+      throw_invalid("gemm: config " + config->to_string() + " loads " + std::to_string(config->vec_bytes()) +
+                    " bytes at a time; this call's pointers, leading dimensions and strides allow " +
+                    std::to_string(align) + " bytes (use vec=" + std::to_string(align / eb) + ")");
+    }
+    launch_gemm(*config, p, a, b, c, alpha, beta, stream);
+    return;
+  }
+  launch_gemm(gemm_config(p, a, b), p, a, b, c, alpha, beta, stream);
+}
+
+void Engine::gemm_reference(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c, float alpha, float beta,
+                            CUstream stream, bool f64_accumulate) {
+  const GemmProblem p = problem.resolved();
+  if (p.m == 0 || p.n == 0 || p.batch == 0) return;
+  const Frame f = to_frame(p, a, b);
+  GemmReferenceSpec spec;
+  spec.in = p.dtype;
+  spec.out = p.out_dtype;
+  spec.layout = f.layout;
+  spec.f64_accumulate = f64_accumulate;
+  detail::GemmState& st = gemm_state();
+  const std::string expr = gemm_reference_name_expression(spec);
+  Kernel k = [&] {
+    {
+      std::lock_guard<std::mutex> lock(st.mutex);
+      auto it = st.kernels.find(expr);
+      if (it != st.kernels.end()) return it->second;
+    }
+    const std::string arch = engine_arch(st, options().device);
+    const KernelEntry e = build_entry(*this, gemm_reference_source(spec), gemm_reference_source_name(spec), expr, arch,
+                                      256, 0);
+    return load_entry(st, e, arch, expr, options().device, 0);
+  }();
+  tpl::GemmParams params{reinterpret_cast<const void*>(f.a), reinterpret_cast<const void*>(f.b),
+                         reinterpret_cast<void*>(c), static_cast<int>(f.m), static_cast<int>(f.n),
+                         static_cast<int>(p.k), f.lda, f.ldb, p.ldc, p.batch, f.stride_a, f.stride_b, p.stride_c,
+                         alpha, beta};
+  void* args[] = {&params};
+  const LaunchShape s = gemm_reference_launch_shape(f.m, f.n, p.batch);
+  k.launch(Dim3{s.grid[0], s.grid[1], s.grid[2]}, Dim3{s.block[0], s.block[1], 1}, 0, stream, args);
+  ++st.launches;
+}
+
+}  // namespace swz

@@ -1,0 +1,369 @@
+// tests/runtime (GPU suite): the GEMM families end to end — every layout (A, B, C row/column-major) and
+// dtype pair against an f64 host reference on random data: odd shapes, M/N/K = 1, tile +- 1, K = 0,
+// batches, padded and odd leading dimensions, misaligned pointers, alpha/beta (beta = 0 over NaN C),
+// guard regions and pitch gaps that must stay untouched, every config of several default spaces.
+#include <doctest/doctest.h>
+#include <stdlib.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "swzjit/device.hpp"
+#include "swzjit/engine.hpp"
+#include "swzjit/error.hpp"
+
+using namespace swz;
+
+namespace {
+
+constexpr std::size_t kGuard = 256;  // bytes before and after every matrix
+
+// One scratch cache for the whole file: each config compiles once per run.
+std::string temp_cache_dir() {
+  static const std::string dir = [] {
+    char tmpl[] = "/tmp/swz_gemm_gpu_XXXXXX";
+    const char* d = mkdtemp(tmpl);
+    return std::string(d ? d : "");
+  }();
+  REQUIRE(!dir.empty());
+  return dir;
+}
+
+// --- host 16-bit floats (round to nearest even) ---
+std::uint16_t to_f16(float f) {
+  std::uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const std::uint32_t sign = (x >> 16) & 0x8000u;
+  const int exp = static_cast<int>((x >> 23) & 0xff) - 127 + 15;
+  std::uint32_t mant = x & 0x7fffffu;
+  if (exp >= 31) return static_cast<std::uint16_t>(sign | 0x7c00u);
+  if (exp <= 0) {
+    if (exp < -10) return static_cast<std::uint16_t>(sign);
+    mant |= 0x800000u;
+    const int shift = 14 - exp;
+    std::uint32_t h = mant >> shift;
+    const std::uint32_t rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (h & 1))) ++h;
+    return static_cast<std::uint16_t>(sign | h);
+  }
+  std::uint32_t h = (static_cast<std::uint32_t>(exp) << 10) | (mant >> 13);
+  const std::uint32_t rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) ++h;
+  return static_cast<std::uint16_t>(sign | h);
+}
+float from_f16(std::uint16_t h) {
+  const std::uint32_t sign = (h & 0x8000u) << 16;
+  int exp = (h >> 10) & 0x1f;
+  std::uint32_t mant = h & 0x3ffu;
+  std::uint32_t x;
+  if (exp == 0x1f) {
+    x = sign | 0x7f800000u | (mant << 13);
+  } else if (exp == 0) {
+    if (mant == 0) {
+      x = sign;
+    } else {
+      exp = 1;
+      while (!(mant & 0x400u)) mant <<= 1, --exp;
+      x = sign | (static_cast<std::uint32_t>(exp - 15 + 127) << 23) | ((mant & 0x3ffu) << 13);
+    }
+  } else {
+    x = sign | (static_cast<std::uint32_t>(exp - 15 + 127) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+std::uint16_t to_bf16(float f) {
+  std::uint32_t x;
+  std::memcpy(&x, &f, 4);
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<std::uint16_t>(x >> 16);
+}
+float from_bf16(std::uint16_t h) {
+  const std::uint32_t x = static_cast<std::uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+float load(DType t, const std::uint8_t* p) {
+  if (t == DType::F32) {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+  std::uint16_t h;
+  std::memcpy(&h, p, 2);
+  return t == DType::F16 ? from_f16(h) : from_bf16(h);
+}
+void store(DType t, std::uint8_t* p, float f) {
+  if (t == DType::F32) {
+    std::memcpy(p, &f, 4);
+  } else {
+    const std::uint16_t h = t == DType::F16 ? to_f16(f) : to_bf16(f);
+    std::memcpy(p, &h, 2);
+  }
+}
+
+struct Case {
+  DType in = DType::F32, out = DType::F32;
+  long long m = 0, n = 0, k = 0;
+  MatrixOrder ao = MatrixOrder::RowMajor, bo = MatrixOrder::RowMajor, co = MatrixOrder::RowMajor;
+  long long pad = 0;      // added to every leading dimension
+  long long batch = 1;
+  int misalign = 0;       // elements every pointer is moved off its 256-byte boundary
+  float alpha = 1.0f, beta = 0.0f;
+  const GemmConfig* config = nullptr;
+  int samples = 0;        // > 0: verify this many random elements (big shapes) instead of all
+  std::string label() const {
+    return to_string(in) + ">" + to_string(out) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
+           std::to_string(k) + " A" + (ao == MatrixOrder::RowMajor ? "r" : "c") + " B" +
+           (bo == MatrixOrder::RowMajor ? "r" : "c") + " C" + (co == MatrixOrder::RowMajor ? "r" : "c") + " pad " +
+           std::to_string(pad) + " batch " + std::to_string(batch) + " misalign " + std::to_string(misalign) +
+           " alpha " + std::to_string(alpha) + " beta " + std::to_string(beta) +
+           (config ? " config " + config->to_string() : std::string(" (engine's choice)"));
+  }
+};
+
+struct HostMatrix {
+  std::vector<std::uint8_t> bytes;  // guard + misalign + data + guard
+  std::size_t offset = 0;           // where element 0 lives
+};
+
+// Relative Frobenius error of C (sampled or full); -1 when guards, gaps or poison were disturbed.
+double run_case(Engine& engine, const Case& c, std::mt19937_64& rng) {
+  GemmProblem p;
+  p.dtype = c.in;
+  p.out_dtype = c.out;
+  p.m = c.m, p.n = c.n, p.k = c.k;
+  p.a_order = c.ao, p.b_order = c.bo, p.c_order = c.co;
+  p.batch = c.batch;
+  const bool ar = c.ao == MatrixOrder::RowMajor, br = c.bo == MatrixOrder::RowMajor, cr = c.co == MatrixOrder::RowMajor;
+  p.lda = std::max(1LL, ar ? c.k : c.m) + c.pad;
+  p.ldb = std::max(1LL, br ? c.n : c.k) + c.pad;
+  p.ldc = std::max(1LL, cr ? c.n : c.m) + c.pad;
+  const GemmProblem r = p.resolved();
+  const std::size_t ei = static_cast<std::size_t>(dtype_bytes(c.in)), eo = static_cast<std::size_t>(dtype_bytes(c.out));
+  auto make = [&](long long elems, std::size_t eb, bool random_fill, std::uint8_t fill) {
+    HostMatrix h;
+    h.offset = kGuard + static_cast<std::size_t>(c.misalign) * eb;
+    h.bytes.resize(h.offset + static_cast<std::size_t>(elems) * eb + kGuard, fill);
+    if (random_fill) {
+      std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+      for (std::size_t i = 0; i + eb <= h.bytes.size(); i += eb) store(c.out, &h.bytes[i], u(rng));  // C only
+    }
+    return h;
+  };
+  const long long a_elems = (r.batch - 1) * r.stride_a + (ar ? r.m : r.k) * r.lda;
+  const long long b_elems = (r.batch - 1) * r.stride_b + (br ? r.k : r.n) * r.ldb;
+  const long long c_elems = (r.batch - 1) * r.stride_c + (cr ? r.m : r.n) * r.ldc;
+  HostMatrix ha = make(a_elems, ei, false, 0), hb = make(b_elems, ei, false, 0);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (std::size_t i = ha.offset; i + ei <= ha.bytes.size() - kGuard; i += ei) store(c.in, &ha.bytes[i], u(rng));
+  for (std::size_t i = hb.offset; i + ei <= hb.bytes.size() - kGuard; i += ei) store(c.in, &hb.bytes[i], u(rng));
+  // beta = 0: C is all-ones bytes (NaN) and must never be read; else random values, guards included.
+  HostMatrix hc = make(c_elems, eo, c.beta != 0.0f, 0xFF);
+  DeviceBuffer da(ha.bytes.size()), db(hb.bytes.size()), dc(hc.bytes.size());
+  da.copy_from_host(ha.bytes.data(), ha.bytes.size());
+  db.copy_from_host(hb.bytes.data(), hb.bytes.size());
+  dc.copy_from_host(hc.bytes.data(), hc.bytes.size());
+  Stream stream;
+  engine.gemm(p, da.ptr() + ha.offset, db.ptr() + hb.offset, dc.ptr() + hc.offset, c.alpha, c.beta, stream.handle(),
+              c.config);
+  stream.synchronize();
+  std::vector<std::uint8_t> out(hc.bytes.size());
+  dc.copy_to_host(out.data(), out.size());
+
+  auto a_at = [&](long long b, long long i, long long k) {
+    return static_cast<double>(load(c.in, &ha.bytes[ha.offset + static_cast<std::size_t>(b * r.stride_a + (ar ? i * r.lda + k : k * r.lda + i)) * ei]));
+  };
+  auto b_at = [&](long long b, long long k, long long j) {
+    return static_cast<double>(load(c.in, &hb.bytes[hb.offset + static_cast<std::size_t>(b * r.stride_b + (br ? k * r.ldb + j : j * r.ldb + k)) * ei]));
+  };
+  auto c_index = [&](long long b, long long i, long long j) {
+    return hc.offset + static_cast<std::size_t>(b * r.stride_c + (cr ? i * r.ldc + j : j * r.ldc + i)) * eo;
+  };
+  // Everything that is not an element of C must be unchanged (guards, pitch gaps, batch gaps).
+  std::vector<bool> is_elem(out.size(), false);
+  for (long long b = 0; b < r.batch; ++b)
+    for (long long i = 0; i < r.m; ++i)
+      for (long long j = 0; j < r.n; ++j)
+        for (std::size_t e = 0; e < eo; ++e) is_elem[c_index(b, i, j) + e] = true;
+  for (std::size_t i = 0; i < out.size(); ++i)
+    if (!is_elem[i] && out[i] != hc.bytes[i]) return -1.0;
+  double num = 0, den = 0;
+  auto check = [&](long long b, long long i, long long j) {
+    double ref = 0;
+    for (long long k = 0; k < r.k; ++k) ref += a_at(b, i, k) * b_at(b, k, j);
+    ref *= c.alpha;
+    if (c.beta != 0.0f) ref += static_cast<double>(c.beta) * load(c.out, &hc.bytes[c_index(b, i, j)]);
+    const double got = load(c.out, &out[c_index(b, i, j)]);
+    if (!std::isfinite(got)) num += 1e30;
+    num += (got - ref) * (got - ref);
+    den += ref * ref;
+  };
+  if (c.samples > 0) {
+    for (int s = 0; s < c.samples; ++s)
+      check(static_cast<long long>(rng() % r.batch), static_cast<long long>(rng() % r.m), static_cast<long long>(rng() % r.n));
+    for (long long j = 0; j < r.n; j += std::max(1LL, r.n / 64)) check(0, r.m - 1, j);  // last row
+  } else {
+    for (long long b = 0; b < r.batch; ++b)
+      for (long long i = 0; i < r.m; ++i)
+        for (long long j = 0; j < r.n; ++j) check(b, i, j);
+  }
+  if (den == 0) return num == 0 ? 0.0 : 1.0;  // all-zero reference (K = 0, beta = 0): exact zeros wanted
+  return std::sqrt(num / den);
+}
+
+double tolerance(DType in) { return in == DType::F32 ? 1e-5 : 1e-2; }
+
+struct Pair {
+  DType in, out;
+};
+const Pair kPairs[] = {{DType::F32, DType::F32}, {DType::F16, DType::F16}, {DType::BF16, DType::BF16},
+                       {DType::F16, DType::F32}, {DType::BF16, DType::F32}};
+const MatrixOrder kOrders[] = {MatrixOrder::RowMajor, MatrixOrder::ColMajor};
+
+void check_case(Engine& engine, const Case& c, std::mt19937_64& rng) {
+  const double err = run_case(engine, c, rng);
+  CHECK_MESSAGE(err >= 0, c.label() << ": a guard region, pitch gap or batch gap was written");
+  CHECK_MESSAGE(err < tolerance(c.in), c.label() << ": relative Frobenius error " << err);
+}
+
+}  // namespace
+
+TEST_CASE("gemm: every dtype and layout matches the f64 reference on odd shapes, tails and tiny sizes") {
+  Engine engine(EngineOptions{0, TunePolicy::Default, temp_cache_dir(), true});
+  std::mt19937_64 rng(std::random_device{}());
+  const long long shapes[][3] = {{1, 1, 1}, {33, 65, 17}, {1, 200, 70}, {150, 1, 70}, {70, 90, 1},
+                                 {127, 129, 300}, {129, 257, 65}, {127, 255, 63}, {256, 256, 256}};
+  for (const Pair& pr : kPairs)
+    for (MatrixOrder ao : kOrders)
+      for (MatrixOrder bo : kOrders)
+        for (MatrixOrder co : kOrders)
+          for (const auto& s : shapes) {
+            Case c;
+            c.in = pr.in, c.out = pr.out, c.m = s[0], c.n = s[1], c.k = s[2], c.ao = ao, c.bo = bo, c.co = co;
+            c.alpha = 1.0f;
+            c.beta = 0.0f;
+            check_case(engine, c, rng);
+          }
+  CHECK(engine.gemm_launches() > 0);
+}
+
+TEST_CASE("gemm: long K, big shapes (sampled), batches, pitches, misaligned pointers, alpha/beta, K = 0") {
+  Engine engine(EngineOptions{0, TunePolicy::Default, temp_cache_dir(), true});
+  std::mt19937_64 rng(std::random_device{}());
+  for (const Pair& pr : kPairs)
+    for (MatrixOrder ao : kOrders)
+      for (MatrixOrder bo : kOrders) {
+        Case c;
+        c.in = pr.in, c.out = pr.out, c.ao = ao, c.bo = bo;
+        c.m = 127, c.n = 129, c.k = pr.in == DType::F32 ? 4100 : 1100;  // f16 inputs: shorter K, same tails
+        c.samples = 600;
+        check_case(engine, c, rng);
+        c = Case{};
+        c.in = pr.in, c.out = pr.out, c.ao = ao, c.bo = bo, c.co = MatrixOrder::ColMajor;
+        c.m = 70, c.n = 50, c.k = 40, c.batch = 3, c.pad = 5, c.alpha = 1.5f, c.beta = 0.5f;
+        check_case(engine, c, rng);  // batched, odd pitches, alpha/beta
+        c.batch = 1, c.misalign = 1, c.pad = 3, c.m = 65, c.n = 66, c.k = 67;
+        check_case(engine, c, rng);  // misaligned pointers: a narrower-vector config, never a fault
+        c.misalign = 0, c.pad = 1, c.beta = 0.0f, c.alpha = -2.0f;
+        check_case(engine, c, rng);  // odd leading dimensions, beta = 0 over NaN
+        c.pad = 0, c.k = 0, c.beta = 0.25f;
+        check_case(engine, c, rng);  // K = 0: C = beta * C
+        c.beta = 0.0f;
+        check_case(engine, c, rng);  // K = 0, beta = 0: zeros over NaN
+      }
+  for (const Pair& pr : {Pair{DType::F32, DType::F32}, Pair{DType::F16, DType::F16}, Pair{DType::BF16, DType::F32}}) {
+    Case c;
+    c.in = pr.in, c.out = pr.out, c.m = 3000, c.n = 5000, c.k = 700, c.samples = 3000, c.beta = 1.0f;
+    c.bo = pr.in == DType::F32 ? MatrixOrder::RowMajor : MatrixOrder::ColMajor;
+    check_case(engine, c, rng);
+  }
+}
+
+TEST_CASE("gemm: every config of several default spaces is correct on a tile-edge shape") {
+  Engine engine(EngineOptions{0, TunePolicy::Default, temp_cache_dir(), true});
+  std::mt19937_64 rng(std::random_device{}());
+  struct Space {
+    Pair pair;
+    MatrixOrder ao, bo;
+    int align;
+  } spaces[] = {
+      {{DType::F32, DType::F32}, MatrixOrder::RowMajor, MatrixOrder::RowMajor, 16},
+      {{DType::F32, DType::F32}, MatrixOrder::RowMajor, MatrixOrder::ColMajor, 16},
+      {{DType::F32, DType::F32}, MatrixOrder::ColMajor, MatrixOrder::ColMajor, 4},
+      {{DType::F16, DType::F16}, MatrixOrder::RowMajor, MatrixOrder::ColMajor, 16},
+      {{DType::BF16, DType::F32}, MatrixOrder::ColMajor, MatrixOrder::RowMajor, 16},
+      {{DType::F16, DType::F32}, MatrixOrder::ColMajor, MatrixOrder::ColMajor, 4},
+      {{DType::BF16, DType::BF16}, MatrixOrder::RowMajor, MatrixOrder::RowMajor, 2},
+  };
+  for (const Space& s : spaces) {
+    GemmProblem probe;
+    probe.dtype = s.pair.in, probe.out_dtype = s.pair.out, probe.a_order = s.ao, probe.b_order = s.bo;
+    const std::vector<GemmConfig> space = gemm_search_space(s.pair.in, s.pair.out, probe.kernel_layout(), s.align);
+    REQUIRE(!space.empty());
+    // Compile in parallel first (the cache makes the launches below load only).
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < 8; ++t)
+      pool.emplace_back([&, t] {
+        for (std::size_t i = t; i < space.size(); i += 8) engine.compile_gemm(space[i]);
+      });
+    for (auto& th : pool) th.join();
+    for (const GemmConfig& cfg : space) {
+      Case c;
+      c.in = s.pair.in, c.out = s.pair.out, c.ao = s.ao, c.bo = s.bo, c.config = &cfg;
+      c.m = 257, c.n = 255, c.k = 97, c.alpha = 0.75f, c.beta = 0.5f;
+      check_case(engine, c, rng);
+    }
+  }
+}
+
+TEST_CASE("gemm: refusals and no-ops") {
+  Engine engine(EngineOptions{0, TunePolicy::Default, temp_cache_dir(), true});
+  DeviceBuffer a(1 << 16), b(1 << 16), c(1 << 16);
+  c.memset8(0xFF);
+  GemmProblem p;
+  p.dtype = DType::F32;
+  p.out_dtype = DType::F32;
+  p.m = 16, p.n = 16, p.k = 16;
+  // A 16-byte-vector config on a 4-byte-aligned pointer is refused with the width that would fit.
+  const GemmConfig cfg = gemm_search_space(DType::F32, DType::F32, GemmLayout::NN, 16).front();
+  try {
+    engine.gemm(p, a.ptr() + 4, b.ptr(), c.ptr(), 1, 0, nullptr, &cfg);
+    FAIL("expected InvalidArgument");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::InvalidArgument);
+    CHECK(std::string(e.what()).find("vec=1") != std::string::npos);
+  }
+  // A config for another layout or dtype is refused.
+  p.a_order = MatrixOrder::ColMajor;
+  CHECK_THROWS_AS(engine.gemm(p, a.ptr(), b.ptr(), c.ptr(), 1, 0, nullptr, &cfg), Error);
+  // Unsupported dtype pairs say what is supported.
+  p.out_dtype = DType::F16;
+  try {
+    engine.gemm(p, a.ptr(), b.ptr(), c.ptr(), 1, 0, nullptr);
+    FAIL("expected Unsupported");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::Unsupported);
+    CHECK(std::string(e.what()).find("supported") != std::string::npos);
+  }
+  // M = 0 or N = 0 does nothing: C keeps its poison, nothing is launched.
+  const std::uint64_t before = engine.gemm_launches();
+  for (auto mn : {std::pair<long long, long long>{0, 5}, {5, 0}}) {
+    GemmProblem z;
+    z.m = mn.first, z.n = mn.second, z.k = 7;
+    engine.gemm(z, a.ptr(), b.ptr(), c.ptr(), 1, 1, nullptr);
+  }
+  synchronize(nullptr);
+  CHECK(engine.gemm_launches() == before);
+  std::vector<std::uint8_t> h(c.size());
+  c.copy_to_host(h.data(), h.size());
+  for (auto byte : h) CHECK(byte == 0xFF);
+}

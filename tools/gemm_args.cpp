@@ -1,0 +1,42 @@
+// tools: reading a GEMM config and problem options from the command line (see gemm_args.hpp).
+#include "gemm_args.hpp"
+
+#include "swzjit/error.hpp"
+
+namespace swz {
+namespace cli {
+
+const char kGemmConfigHelp[] =
+    "gemm config (one string, or the default for a dtype and layout):\n"
+    "  --config STR   sgemm,LAYOUT,tile=BMxBNxBK,warp=WMxWN,wniter=I,thread=TMxTN,threads=N,stages=1|2,vec=V,\n"
+    "                 raster=R,swa=B:M:S,swb=B:M:S\n"
+    "                 hgemm,IN>OUT,LAYOUT,tile=BMxBNxBK,warp=WMxWN,stages=S,vec=V,raster=R,swa=B:M:S,swb=B:M:S\n"
+    "  --dtype T      f32|f16|bf16 (inputs; default f32)   --out T   f32|f16|bf16 (default: the input dtype)\n"
+    "  --layout L     NN|NT|TN|TT: A then B; N = row-major as in C = A*B, T = column-major (default NN)\n";
+
+void read_gemm_layout(Args& args, GemmProblem& p) {
+  const std::string l = parse_choice("--layout", args.value_or("layout", "NN"), {"NN", "NT", "TN", "TT"});
+  p.a_order = l[0] == 'N' ? MatrixOrder::RowMajor : MatrixOrder::ColMajor;
+  p.b_order = l[1] == 'N' ? MatrixOrder::RowMajor : MatrixOrder::ColMajor;
+  const std::string c = parse_choice("--c-order", args.value_or("c-order", "row"), {"row", "col"});
+  p.c_order = c == "row" ? MatrixOrder::RowMajor : MatrixOrder::ColMajor;
+}
+
+GemmConfig read_gemm_config(Args& args) {
+  const auto config = args.value("config");
+  const auto dtype = args.value("dtype");
+  const auto out = args.value("out");
+  if (config) {
+    if (dtype || out || args.given("layout")) throw UsageError("--config cannot be combined with --dtype/--out/--layout");
+    return GemmConfig::parse(*config);
+  }
+  GemmProblem p;
+  p.dtype = parse_dtype(dtype ? *dtype : "f32");
+  p.out_dtype = out ? parse_dtype(*out) : p.dtype;
+  p.m = p.n = p.k = 4096;
+  read_gemm_layout(args, p);
+  return default_gemm_config(p, 16);
+}
+
+}  // namespace cli
+}  // namespace swz

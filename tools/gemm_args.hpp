@@ -1,0 +1,22 @@
+// tools: reading a GEMM config and problem options from the command line (swz gen|compile|analyze|run gemm).
+#pragma once
+
+#include "cli.hpp"
+#include "swzjit/engine.hpp"
+#include "swzjit/gemm.hpp"
+
+namespace swz {
+namespace cli {
+
+/// Options text for --help of every command that takes a GEMM config.
+extern const char kGemmConfigHelp[];
+
+/// --config STR (sgemm,... or hgemm,...), else the default config of a 4096^3 problem of --dtype
+/// (default f32), --out (default: the input dtype) and --layout (default NN).
+GemmConfig read_gemm_config(Args& args);
+
+/// --layout NN|NT|TN|TT and --c-order row|col into a problem's storage orders.
+void read_gemm_layout(Args& args, GemmProblem& p);
+
+}  // namespace cli
+}  // namespace swz
