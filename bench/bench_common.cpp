@@ -1,0 +1,80 @@
+// bench: timing helpers shared by the benchmark programs (see bench_common.hpp).
+#include "bench_common.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace swz {
+namespace bench {
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "bench: %s failed: %s (%s)\n", what, cudaGetErrorName(e), cudaGetErrorString(e));
+    std::exit(1);
+  }
+}
+
+Timer::Timer(cudaStream_t stream) : stream_(stream) {
+  int dev = 0, l2 = 0;
+  check(cudaGetDevice(&dev), "cudaGetDevice");
+  check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev), "cudaDeviceGetAttribute(L2)");
+  flush_bytes_ = static_cast<std::size_t>(std::max(l2, 1 << 20)) * 2;
+  check(cudaMalloc(&flush_, flush_bytes_), "cudaMalloc(flush)");
+  check(cudaEventCreate(&start_), "cudaEventCreate");
+  check(cudaEventCreate(&stop_), "cudaEventCreate");
+}
+
+Timer::~Timer() {
+  cudaFree(flush_);
+  cudaEventDestroy(start_);
+  cudaEventDestroy(stop_);
+}
+
+Timing Timer::time(const std::function<void()>& work, int reps, int warmup) {
+  for (int i = 0; i < warmup; ++i) work();
+  check(cudaStreamSynchronize(stream_), "warm-up");
+  std::vector<double> ms;
+  for (int i = 0; i < reps; ++i) {
+    check(cudaMemsetAsync(flush_, i & 0xff, flush_bytes_, stream_), "L2 flush");
+    check(cudaEventRecord(start_, stream_), "cudaEventRecord");
+    work();
+    check(cudaEventRecord(stop_, stream_), "cudaEventRecord");
+    check(cudaEventSynchronize(stop_), "cudaEventSynchronize");
+    float t = 0;
+    check(cudaEventElapsedTime(&t, start_, stop_), "cudaEventElapsedTime");
+    ms.push_back(t);
+  }
+  std::sort(ms.begin(), ms.end());
+  Timing r;
+  r.reps = reps;
+  r.median = ms[ms.size() / 2];
+  r.p20 = ms[ms.size() / 5];
+  r.p80 = ms[(ms.size() * 4) / 5];
+  r.min = ms.front();
+  return r;
+}
+
+void fill_random_device(void* dst, std::size_t bytes, std::uint64_t seed) {
+  std::vector<std::uint16_t> h((bytes + 1) / 2);
+  std::uint64_t s = seed;
+  for (auto& v : h) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    // Finite fp16/bf16 bit patterns (exponent field never all-ones); fp32 words built from two of
+    // them are finite too, so arithmetic checks never meet NaN.
+    v = static_cast<std::uint16_t>((s >> 16) % 0x7c00u) | static_cast<std::uint16_t>(s & 0x8000u);
+  }
+  check(cudaMemcpy(dst, h.data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy(random fill)");
+}
+
+std::string fmt(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+}  // namespace bench
+}  // namespace swz

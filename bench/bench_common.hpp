@@ -1,0 +1,47 @@
+// bench: timing helpers shared by the benchmark programs (CUDA runtime API): L2 flush, events,
+// medians, random fills. Benchmarks only; tests never time anything.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace swz {
+namespace bench {
+
+/// Exits with a message naming the call when a CUDA runtime call fails.
+void check(cudaError_t e, const char* what);
+
+/// Statistics of repeated timings, in milliseconds.
+struct Timing {
+  double median = 0, p20 = 0, p80 = 0, min = 0;
+  int reps = 0;
+};
+
+/// Times `work` (enqueued on `stream`) `reps` times after `warmup` runs; before every repetition the L2
+/// is flushed by writing a buffer twice its size; CUDA events bracket each repetition.
+class Timer {
+ public:
+  explicit Timer(cudaStream_t stream);
+  ~Timer();
+  Timing time(const std::function<void()>& work, int reps, int warmup = 3);
+
+ private:
+  cudaStream_t stream_;
+  void* flush_ = nullptr;
+  std::size_t flush_bytes_ = 0;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+};
+
+/// Fills `bytes` of device memory with random bits whose 16-bit halves are never 0xFFFF (so a
+/// 0xFF-poisoned output can never pass a check by accident), from a host buffer.
+void fill_random_device(void* dst, std::size_t bytes, std::uint64_t seed);
+
+/// "12.3" style formatting helpers.
+std::string fmt(double v, int decimals);
+
+}  // namespace bench
+}  // namespace swz

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# bench: what one session on the GPU machine runs, over a build made on the CPU machine and carried
+# along (device tool: carry build/). Steps: tests sanitize bench ncu tune (any subset, in order).
+# Logs go to $OUT (or ./device-logs); the last lines printed are a short summary table.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/device-logs}
+mkdir -p "$OUT"
+# CTest and a few tests hold this machine's absolute paths; make them resolve here too.
+if [ ! -e /work/main/build ] && [ "$PWD" != /work/main ]; then mkdir -p /work && ln -sfn "$PWD" /work/main; fi
+export SWZJIT_WORKER=$PWD/build/swz-worker
+export SWZJIT_CACHE_DIR=${SWZJIT_CACHE_DIR:-$(mktemp -d /tmp/swzjit-cache.XXXXXX)}
+summary=()
+note() { summary+=("$1"); }
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader | tee "$OUT/gpu.txt"
+for step in "$@"; do
+  case "$step" in
+    tests)
+      start=$(date +%s)
+      build/tests/swzjit_gpu_tests >"$OUT/gpu_tests.log" 2>&1
+      rc=$?
+      note "gpu tests: rc=$rc $(grep -E '^\[doctest\] test cases' "$OUT/gpu_tests.log" | tail -1) ($(( $(date +%s) - start )) s)"
+      ;;
+    sanitize)
+      start=$(date +%s)
+      compute-sanitizer --tool memcheck --leak-check full --error-exitcode 3 build/tests/swzjit_gpu_tests \
+        >"$OUT/sanitizer.log" 2>&1
+      rc=$?
+      note "compute-sanitizer memcheck: rc=$rc $(grep -E 'ERROR SUMMARY' "$OUT/sanitizer.log" | tail -1) ($(( $(date +%s) - start )) s)"
+      ;;
+    run)
+      for a in "16384 8192 f32" "16384 16384 f16"; do
+        set -- $a
+        build/swz run transpose --rows "$1" --cols "$2" --dtype "$3" >>"$OUT/run.log" 2>&1
+        note "swz run $3 $1x$2: $(grep -E '^time|^config|^verified' "$OUT/run.log" | tail -3 | tr '\n' ' ')"
+      done
+      ;;
+    bench)
+      build/bench/swz_bench_transpose --reps 20 ${BENCH_ARGS:-} >"$OUT/bench.log" 2>&1
+      note "bench: rc=$?"
+      ;;
+    ncu)
+      cfgs=$(tr '\n' ';' < bench/ncu_configs.txt | sed 's/;$//')
+      ncu --metrics l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,smsp__sass_inst_executed_op_shared_st.sum,smsp__sass_inst_executed_op_shared_ld.sum \
+        --csv --kernel-name regex:transpose_kernel build/bench/swz_bench_transpose --ncu "$cfgs" >"$OUT/ncu.csv" 2>"$OUT/ncu.err"
+      note "ncu: rc=$? ($(grep -c transpose_kernel "$OUT/ncu.csv") metric rows)"
+      ;;
+    tune)
+      rm -rf "$SWZJIT_CACHE_DIR"/*
+      start=$(date +%s.%N)
+      build/swz autotune transpose --rows 16384 --cols 8192 --dtype f32 --json >"$OUT/tune1.json" 2>"$OUT/tune1.err"
+      t1=$(echo "$(date +%s.%N) - $start" | bc)
+      build/swz run transpose --rows 16384 --cols 8192 --dtype f32 --json >"$OUT/tune2.json" 2>&1
+      note "autotune (empty cache): ${t1}s wall; second process: $(grep -oE '"first_launch_ms": [0-9.]+|"compiles": [0-9]+|"benchmark_runs": [0-9]+' "$OUT/tune2.json" | tr '\n' ' ')"
+      ;;
+    *) echo "unknown step $step" >&2 ;;
+  esac
+done
+echo
+echo "=== summary ==="
+for s in "${summary[@]}"; do echo "$s"; done
+[ -f "$OUT/bench.log" ] && grep -E '^\||^f32|^f16|^bf16' "$OUT/bench.log" | grep -vE '^\| ---' | head -40
+exit 0

@@ -1,0 +1,311 @@
+// bench: GEMM throughput of libswzjit's SGEMM / HGEMM kernels beside cuBLAS in one process — cublasSgemm
+// with the default FP32 math mode (no TF32) and cublasGemmEx (f16/bf16, CUBLAS_COMPUTE_32F) — at the
+// issue's shapes, every layout, random data in [-1, 1], L2 flushed before every repetition, CUDA events,
+// medians. For each (dtype, layout, shape) every config of the default space is timed and the best is
+// reported with TFLOP/s, the ratio to cuBLAS and its relative Frobenius error against cuBLAS's result.
+//   swz_bench_gemm [--reps N] [--quick] [--dtype f32|f16|bf16] [--layout NN|NT|TN|TT] [--shape MxNxK]
+//   swz_bench_gemm --ncu "CONFIG@MxNxK[;...]"   (one launch each, for ncu; prints predicted wavefronts)
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/bench_common.hpp"
+#include "swzjit/engine.hpp"
+#include "swzjit/error.hpp"
+
+using namespace swz;
+using swz::bench::check;
+using swz::bench::fmt;
+
+namespace {
+
+void cublas_check(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS) {
+    std::fprintf(stderr, "bench: %s failed: cuBLAS status %d\n", what, static_cast<int>(s));
+    std::exit(1);
+  }
+}
+
+std::uint16_t f32_to_half_bits(float f, DType t) {
+  std::uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if (t == DType::BF16) return static_cast<std::uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+  // f16 of a value in [-1, 1]: normal or flushed tiny; round to nearest even.
+  const std::uint32_t sign = (x >> 16) & 0x8000u;
+  const int e = static_cast<int>((x >> 23) & 0xff) - 127 + 15;
+  if (e <= 0) return static_cast<std::uint16_t>(sign);
+  std::uint32_t h = (static_cast<std::uint32_t>(e) << 10) | ((x & 0x7fffffu) >> 13);
+  const std::uint32_t rem = x & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) ++h;
+  return static_cast<std::uint16_t>(sign | h);
+}
+
+double half_bits_to_double(std::uint16_t h, DType t) {
+  if (t == DType::BF16) {
+    const std::uint32_t x = static_cast<std::uint32_t>(h) << 16;
+    float f;
+    std::memcpy(&f, &x, 4);
+    return f;
+  }
+  const int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  const double v = e == 0 ? std::ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : std::ldexp(1024 + m, e - 25);
+  return (h & 0x8000) ? -v : v;
+}
+
+void fill_uniform(void* dst, std::size_t elems, DType t, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  const std::size_t eb = static_cast<std::size_t>(dtype_bytes(t));
+  std::vector<std::uint8_t> h(elems * eb);
+  for (std::size_t i = 0; i < elems; ++i) {
+    const float f = u(rng);
+    if (t == DType::F32) {
+      std::memcpy(&h[i * 4], &f, 4);
+    } else {
+      const std::uint16_t b = f32_to_half_bits(f, t);
+      std::memcpy(&h[i * 2], &b, 2);
+    }
+  }
+  check(cudaMemcpy(dst, h.data(), h.size(), cudaMemcpyHostToDevice), "cudaMemcpy(fill)");
+}
+
+std::vector<double> to_doubles(const void* d, std::size_t elems, DType t) {
+  const std::size_t eb = static_cast<std::size_t>(dtype_bytes(t));
+  std::vector<std::uint8_t> h(elems * eb);
+  check(cudaMemcpy(h.data(), d, h.size(), cudaMemcpyDeviceToHost), "cudaMemcpy(copy back)");
+  std::vector<double> out(elems);
+  for (std::size_t i = 0; i < elems; ++i) {
+    if (t == DType::F32) {
+      float f;
+      std::memcpy(&f, &h[i * 4], 4);
+      out[i] = f;
+    } else {
+      std::uint16_t b;
+      std::memcpy(&b, &h[i * 2], 2);
+      out[i] = half_bits_to_double(b, t);
+    }
+  }
+  return out;
+}
+
+double rel_frobenius(const std::vector<double>& x, const std::vector<double>& ref) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    num += std::isfinite(x[i]) ? (x[i] - ref[i]) * (x[i] - ref[i]) : 1e300;
+    den += ref[i] * ref[i];
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+struct Shape {
+  long long m, n, k;
+};
+
+GemmProblem make_problem(DType t, const std::string& layout, const Shape& s) {
+  GemmProblem p;
+  p.dtype = t;
+  p.out_dtype = t;
+  p.m = s.m, p.n = s.n, p.k = s.k;
+  p.a_order = layout[0] == 'N' ? MatrixOrder::RowMajor : MatrixOrder::ColMajor;
+  p.b_order = layout[1] == 'N' ? MatrixOrder::RowMajor : MatrixOrder::ColMajor;
+  return p.resolved();
+}
+
+// C (row-major M x N) = A * B through cuBLAS's column-major view: C^T = B^T A^T.
+void cublas_gemm(cublasHandle_t h, const GemmProblem& p, const void* a, const void* b, void* c) {
+  const float one = 1.0f, zero = 0.0f;
+  const cublasOperation_t op_b = p.b_order == MatrixOrder::RowMajor ? CUBLAS_OP_N : CUBLAS_OP_T;
+  const cublasOperation_t op_a = p.a_order == MatrixOrder::RowMajor ? CUBLAS_OP_N : CUBLAS_OP_T;
+  const int m = static_cast<int>(p.n), n = static_cast<int>(p.m), k = static_cast<int>(p.k);
+  if (p.dtype == DType::F32) {
+    cublas_check(cublasSgemm(h, op_b, op_a, m, n, k, &one, static_cast<const float*>(b), static_cast<int>(p.ldb),
+                             static_cast<const float*>(a), static_cast<int>(p.lda), &zero, static_cast<float*>(c),
+                             static_cast<int>(p.ldc)),
+                 "cublasSgemm");
+  } else {
+    const cudaDataType_t dt = p.dtype == DType::F16 ? CUDA_R_16F : CUDA_R_16BF;
+    cublas_check(cublasGemmEx(h, op_b, op_a, m, n, k, &one, b, dt, static_cast<int>(p.ldb), a, dt,
+                              static_cast<int>(p.lda), &zero, c, dt, static_cast<int>(p.ldc), CUBLAS_COMPUTE_32F,
+                              CUBLAS_GEMM_DEFAULT),
+                 "cublasGemmEx");
+  }
+}
+
+int run_ncu(Engine& engine, const std::string& list) {
+  std::stringstream ss(list);
+  std::string item;
+  std::printf("config;shape;blocks;ktiles;pred_st_wavefronts;pred_st_ideal;pred_ld_wavefronts;pred_ld_ideal\n");
+  while (std::getline(ss, item, ';')) {
+    const auto at = item.find('@');
+    if (at == std::string::npos) {
+      std::fprintf(stderr, "--ncu: '%s' is not CONFIG@MxNxK\n", item.c_str());
+      return 2;
+    }
+    const GemmConfig c = GemmConfig::parse(item.substr(0, at));
+    Shape s{};
+    if (std::sscanf(item.c_str() + at + 1, "%lldx%lldx%lld", &s.m, &s.n, &s.k) != 3) return 2;
+    const char l0 = gemm_a_kmajor(c.layout()) ? 'N' : 'T', l1 = gemm_b_kmajor(c.layout()) ? 'T' : 'N';
+    const GemmProblem p = make_problem(c.in_dtype(), std::string{l0, l1}, s);
+    GemmProblem po = p;
+    po.out_dtype = c.out_dtype();
+    const std::size_t ei = dtype_bytes(p.dtype), eo = dtype_bytes(po.out_dtype);
+    void *a, *b, *cc;
+    check(cudaMalloc(&a, s.m * s.k * ei), "cudaMalloc");
+    check(cudaMalloc(&b, s.k * s.n * ei), "cudaMalloc");
+    check(cudaMalloc(&cc, s.m * s.n * eo), "cudaMalloc");
+    fill_uniform(a, s.m * s.k, p.dtype, 1);
+    fill_uniform(b, s.k * s.n, p.dtype, 2);
+    engine.gemm_kernel(c);
+    engine.launch_gemm(c, po, reinterpret_cast<DevicePtr>(a), reinterpret_cast<DevicePtr>(b),
+                       reinterpret_cast<DevicePtr>(cc), 1, 0, nullptr);
+    check(cudaDeviceSynchronize(), "ncu launch");
+    const LaunchShape ls = gemm_launch_shape(c, s.m, s.n, 1);
+    const int bk = c.kind == GemmKernelKind::Sgemm ? c.sgemm.bk : c.hgemm.bk;
+    const long long blocks = ls.grid[0], ktiles = (s.k + bk - 1) / bk;
+    const GemmAnalysis an = analyze_gemm(c);
+    std::printf("%s;%lldx%lldx%lld;%lld;%lld;%lld;%lld;%lld;%lld\n", c.to_string().c_str(), s.m, s.n, s.k, blocks, ktiles,
+                an.store_wavefronts * blocks * ktiles, an.store_ideal * blocks * ktiles,
+                an.load_wavefronts * blocks * ktiles, an.load_ideal * blocks * ktiles);
+    cudaFree(a), cudaFree(b), cudaFree(cc);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int reps = 20;
+  bool quick = false;
+  std::string ncu, only_dtype, only_layout, only_shape;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--reps" && i + 1 < argc) {
+      reps = std::max(5, std::atoi(argv[++i]));
+    } else if (a == "--quick") {
+      quick = true;
+    } else if (a == "--ncu" && i + 1 < argc) {
+      ncu = argv[++i];
+    } else if (a == "--dtype" && i + 1 < argc) {
+      only_dtype = argv[++i];
+    } else if (a == "--layout" && i + 1 < argc) {
+      only_layout = argv[++i];
+    } else if (a == "--shape" && i + 1 < argc) {
+      only_shape = argv[++i];
+    } else {
+      std::fprintf(stderr,
+                   "usage: swz_bench_gemm [--reps N] [--quick] [--dtype f32|f16|bf16] [--layout NN|NT|TN|TT] "
+                   "[--shape MxNxK] | --ncu \"CONFIG@MxNxK[;...]\"\n");
+      return a == "--help" || a == "-h" ? 0 : 2;
+    }
+  }
+  check(cudaSetDevice(0), "cudaSetDevice");
+  check(cudaFree(nullptr), "context creation");
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  char tmpl[] = "/tmp/swz_bench_gemm_cache_XXXXXX";
+  EngineOptions eo;
+  eo.cache_dir = mkdtemp(tmpl);
+  Engine engine(eo);
+  if (!ncu.empty()) return run_ncu(engine, ncu);
+
+  cudaStream_t stream;
+  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  cublasHandle_t handle;
+  cublas_check(cublasCreate(&handle), "cublasCreate");
+  cublas_check(cublasSetStream(handle, stream), "cublasSetStream");
+  cublas_check(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");  // FP32 stays FP32: no TF32
+  bench::Timer timer(stream);
+  std::printf("device: %s, %d SMs; %d repetitions per measurement, L2 flushed before each; cuBLAS default math "
+              "(no TF32), GemmEx with CUBLAS_COMPUTE_32F\n",
+              prop.name, prop.multiProcessorCount, reps);
+
+  std::vector<Shape> shapes = {{4096, 4096, 4096}, {8192, 8192, 8192}, {4096, 4096, 1024},
+                               {8192, 1024, 8192}, {3000, 5000, 700},  {127, 129, 4100}};
+  if (quick) shapes = {{4096, 4096, 4096}, {8192, 8192, 8192}};
+  if (!only_shape.empty()) {
+    Shape s{};
+    if (std::sscanf(only_shape.c_str(), "%lldx%lldx%lld", &s.m, &s.n, &s.k) != 3) return 2;
+    shapes = {s};
+  }
+  std::vector<std::string> layouts = {"NN", "NT", "TN", "TT"};
+  if (quick) layouts = {"NN", "NT"};
+  if (!only_layout.empty()) layouts = {only_layout};
+  std::vector<DType> dtypes = {DType::F32, DType::F16, DType::BF16};
+  if (!only_dtype.empty()) dtypes = {parse_dtype(only_dtype)};
+
+  std::vector<std::string> table = {
+      "| dtype | layout | M x N x K | cuBLAS ms | cuBLAS TFLOP/s | swz ms | swz TFLOP/s | vs cuBLAS (time) | "
+      "rel. error vs cuBLAS | best config |",
+      "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"};
+  for (DType t : dtypes)
+    for (const std::string& layout : layouts)
+      for (const Shape& s : shapes) {
+        const GemmProblem p = make_problem(t, layout, s);
+        const std::size_t eb = dtype_bytes(t);
+        const std::size_t a_elems = static_cast<std::size_t>(s.m * s.k), b_elems = static_cast<std::size_t>(s.k * s.n),
+                          c_elems = static_cast<std::size_t>(s.m * s.n);
+        void *a, *b, *c, *cref;
+        check(cudaMalloc(&a, a_elems * eb), "cudaMalloc(A)");
+        check(cudaMalloc(&b, b_elems * eb), "cudaMalloc(B)");
+        check(cudaMalloc(&c, c_elems * eb), "cudaMalloc(C)");
+        check(cudaMalloc(&cref, c_elems * eb), "cudaMalloc(Cref)");
+        fill_uniform(a, a_elems, t, 11 + s.m);
+        fill_uniform(b, b_elems, t, 17 + s.n);
+        const double flops = 2.0 * s.m * s.n * static_cast<double>(s.k);
+        const bench::Timing cb = timer.time([&] { cublas_gemm(handle, p, a, b, cref); }, reps);
+        check(cudaStreamSynchronize(stream), "cuBLAS");
+        const std::vector<GemmConfig> space = gemm_search_space(t, t, p.kernel_layout(), 16);
+        {  // compile the space in parallel first
+          std::vector<std::thread> pool;
+          const unsigned nt = std::max(1u, std::thread::hardware_concurrency());
+          for (unsigned w = 0; w < nt; ++w)
+            pool.emplace_back([&, w] {
+              for (std::size_t i = w; i < space.size(); i += nt) engine.compile_gemm(space[i]);
+            });
+          for (auto& th : pool) th.join();
+        }
+        double best_ms = 1e30;
+        std::string best;
+        for (const GemmConfig& cfg : space) {
+          const bench::Timing tm = timer.time(
+              [&] {
+                engine.launch_gemm(cfg, p, reinterpret_cast<DevicePtr>(a), reinterpret_cast<DevicePtr>(b),
+                                   reinterpret_cast<DevicePtr>(c), 1.0f, 0.0f, stream);
+              },
+              reps);
+          if (tm.median < best_ms) best_ms = tm.median, best = cfg.to_string();
+        }
+        // Verify the reported kernel against cuBLAS's result on the same inputs.
+        const GemmConfig winner = GemmConfig::parse(best);
+        check(cudaMemsetAsync(c, 0xff, c_elems * eb, stream), "poison");
+        engine.launch_gemm(winner, p, reinterpret_cast<DevicePtr>(a), reinterpret_cast<DevicePtr>(b),
+                           reinterpret_cast<DevicePtr>(c), 1.0f, 0.0f, stream);
+        cublas_gemm(handle, p, a, b, cref);
+        check(cudaStreamSynchronize(stream), "verify");
+        const double err = rel_frobenius(to_doubles(c, c_elems, t), to_doubles(cref, c_elems, t));
+        const double tol = t == DType::F32 ? 1e-5 : 1e-2;
+        const std::string row = "| " + to_string(t) + " | " + layout + " | " + std::to_string(s.m) + "x" +
+                                std::to_string(s.n) + "x" + std::to_string(s.k) + " | " + fmt(cb.median, 3) + " | " +
+                                fmt(flops / (cb.median * 1e9), 1) + " | " + fmt(best_ms, 3) + " | " +
+                                fmt(flops / (best_ms * 1e9), 1) + " | " + fmt(cb.median / best_ms, 2) + "x | " +
+                                fmt(err, 7) + (err < tol ? "" : " MISMATCH") + " | " + best + " |";
+        std::printf("%s\n", row.c_str());
+        std::fflush(stdout);
+        table.push_back(row);
+        cudaFree(a), cudaFree(b), cudaFree(c), cudaFree(cref);
+      }
+  std::printf("\n");
+  for (const auto& line : table) std::printf("%s\n", line.c_str());
+  cublasDestroy(handle);
+  cudaStreamDestroy(stream);
+  return 0;
+}
