@@ -18,14 +18,14 @@ for step in "$@"; do
   case "$step" in
     tests)
       start=$(date +%s)
-      build/tests/swzjit_gpu_tests >"$OUT/gpu_tests.log" 2>&1
+      timeout ${TEST_TIMEOUT:-420} build/tests/swzjit_gpu_tests ${TEST_ARGS:-} >"$OUT/gpu_tests.log" 2>&1
       rc=$?
       note "gpu tests: rc=$rc $(grep -E '^\[doctest\] test cases' "$OUT/gpu_tests.log" | tail -1) ($(( $(date +%s) - start )) s)"
       ;;
     sanitize)
       start=$(date +%s)
-      compute-sanitizer --tool memcheck --leak-check full --error-exitcode 3 build/tests/swzjit_gpu_tests \
-        >"$OUT/sanitizer.log" 2>&1
+      timeout ${SAN_TIMEOUT:-420} compute-sanitizer --tool memcheck --leak-check full --error-exitcode 3 \
+        build/tests/swzjit_gpu_tests ${SAN_ARGS:-} >"$OUT/sanitizer.log" 2>&1
       rc=$?
       note "compute-sanitizer memcheck: rc=$rc $(grep -E 'ERROR SUMMARY' "$OUT/sanitizer.log" | tail -1) ($(( $(date +%s) - start )) s)"
       ;;

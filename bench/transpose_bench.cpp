@@ -3,7 +3,7 @@
 // read + written) and the ratio to the copy. BENCHMARKS.md records its output and command line.
 //   swz_bench_transpose [--reps N] [--quick] [--explore] [--ncu CONFIG[;CONFIG...]]
 // --explore adds the raster and streaming-cache variants of every config.
-// --ncu launches each given config once on fp32 16384x8192 (for `ncu`) and prints the static analysis
+// --ncu launches each given config once on a 16384x8192 matrix of its dtype (for `ncu`) and prints the static analysis
 // prediction of its shared-memory wavefronts for the whole grid.
 #include <cuda_runtime.h>
 
@@ -74,21 +74,21 @@ void compile_all(Engine& engine, const std::vector<TransposeConfig>& configs) {
 }
 
 int run_ncu(Engine& engine, const std::string& list) {
-  const Size s{DType::F32, 16384, 8192};
+  const long long rows = 16384, cols = 8192;  // every config runs on this shape, in its own dtype
   std::vector<TransposeConfig> configs;
   std::stringstream ss(list);
   std::string item;
   while (std::getline(ss, item, ';')) configs.push_back(TransposeConfig::parse(item));
   void *in = nullptr, *out = nullptr;
-  const std::size_t bytes = static_cast<std::size_t>(s.rows * s.cols) * 4;
+  const std::size_t bytes = static_cast<std::size_t>(rows * cols) * 4;
   check(cudaMalloc(&in, bytes), "cudaMalloc");
   check(cudaMalloc(&out, bytes), "cudaMalloc");
   bench::fill_random_device(in, bytes, 7);
-  TransposeProblem p{s.dtype, s.rows, s.cols};
   std::printf("config;blocks;pred_st_wavefronts;pred_st_ideal;pred_ld_wavefronts;pred_ld_ideal;pred_st_instr;pred_ld_instr\n");
   for (const auto& c : configs) {
     engine.transpose_kernel(c);  // compile + load outside the profiled launch
-    const LaunchShape ls = transpose_launch_shape(c, s.rows, s.cols, 1);
+    const TransposeProblem p{c.dtype, rows, cols};
+    const LaunchShape ls = transpose_launch_shape(c, rows, cols, 1);
     const long long blocks = static_cast<long long>(ls.grid[0]) * ls.grid[1] * ls.grid[2];
     const TransposeAnalysis a = analyze_transpose(c);
     engine.launch_transpose(c, p, reinterpret_cast<DevicePtr>(in), reinterpret_cast<DevicePtr>(out), nullptr);
