@@ -50,7 +50,7 @@ for step in "$@"; do
       rm -rf "$SWZJIT_CACHE_DIR"/*
       start=$(date +%s.%N)
       build/swz autotune transpose --rows 16384 --cols 8192 --dtype f32 --json >"$OUT/tune1.json" 2>"$OUT/tune1.err"
-      t1=$(echo "$(date +%s.%N) - $start" | bc)
+      t1=$(python3 -c "import time; print(round(time.time() - $start, 2))")
       build/swz run transpose --rows 16384 --cols 8192 --dtype f32 --json >"$OUT/tune2.json" 2>&1
       note "autotune (empty cache): ${t1}s wall; second process: $(grep -oE '"first_launch_ms": [0-9.]+|"compiles": [0-9]+|"benchmark_runs": [0-9]+' "$OUT/tune2.json" | tr '\n' ' ')"
       ;;

@@ -105,6 +105,11 @@ std::vector<TransposeConfig> variants(DType t) {
       for (int pair = 0; pair <= (dtype_bytes(t) == 2 ? 1 : 0); ++pair) {
         c.pair = pair == 1;
         c.raster = pair;  // cover both rasters too
+        try {
+          c.validate();
+        } catch (const Error&) {
+          continue;  // this shape does not split in pair mode
+        }
         TransposeConfig p = c, s = c;
         if (transpose_choose_pad(p)) out.push_back(p);
         if (transpose_choose_swizzle(s)) out.push_back(s);
