@@ -2,7 +2,7 @@
 // process, same sizes, L2 flushed before every repetition, CUDA events, medians; prints GB/s (bytes
 // read + written) and the ratio to the copy. BENCHMARKS.md records its output and command line.
 //   swz_bench_transpose [--reps N] [--quick] [--explore] [--ncu CONFIG[;CONFIG...]]
-// --explore adds the raster and streaming-cache variants of every config.
+// --explore adds the raster=1 variant of every config.
 // --ncu launches each given config once on a 16384x8192 matrix of its dtype (for `ncu`) and prints the static analysis
 // prediction of its shared-memory wavefronts for the whole grid.
 #include <cuda_runtime.h>

@@ -70,6 +70,20 @@ SWZ_HD constexpr int transpose_store_in_row(const TransposeGeom& g, int tid, int
   return ((it * g.threads + tid) % (g.tile_r / g.vec_out)) * g.vec_out;
 }
 
+/// Cells (elements, or words in pair mode) one shared store of the load phase writes: the widest
+/// power of two <= vec (and <= 16 bytes) that the layout keeps contiguous and aligned for every
+/// vector. The kernel issues exactly these stores, so the analyzer sees the instructions the GPU
+/// executes (the compiler would otherwise merge adjacent scalar stores on its own).
+SWZ_HD constexpr bool transpose_keeps_contiguous(const TransposeGeom& g, int w) {
+  return transpose_smem_row_elems(g) % w == 0 &&
+         (g.layout != kSmemSwizzle || ((g.sw_b == 0 || (1 << g.sw_m) >= w) && (g.sw2_b == 0 || (1 << g.sw2_m) >= w)));
+}
+SWZ_HD constexpr int transpose_store_width(const TransposeGeom& g) {
+  int w = g.vec;
+  while (w > 1 && (w * g.elem_bytes > 16 || !transpose_keeps_contiguous(g, w))) w /= 2;
+  return w;
+}
+
 /// Byte address of the k-th element a thread writes to / reads from shared memory (what the bank
 /// analyzer feeds to the model, lane by lane).
 SWZ_HD constexpr int transpose_smem_store_addr(const TransposeGeom& g, int tid, int it, int k) {
@@ -172,10 +186,11 @@ __global__ void __launch_bounds__(THREADS) transpose_kernel(const __grid_constan
                                                     SW2_B, SW2_M, SW2_S, RASTER, HINT, PAIR);
   typedef typename ElemType<(PAIR ? 4 : ELEM)>::type S;  // a shared-memory cell: an element, or a word of two
   constexpr int kLoadIters = transpose_load_iters(g), kStoreIters = transpose_store_iters(g);
+  constexpr int kStoreW = transpose_store_width(g);  // cells per shared store in the load phase
   constexpr int kRowsPerLoad = PAIR ? 2 : 1;  // input rows one load-phase vector covers
   static_assert(kLoadIters * VEC * THREADS * kRowsPerLoad == TILE_R * TILE_C, "transpose: tile must split evenly");
   static_assert(TILE_C % VEC == 0 && TILE_R % VEC == 0, "transpose: VEC must divide both tile sides");
-  __shared__ S smem[transpose_smem_elems(g)];
+  __shared__ __align__(16) S smem[transpose_smem_elems(g)];
 
   const int tid = threadIdx.x;
   const long long tiles_r = (p.rows + TILE_R - 1) / TILE_R;
@@ -205,12 +220,20 @@ __global__ void __launch_bounds__(THREADS) transpose_kernel(const __grid_constan
           for (int it = 0; it < kLoadIters; ++it) {
             const int q = transpose_load_row(g, tid, it), c = transpose_load_col(g, tid, it);
 #pragma unroll
-            for (int k = 0; k < VEC; ++k) {
-              if (PAIR)  // word = (row 2q, row 2q+1) of column c+k: two consecutive output elements
-                smem[transpose_smem_offset(g, q, c + k)] =
-                    static_cast<S>(v[it][0].e[k]) | (static_cast<S>(v[it][kRowsPerLoad - 1].e[k]) << (PAIR ? 16 : 0));
-              else
-                smem[transpose_smem_offset(g, q, c + k)] = static_cast<S>(v[it][0].e[k]);
+            for (int k = 0; k < VEC; k += kStoreW) {
+              union {
+                RawWord<kStoreW * sizeof(S)> raw;
+                S s[kStoreW];
+              } cells;
+#pragma unroll
+              for (int j = 0; j < kStoreW; ++j) {
+                if (PAIR)  // word = (row 2q, row 2q+1) of column c+k+j: two consecutive output elements
+                  cells.s[j] = static_cast<S>(v[it][0].e[k + j]) |
+                               (static_cast<S>(v[it][kRowsPerLoad - 1].e[k + j]) << (PAIR ? 16 : 0));
+                else
+                  cells.s[j] = static_cast<S>(v[it][0].e[k + j]);
+              }
+              *reinterpret_cast<RawWord<kStoreW * sizeof(S)>*>(&smem[transpose_smem_offset(g, q, c + k)]) = cells.raw;
             }
           }
           __syncthreads();
