@@ -29,6 +29,27 @@ for step in "$@"; do
       rc=$?
       note "compute-sanitizer memcheck: rc=$rc $(grep -E 'ERROR SUMMARY' "$OUT/sanitizer.log" | tail -1) ($(( $(date +%s) - start )) s)"
       ;;
+    race)
+      # racecheck / synccheck on small odd transposes of every layout kind and on two GEMMs
+      rc_all=0
+      for cfg in "--dtype f32 --smem swizzle" "--dtype f32 --smem pad --tile 32x32 --vec 2" \
+                 "--dtype f16 --tile 32x128 --vec 2 --pair --raster 1" "--dtype bf16 --smem pad --tile 32x64 --vec 4" \
+                 "--dtype f32 --smem plain --tile 32x32 --vec 1"; do
+        for tool in racecheck synccheck; do
+          compute-sanitizer --tool $tool --error-exitcode 3 build/swz run transpose --rows 1000 --cols 776 $cfg \
+            --reps 1 >>"$OUT/race.log" 2>&1 || rc_all=$?
+        done
+      done
+      for g in "--dtype f16 --layout TN" "--dtype f32 --layout NT"; do
+        compute-sanitizer --tool racecheck --error-exitcode 3 build/swz run gemm --m 300 --n 260 --k 200 $g --reps 1 \
+          >>"$OUT/race.log" 2>&1 || rc_all=$?
+      done
+      note "racecheck+synccheck: rc=$rc_all $(grep -c 'ERROR SUMMARY: 0 errors' "$OUT/race.log") clean summaries, $(grep -E 'ERROR SUMMARY: [1-9]' "$OUT/race.log" | wc -l) with errors"
+      ;;
+    gemm)
+      timeout ${GEMM_TIMEOUT:-400} stdbuf -oL build/bench/swz_bench_gemm --reps 10 ${GEMM_ARGS:-} >"$OUT/gemm_bench.log" 2>&1
+      note "gemm bench: rc=$?"
+      ;;
     run)
       for a in "16384 8192 f32" "16384 16384 f16"; do
         set -- $a
@@ -37,7 +58,7 @@ for step in "$@"; do
       done
       ;;
     bench)
-      build/bench/swz_bench_transpose --reps 20 ${BENCH_ARGS:-} >"$OUT/bench.log" 2>&1
+      stdbuf -oL build/bench/swz_bench_transpose --reps 20 ${BENCH_ARGS:-} >"$OUT/bench.log" 2>&1
       note "bench: rc=$?"
       ;;
     ncu)
@@ -61,4 +82,5 @@ echo
 echo "=== summary ==="
 for s in "${summary[@]}"; do echo "$s"; done
 [ -f "$OUT/bench.log" ] && grep -E '^\||^f32|^f16|^bf16' "$OUT/bench.log" | grep -vE '^\| ---' | head -40
+[ -f "$OUT/gemm_bench.log" ] && tail -40 "$OUT/gemm_bench.log"
 exit 0

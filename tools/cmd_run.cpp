@@ -73,7 +73,8 @@ int run_run(Args& args) {
   if (args.peek_positional() == std::optional<std::string>("gemm")) return run_gemm(args);  // tools/cmd_run_gemm.cpp
   const auto t_main = Clock::now();
   const bool explicit_config = args.given("config") || args.given("tile") || args.given("threads") ||
-                               args.given("vec") || args.given("smem");
+                               args.given("vec") || args.given("smem") || args.given("pair") ||
+                               args.given("raster") || args.given("cache");
   TransposeConfig forced;
   if (explicit_config) forced = read_transpose_config(args, args.given("dtype") ? "" : "f32");
   const std::string dtype_s = explicit_config ? to_string(forced.dtype) : args.value_or("dtype", "f32");
