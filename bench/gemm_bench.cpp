@@ -263,7 +263,9 @@ int main(int argc, char** argv) {
         const double flops = 2.0 * s.m * s.n * static_cast<double>(s.k);
         const bench::Timing cb = timer.time([&] { cublas_gemm(handle, p, a, b, cref); }, reps);
         check(cudaStreamSynchronize(stream), "cuBLAS");
-        const std::vector<GemmConfig> space = gemm_search_space(t, t, p.kernel_layout(), 16);
+        // The space for this call's alignment (odd leading dimensions need narrower vectors).
+        const int align = p.max_vec_bytes(reinterpret_cast<DevicePtr>(a), reinterpret_cast<DevicePtr>(b));
+        const std::vector<GemmConfig> space = gemm_search_space(t, t, p.kernel_layout(), align);
         {  // compile the space in parallel first
           std::vector<std::thread> pool;
           const unsigned nt = std::max(1u, std::thread::hardware_concurrency());
