@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "runtime/autotune_internal.hpp"
+#include "runtime/jit_cache.hpp"
 #include "swzjit/error.hpp"
 #include "swzjit/jit.hpp"
 
@@ -140,27 +141,8 @@ KernelEntry compile_support_kernel(Cache& cache, SupportKernel which, int elem_b
   req.source_name = "swz_support_" + tag + "_" + eb + ".cu";
   req.name_expression = expression;
   req.arch = arch;
-  KernelKey key;
-  key.templates_hash = templates_hash();
-  key.name_expression = expression;
-  const auto v = nvrtc_version();
-  key.nvrtc_version = std::to_string(v.first) + "." + std::to_string(v.second);
-  key.options = compile_options(req);
-  key.arch = arch;
-  return cache.get_or_build(key, [&] {
+  return compile_through_cache(cache, req, 256, 0, [compiles] {
     if (compiles) ++*compiles;
-    const CompiledKernel k = compile(req);
-    KernelEntry e;
-    e.image = k.image;
-    e.is_ptx = k.is_ptx;
-    e.lowered_name = k.lowered_name;
-    e.threads = 256;
-    if (!k.is_ptx) {
-      const CubinResources r = cubin_resources(k);
-      e.registers = r.registers;
-      e.spill_bytes = r.local_bytes;
-    }
-    return e;
   });
 }
 

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "runtime/autotune_internal.hpp"
+#include "runtime/jit_cache.hpp"
 #include "swzjit/error.hpp"
 #include "templates/transpose.cuh"
 
@@ -31,12 +32,6 @@ CompiledKernel to_compiled(const KernelEntry& e, const std::string& arch, const 
   return k;
 }
 
-int pow2_alignment(unsigned long long v) {
-  // Largest power of two (<= 16) dividing v; 0 divides everything.
-  int a = 16;
-  while (a > 1 && v % static_cast<unsigned long long>(a) != 0) a /= 2;
-  return a;
-}
 
 }  // namespace
 
@@ -63,12 +58,12 @@ TransposeProblem TransposeProblem::resolved() const {
 int TransposeProblem::max_vec_bytes(DevicePtr in, DevicePtr out) const {
   const TransposeProblem p = resolved();
   const unsigned long long eb = static_cast<unsigned long long>(dtype_bytes(p.dtype));
-  int a = std::min(pow2_alignment(in), pow2_alignment(out));
-  a = std::min(a, pow2_alignment(static_cast<unsigned long long>(p.ld_in) * eb));
-  a = std::min(a, pow2_alignment(static_cast<unsigned long long>(p.ld_out) * eb));
+  int a = std::min(detail::pow2_alignment(in), detail::pow2_alignment(out));
+  a = std::min(a, detail::pow2_alignment(static_cast<unsigned long long>(p.ld_in) * eb));
+  a = std::min(a, detail::pow2_alignment(static_cast<unsigned long long>(p.ld_out) * eb));
   if (p.batch > 1) {
-    a = std::min(a, pow2_alignment(static_cast<unsigned long long>(p.stride_in) * eb));
-    a = std::min(a, pow2_alignment(static_cast<unsigned long long>(p.stride_out) * eb));
+    a = std::min(a, detail::pow2_alignment(static_cast<unsigned long long>(p.stride_in) * eb));
+    a = std::min(a, detail::pow2_alignment(static_cast<unsigned long long>(p.stride_out) * eb));
   }
   return std::max<int>(a, static_cast<int>(eb));
 }
@@ -162,28 +157,7 @@ KernelEntry Engine::compile_transpose(const TransposeConfig& cfg, const std::str
   req.source_name = transpose_source_name(cfg);
   req.name_expression = transpose_name_expression(cfg);
   req.arch = arch;
-  KernelKey key;
-  key.templates_hash = impl_->templates_hash;
-  key.name_expression = req.name_expression;
-  key.nvrtc_version = impl_->nvrtc_version;
-  key.options = compile_options(req);
-  key.arch = arch;
-  return impl_->cache->get_or_build(key, [&] {
-    ++impl_->compiles;
-    const CompiledKernel k = compile(req);
-    KernelEntry e;
-    e.image = k.image;
-    e.is_ptx = k.is_ptx;
-    e.lowered_name = k.lowered_name;
-    e.threads = cfg.threads;
-    e.dynamic_smem = 0;
-    if (!k.is_ptx) {
-      const CubinResources r = cubin_resources(k);
-      e.registers = r.registers;
-      e.spill_bytes = r.local_bytes;
-    }
-    return e;
-  });
+  return detail::compile_through_cache(*impl_->cache, req, cfg.threads, 0, [this] { ++impl_->compiles; });
 }
 
 Kernel Engine::transpose_kernel(const TransposeConfig& cfg) {

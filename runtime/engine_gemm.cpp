@@ -8,6 +8,8 @@
 #include <sstream>
 
 #include "swzjit/engine.hpp"
+
+#include "runtime/jit_cache.hpp"
 #include "swzjit/error.hpp"
 #include "templates/gemm_common.cuh"
 
@@ -26,11 +28,6 @@ struct GemmState {
 
 namespace {
 
-int pow2_alignment(unsigned long long v) {
-  int a = 16;  // largest power of two <= 16 dividing v (0 divides everything)
-  while (a > 1 && v % static_cast<unsigned long long>(a) != 0) a /= 2;
-  return a;
-}
 
 const char* order_name(MatrixOrder o) { return o == MatrixOrder::RowMajor ? "row" : "col"; }
 
@@ -100,12 +97,12 @@ GemmLayout GemmProblem::kernel_layout() const { return to_frame(*this, 0, 0).lay
 int GemmProblem::max_vec_bytes(DevicePtr a, DevicePtr b) const {
   const GemmProblem p = resolved();
   const unsigned long long eb = static_cast<unsigned long long>(dtype_bytes(p.dtype));
-  int al = std::min(pow2_alignment(a), pow2_alignment(b));
-  al = std::min(al, pow2_alignment(static_cast<unsigned long long>(p.lda) * eb));
-  al = std::min(al, pow2_alignment(static_cast<unsigned long long>(p.ldb) * eb));
+  int al = std::min(detail::pow2_alignment(a), detail::pow2_alignment(b));
+  al = std::min(al, detail::pow2_alignment(static_cast<unsigned long long>(p.lda) * eb));
+  al = std::min(al, detail::pow2_alignment(static_cast<unsigned long long>(p.ldb) * eb));
   if (p.batch > 1) {
-    al = std::min(al, pow2_alignment(static_cast<unsigned long long>(p.stride_a) * eb));
-    al = std::min(al, pow2_alignment(static_cast<unsigned long long>(p.stride_b) * eb));
+    al = std::min(al, detail::pow2_alignment(static_cast<unsigned long long>(p.stride_a) * eb));
+    al = std::min(al, detail::pow2_alignment(static_cast<unsigned long long>(p.stride_b) * eb));
   }
   return std::max<int>(al, static_cast<int>(eb));
 }
@@ -197,28 +194,7 @@ KernelEntry build_entry(Engine& engine, const std::string& source, const std::st
   req.source_name = source_name;
   req.name_expression = expression;
   req.arch = arch;
-  KernelKey key;
-  key.templates_hash = templates_hash();
-  key.name_expression = expression;
-  const auto v = nvrtc_version();
-  key.nvrtc_version = std::to_string(v.first) + "." + std::to_string(v.second);
-  key.options = compile_options(req);
-  key.arch = arch;
-  return engine.cache().get_or_build(key, [&] {
-    const CompiledKernel k = compile(req);
-    KernelEntry e;
-    e.image = k.image;
-    e.is_ptx = k.is_ptx;
-    e.lowered_name = k.lowered_name;
-    e.threads = threads;
-    e.dynamic_smem = dynamic_smem;
-    if (!k.is_ptx) {
-      const CubinResources r = cubin_resources(k);
-      e.registers = r.registers;
-      e.spill_bytes = r.local_bytes;
-    }
-    return e;
-  });
+  return detail::compile_through_cache(engine.cache(), req, threads, dynamic_smem);
 }
 
 Kernel load_entry(detail::GemmState& st, const KernelEntry& e, const std::string& arch, const std::string& expression,

@@ -1,0 +1,25 @@
+// runtime (internal): the one path from a generated translation unit to a cached kernel, shared by the
+// engine's families and the autotuner's support kernels, so every cache key is built the same way.
+#pragma once
+
+#include <functional>
+
+#include "swzjit/cache.hpp"
+#include "swzjit/jit.hpp"
+
+namespace swz {
+namespace detail {
+
+/// `request`'s kernel from `cache`, keyed by its full compile identity (templates hash, name
+/// expression, NVRTC version, every option, exact arch — request.arch must be given); NVRTC runs
+/// only on a miss (`on_compile` is called then), and the entry records registers/spills read from
+/// the cubin.
+KernelEntry compile_through_cache(Cache& cache, const CompileRequest& request, int threads, int dynamic_smem,
+                                  const std::function<void()>& on_compile = {});
+
+/// Largest power of two <= 16 that divides `v` (0 divides everything): the vector width an address,
+/// pitch or stride allows.
+int pow2_alignment(unsigned long long v);
+
+}  // namespace detail
+}  // namespace swz
