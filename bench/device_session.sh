@@ -67,6 +67,21 @@ for step in "$@"; do
         --csv --kernel-name regex:transpose_kernel build/bench/swz_bench_transpose --ncu "$cfgs" >"$OUT/ncu.csv" 2>"$OUT/ncu.err"
       note "ncu: rc=$? ($(grep -c transpose_kernel "$OUT/ncu.csv") metric rows)"
       ;;
+    probe)
+      cfgs=$(tr '\n' ';' < bench/ncu_configs.txt | sed 's/;$//')
+      ncu --metrics l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,smsp__sass_inst_executed_op_shared_st.sum,smsp__sass_inst_executed_op_shared_ld.sum \
+        --csv --kernel-name regex:transpose_smem_probe build/bench/swz_bench_transpose --ncu "$cfgs" --probe >"$OUT/probe.csv" 2>"$OUT/probe.err"
+      note "ncu probe: rc=$? ($(grep -c transpose_smem_probe "$OUT/probe.csv") metric rows)"
+      ;;
+    gemmncu)
+      g1='hgemm,f16>f16,NN,tile=128x128x32,warp=64x64,stages=4,vec=8,raster=8,swa=2:3:3,swb=3:3:4@4096x4096x4096'
+      g2='hgemm,f16>f16,NT,tile=128x128x32,warp=64x64,stages=4,vec=8,raster=8,swa=2:3:3,swb=2:3:3@4096x4096x4096'
+      g3='sgemm,NN,tile=128x256x16,warp=64x64,wniter=2,thread=8x8,threads=256,stages=2,vec=4,raster=8,swa=2:3:6,swb=0:0:0@4096x4096x4096'
+      ncu --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,smsp__inst_executed_op_ldsm.sum \
+        --section MemoryWorkloadAnalysis_Tables --section SpeedOfLight --section WarpStateStats --section Occupancy \
+        --kernel-name regex:gemm_kernel build/bench/swz_bench_gemm --ncu "$g1;$g2;$g3" >"$OUT/gemm_ncu.txt" 2>&1
+      note "gemm ncu: rc=$?"
+      ;;
     tune)
       rm -rf "$SWZJIT_CACHE_DIR"/*
       start=$(date +%s.%N)

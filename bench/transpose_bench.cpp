@@ -2,7 +2,8 @@
 // process, same sizes, L2 flushed before every repetition, CUDA events, medians; prints GB/s (bytes
 // read + written) and the ratio to the copy. BENCHMARKS.md records its output and command line.
 //   swz_bench_transpose [--reps N] [--quick] [--explore] [--ncu CONFIG[;CONFIG...]]
-// --explore adds the raster=1 variant of every config.
+// --explore adds the raster=1 variant of every config. --ncu ... --probe runs each config's shared-memory
+// phases alone (no global traffic) instead of the kernel.
 // --ncu launches each given config once on a 16384x8192 matrix of its dtype (for `ncu`) and prints the static analysis
 // prediction of its shared-memory wavefronts for the whole grid.
 #include <cuda_runtime.h>
@@ -73,6 +74,40 @@ void compile_all(Engine& engine, const std::vector<TransposeConfig>& configs) {
   for (auto& th : pool) th.join();
 }
 
+// --ncu --probe: each config's shared-memory phases alone (templates/smem_probe.cuh), no global
+// traffic: 528 blocks x 16 repetitions, predictions scaled the same way.
+int run_probe(const std::string& list) {
+  std::vector<TransposeConfig> configs;
+  std::stringstream ss(list);
+  std::string item;
+  while (std::getline(ss, item, ';')) configs.push_back(TransposeConfig::parse(item));
+  unsigned int* sink = nullptr;
+  check(cudaMalloc(&sink, 4), "cudaMalloc");
+  const int blocks = 528, reps = 16;
+  std::printf("config;blocks;pred_st_wavefronts;pred_st_ideal;pred_ld_wavefronts;pred_ld_ideal;pred_st_instr;pred_ld_instr\n");
+  for (const auto& c : configs) {
+    CompileRequest req;
+    req.source = transpose_probe_source(c);
+    req.source_name = "swz_probe.cu";
+    req.name_expression = transpose_probe_name_expression(c);
+    req.arch = device_info(0).arch();
+    const CompiledKernel k = compile(req);
+    Module m(k, 0);
+    const Kernel kern = m.kernel();
+    int iterations = reps;
+    void* args[] = {&iterations, &sink};
+    kern.launch(Dim3{static_cast<unsigned>(blocks), 1, 1}, Dim3{static_cast<unsigned>(c.threads), 1, 1}, 0, nullptr, args);
+    check(cudaDeviceSynchronize(), "probe launch");
+    const TransposeAnalysis a = analyze_transpose(c);
+    const long long n = static_cast<long long>(blocks) * reps;
+    std::printf("%s;%lld;%lld;%lld;%lld;%lld;%lld;%lld\n", c.to_string().c_str(), n, a.store_wavefronts * n,
+                a.store_ideal * n, a.load_wavefronts * n, a.load_ideal * n, a.store_instructions * n,
+                a.load_instructions * n);
+  }
+  cudaFree(sink);
+  return 0;
+}
+
 int run_ncu(Engine& engine, const std::string& list) {
   const long long rows = 16384, cols = 8192;  // every config runs on this shape, in its own dtype
   std::vector<TransposeConfig> configs;
@@ -106,7 +141,7 @@ int run_ncu(Engine& engine, const std::string& list) {
 
 int main(int argc, char** argv) {
   int reps = 30;
-  bool quick = false, explore = false;
+  bool quick = false, explore = false, probe = false;
   std::string ncu;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -116,10 +151,12 @@ int main(int argc, char** argv) {
       quick = true;
     } else if (a == "--explore") {
       explore = true;
+    } else if (a == "--probe") {
+      probe = true;
     } else if (a == "--ncu" && i + 1 < argc) {
       ncu = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: swz_bench_transpose [--reps N] [--quick] [--explore] [--ncu CONFIG[;CONFIG...]]\n");
+      std::fprintf(stderr, "usage: swz_bench_transpose [--reps N] [--quick] [--explore] [--ncu CONFIG[;CONFIG...] [--probe]]\n");
       return a == "--help" || a == "-h" ? 0 : 2;
     }
   }
@@ -131,7 +168,7 @@ int main(int argc, char** argv) {
   EngineOptions eo;
   eo.cache_dir = mkdtemp(tmpl);
   Engine engine(eo);
-  if (!ncu.empty()) return run_ncu(engine, ncu);
+  if (!ncu.empty()) return probe ? run_probe(ncu) : run_ncu(engine, ncu);
 
   cudaStream_t stream;
   check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");

@@ -50,6 +50,12 @@ std::string transpose_name_expression(const TransposeConfig& cfg);
 /// A stable file name for the generated source, e.g. "swz_transpose_<hash>.cu".
 std::string transpose_source_name(const TransposeConfig& cfg);
 
+/// Measurement only: the config's shared-memory phases with no global traffic (templates/smem_probe.cuh),
+/// for comparing Nsight Compute's shared-memory counters with analyze_transpose() in isolation.
+/// Kernel arguments: (int iterations, unsigned* sink); launch `threads` threads per block.
+std::string transpose_probe_source(const TransposeConfig& cfg);
+std::string transpose_probe_name_expression(const TransposeConfig& cfg);
+
 /// Grid for a problem: x = column tiles, y = row tiles, z = batch (each clamped to the hardware limits;
 /// the kernel loops over what does not fit).
 struct LaunchShape {

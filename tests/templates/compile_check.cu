@@ -7,6 +7,7 @@
 #include "templates/sgemm.cuh"
 #include "templates/swizzle.cuh"
 #include "templates/transpose.cuh"
+#include "templates/smem_probe.cuh"
 
 namespace swz {
 namespace tpl {
@@ -29,5 +30,7 @@ template __global__ void gemm_reference_kernel<kGemmF32, kGemmF32, 1, 0, 1>(cons
 template __global__ void gemm_reference_kernel<kGemmBF16, kGemmF16, 0, 1, 0>(const __grid_constant__ GemmParams);
 template __global__ void transpose_kernel<2, 64, 64, 256, 8, kSmemSwizzle, 0, 2, 0, 5, 3, 2, 7, 1, 1, 0>(
     const __grid_constant__ TransposeParams);
+template __global__ void transpose_smem_probe_kernel<2, 32, 128, 256, 2, kSmemSwizzle, 0, 4, 1, 6, 0, 0, 0, 1, 0, 1>(
+    int, unsigned int*);
 }  // namespace tpl
 }  // namespace swz
