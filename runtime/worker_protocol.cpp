@@ -120,6 +120,32 @@ ProblemDesc read_problem(Reader& r) {
   return p;
 }
 
+void write_gemm(Writer& w, const GemmDesc& g) {
+  w.i64(g.in_kind);
+  w.i64(g.out_kind);
+  w.boolean(g.a_kmajor);
+  w.boolean(g.b_kmajor);
+  for (long long v : {g.m, g.n, g.k, g.lda, g.ldb, g.ldc, g.batch, g.stride_a, g.stride_b, g.stride_c}) w.i64(v);
+  w.f64(g.alpha);
+  w.f64(g.beta);
+  w.f64(g.tolerance);
+  w.u32(g.seed);
+}
+GemmDesc read_gemm(Reader& r) {
+  GemmDesc g;
+  g.in_kind = static_cast<int>(r.i64());
+  g.out_kind = static_cast<int>(r.i64());
+  g.a_kmajor = r.boolean();
+  g.b_kmajor = r.boolean();
+  for (long long* v : {&g.m, &g.n, &g.k, &g.lda, &g.ldb, &g.ldc, &g.batch, &g.stride_a, &g.stride_b, &g.stride_c})
+    *v = r.i64();
+  g.alpha = r.f64();
+  g.beta = r.f64();
+  g.tolerance = r.f64();
+  g.seed = r.u32();
+  return g;
+}
+
 void write_image(Writer& w, const KernelImage& k) {
   w.str(k.image);
   w.boolean(k.is_ptx);
@@ -141,6 +167,7 @@ void write_job(Writer& w, const BenchJob& j) {
   write_image(w, j.kernel);
   for (std::uint32_t v : j.grid) w.u32(v);
   for (std::uint32_t v : j.block) w.u32(v);
+  w.u32(j.dynamic_smem);
 }
 BenchJob read_job(Reader& r) {
   BenchJob j;
@@ -149,6 +176,7 @@ BenchJob read_job(Reader& r) {
   j.kernel = read_image(r);
   for (std::uint32_t& v : j.grid) v = r.u32();
   for (std::uint32_t& v : j.block) v = r.u32();
+  j.dynamic_smem = r.u32();
   return j;
 }
 
@@ -179,12 +207,22 @@ BenchResult read_result(Reader& r) {
 
 void HelloRequest::write(Writer& w) const {
   w.i64(device);
-  write_problem(w, problem);
+  w.u32(static_cast<std::uint32_t>(kind));
+  if (kind == ProblemKind::Gemm)
+    write_gemm(w, gemm);
+  else
+    write_problem(w, problem);
 }
 HelloRequest HelloRequest::read(Reader& r) {
   HelloRequest m;
   m.device = static_cast<int>(r.i64());
-  m.problem = read_problem(r);
+  const std::uint32_t kind = r.u32();
+  if (kind > static_cast<std::uint32_t>(ProblemKind::Gemm)) throw ProtocolError("unknown problem kind " + std::to_string(kind));
+  m.kind = static_cast<ProblemKind>(kind);
+  if (m.kind == ProblemKind::Gemm)
+    m.gemm = read_gemm(r);
+  else
+    m.problem = read_problem(r);
   return m;
 }
 
@@ -211,10 +249,14 @@ HelloReply HelloReply::read(Reader& r) {
   return m;
 }
 
-void SupportRequest::write(Writer& w) const { write_image(w, check); }
+void SupportRequest::write(Writer& w) const {
+  write_image(w, check);
+  write_image(w, reference);
+}
 SupportRequest SupportRequest::read(Reader& r) {
   SupportRequest m;
   m.check = read_image(r);
+  m.reference = read_image(r);
   return m;
 }
 

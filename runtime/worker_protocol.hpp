@@ -6,8 +6,9 @@
 // Payload fields are little-endian fixed-width integers and IEEE doubles; strings and byte blobs are a
 // u64 length then the bytes; lists are a u64 count then the items. Every request gets exactly one
 // reply, in order:
-//   Hello{device, problem}        -> HelloReply   the worker initializes CUDA and allocates buffers
-//   Support{check kernel}         -> SupportReply it loads the check kernel and fills the input
+//   Hello{device, kind, problem}  -> HelloReply   the worker initializes CUDA and allocates buffers
+//   Support{check, reference}     -> SupportReply it loads the check kernel and fills the input (GEMM:
+//                                                 and computes the reference C once)
 //   Bench{job, timing}            -> BenchReply   verify one candidate, then time it
 //   Retime{jobs, rounds}          -> RetimeReply  verify, then time several candidates round-robin
 //   Quit                          (no reply)      the worker exits
@@ -26,7 +27,7 @@ namespace detail {
 namespace worker {
 
 constexpr std::uint32_t kMagic = 0x57575A53u;  // "SZWW" in memory order: 'S' 'Z' 'W' 'W'
-constexpr std::uint16_t kProtocolVersion = 1;
+constexpr std::uint16_t kProtocolVersion = 2;
 constexpr std::size_t kHeaderBytes = 16;
 constexpr std::uint64_t kMaxPayloadBytes = std::uint64_t{256} << 20;  // kernel images are far smaller
 
@@ -94,6 +95,22 @@ struct ProblemDesc {
   std::uint32_t seed = 0;
 };
 
+/// What the worker tunes: the kind of problem a Hello carries.
+enum class ProblemKind : std::uint32_t { Transpose = 0, Gemm = 1 };
+
+/// A resolved GEMM problem in the kernels' frame (templates/gemm_common.cuh GemmParams: C is m x n
+/// row-major with pitch ldc; A and B K-contiguous or not), sizes in elements; element kinds are
+/// tpl::GemmElemKind. Candidates are checked against the reference kernel's C with `tolerance` on the
+/// relative Frobenius error.
+struct GemmDesc {
+  int in_kind = 2, out_kind = 2;
+  bool a_kmajor = true, b_kmajor = false;
+  long long m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0, batch = 1, stride_a = 0, stride_b = 0, stride_c = 0;
+  double alpha = 1, beta = 0;
+  double tolerance = 1e-5;
+  std::uint32_t seed = 0;
+};
+
 /// A loadable kernel: what swz::Module needs.
 struct KernelImage {
   std::string image;
@@ -111,13 +128,15 @@ struct TimingSettings {
   double target_ms = 20;
 };
 
-/// One candidate: its kernel (signature of swz::tpl::transpose_kernel) and launch shape.
+/// One candidate: its kernel (signature of swz::tpl::transpose_kernel, or of the GEMM kernels: one
+/// parameter struct either way) and launch shape, with its dynamic shared memory in bytes.
 struct BenchJob {
   std::uint64_t id = 0;
   std::string config;
   KernelImage kernel;
   std::uint32_t grid[3] = {1, 1, 1};
   std::uint32_t block[3] = {1, 1, 1};
+  std::uint32_t dynamic_smem = 0;
 };
 
 /// A candidate's outcome. status: ok, resource-limit, launch-failed, wrong-result, or "" for a job
@@ -134,7 +153,9 @@ struct BenchResult {
 struct HelloRequest {
   static constexpr MessageType kType = MessageType::Hello;
   int device = 0;
-  ProblemDesc problem;
+  ProblemKind kind = ProblemKind::Transpose;
+  ProblemDesc problem;  ///< kind == Transpose (only the problem of the kind travels)
+  GemmDesc gemm;        ///< kind == Gemm
   void write(Writer& w) const;
   static HelloRequest read(Reader& r);
 };
@@ -154,7 +175,8 @@ struct HelloReply {
 
 struct SupportRequest {
   static constexpr MessageType kType = MessageType::Support;
-  KernelImage check;  ///< swz::tpl::transpose_check_kernel<elem_bytes>
+  KernelImage check;      ///< transpose_check_kernel<elem_bytes>, or gemm_check_kernel<in, out>
+  KernelImage reference;  ///< GEMM: gemm_reference_kernel for the problem (empty for transposes)
   void write(Writer& w) const;
   static SupportRequest read(Reader& r);
 };

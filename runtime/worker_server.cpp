@@ -1,6 +1,7 @@
 // runtime: the benchmark worker (runtime/worker_server.hpp). Owns one CUDA context, the problem's
 // input/output buffers (allocated once, reused by every candidate) and an L2-flush buffer; verifies
-// each candidate on the GPU with templates/transpose_check.cuh, then times it with CUDA events.
+// each candidate on the GPU (templates/transpose_check.cuh; GEMMs: runtime/worker_gemm.cpp), then
+// times it with CUDA events.
 #include "runtime/worker_server.hpp"
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 
 #include "runtime/autotune_internal.hpp"
 #include "runtime/driver_api.hpp"
+#include "runtime/worker_gemm.hpp"
 #include "runtime/worker_protocol.hpp"
 #include "swzjit/device.hpp"
 #include "swzjit/error.hpp"
@@ -95,6 +97,7 @@ class Worker {
   std::vector<Event> starts_, stops_;
   unsigned flush_value_ = 0;
   tpl::TransposeParams params_{};
+  std::unique_ptr<GemmTarget> gemm_;  // set for a GEMM problem (then the transpose members are unused)
 };
 
 void Worker::validate(const ProblemDesc& p) const {
@@ -110,12 +113,17 @@ HelloReply Worker::hello(const HelloRequest& req) {
   const auto t0 = Clock::now();
   try {
     if (ready_) throw_invalid("a second Hello");
-    validate(req.problem);
+    const bool gemm = req.kind == ProblemKind::Gemm;
+    if (!gemm) validate(req.problem);
     device_ = req.device;
     p_ = req.problem;
     info_ = device_info(device_);
     context_ = std::make_unique<ContextGuard>(device_);  // current for the worker's whole life
     stream_ = std::make_unique<Stream>(device_, true);
+    flush_ = DeviceBuffer(std::max(kMinFlushBytes, round_up(2 * static_cast<std::size_t>(info_.l2_bytes), 256)), device_);
+    if (gemm) gemm_ = std::make_unique<GemmTarget>(req.gemm, device_, info_, stream());
+  }
+  if (!ready_ && !gemm_) {
     const std::size_t eb = static_cast<std::size_t>(p_.elem_bytes);
     in_elems_ = (p_.batch - 1) * p_.stride_in + p_.rows * p_.ld_in;
     body_elems_ = tpl::check_body_elems(p_.cols, p_.ld_out, p_.batch, p_.stride_out);
