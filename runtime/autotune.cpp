@@ -1,7 +1,9 @@
 // runtime: the autotuner (include/swzjit/autotune.hpp). Space after the static checks -> reuse of
 // cached candidates -> parallel compiles on a thread pool, consumed by the tuning thread, which hands
 // each compiled candidate to the benchmark worker process (verify, then time) -> interleaved re-timing
-// of the best few -> deterministic choice -> candidates and winner stored in the engine's cache.
+// of the best few -> deterministic choice -> candidates and winner stored in the engine's cache. The
+// loop is family-independent (runtime/autotune_tuner.hpp); the transpose family is at the end, the GEMM
+// family in runtime/autotune_gemm.cpp.
 #include "swzjit/autotune.hpp"
 
 #include <algorithm>
@@ -17,6 +19,7 @@
 #include <utility>
 
 #include "runtime/autotune_internal.hpp"
+#include "runtime/autotune_tuner.hpp"
 #include "runtime/compile_pool.hpp"
 #include "runtime/worker_client.hpp"
 #include "swzjit/device.hpp"
@@ -39,8 +42,9 @@ constexpr int kMaxRegistersPerBlock = 65536;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// The first few non-empty lines of an NVRTC log, as one reason line.
-std::string first_lines(const std::string& text, int lines) {
+}  // namespace
+
+std::string detail::first_log_lines(const std::string& text, int lines) {
   std::string out;
   std::size_t start = 0;
   while (lines > 0 && start < text.size()) {
@@ -56,6 +60,8 @@ std::string first_lines(const std::string& text, int lines) {
   return out.size() > 600 ? out.substr(0, 600) + "..." : out;
 }
 
+namespace {
+
 // Where the worker is: read from the environment once per process.
 const detail::worker::WorkerSettings& worker_settings() {
   static const detail::worker::WorkerSettings settings = detail::worker::WorkerSettings::from_environment();
@@ -70,10 +76,8 @@ bool is_failure(const std::string& status) {
 
 class Tuner {
  public:
-  Tuner(Engine& engine, const TransposeProblem& problem, int align, const TuneOptions& options,
-        detail::TuningSpace space, TuneReport& report)
-      : engine_(engine), problem_(problem), align_(align), options_(options), space_(std::move(space)),
-        report_(report), start_(Clock::now()) {}
+  Tuner(Engine& engine, const TuneOptions& options, detail::TuneFamily family, TuneReport& report)
+      : engine_(engine), options_(options), family_(std::move(family)), report_(report), start_(Clock::now()) {}
 
   void compile_only();
   void tune(detail::worker::WorkerSession& session, const DeviceInfo& info);
@@ -82,7 +86,7 @@ class Tuner {
 
  private:
   CompileOutcome compile_candidate(int index, const std::string& arch);
-  CompilePool::Task check_kernel_task(const std::string& arch);
+  std::vector<CompilePool::Task> support_tasks(const std::string& arch);
   std::vector<int> work_list();
   BenchJob job_for(int index, const KernelEntry& entry, const std::string& arch);
   BenchRequest bench_request(int index, const KernelEntry& entry, const std::string& arch);
@@ -92,13 +96,12 @@ class Tuner {
   bool over_time() const { return options_.max_seconds > 0 && seconds_since(start_) >= options_.max_seconds; }
   void emit(const std::string& phase, const std::string& last);
   void finish_counts(std::uint64_t engine_compiles_before);
-  const TransposeConfig& config(int index) const { return space_.kept[static_cast<std::size_t>(index)]; }
+  const std::string& config(int index) const { return family_.configs[static_cast<std::size_t>(index)]; }
+  int support_count() const { return static_cast<int>(family_.support.size()); }
 
   Engine& engine_;
-  const TransposeProblem problem_;
-  const int align_;
   const TuneOptions& options_;
-  const detail::TuningSpace space_;
+  const detail::TuneFamily family_;
   TuneReport& report_;
   const Clock::time_point start_;
   TuningProblemKey key_;
@@ -119,7 +122,7 @@ void Tuner::emit(const std::string& phase, const std::string& last) {
 
 std::vector<int> Tuner::work_list() {
   std::vector<int> work;
-  for (int i = 0; i < static_cast<int>(space_.kept.size()); ++i) work.push_back(i);
+  for (int i = 0; i < static_cast<int>(family_.configs.size()); ++i) work.push_back(i);
   if (options_.max_candidates > 0 && static_cast<int>(work.size()) > options_.max_candidates) {
     work.resize(static_cast<std::size_t>(options_.max_candidates));
     report_.budget_exhausted = true;
@@ -131,44 +134,49 @@ std::vector<int> Tuner::work_list() {
 CompileOutcome Tuner::compile_candidate(int index, const std::string& arch) {
   CompileOutcome o;
   o.index = index;
-  const TransposeConfig& cfg = config(index);
   ++lookups_;
   try {
-    o.entry = engine_.compile_transpose(cfg, arch);
+    o.entry = family_.compile(index, arch);
     o.ok = true;
   } catch (const Error& e) {
     o.status = "compile-failed";
-    o.reason = e.kind() == ErrorKind::Compile && !e.compile_log().empty() ? first_lines(e.compile_log(), 3) : e.what();
+    o.reason = e.kind() == ErrorKind::Compile && !e.compile_log().empty() ? detail::first_log_lines(e.compile_log(), 3)
+                                                                          : e.what();
     return o;
   }
   // A static resource check: more registers than a block may have can never launch.
-  if (o.entry.registers > 0 && o.entry.registers * cfg.threads > kMaxRegistersPerBlock) {
+  const int threads = family_.threads(index);
+  if (o.entry.registers > 0 && o.entry.registers * threads > kMaxRegistersPerBlock) {
     o.ok = false;
     o.status = "resource-limit";
-    o.reason = std::to_string(o.entry.registers) + " registers x " + std::to_string(cfg.threads) +
+    o.reason = std::to_string(o.entry.registers) + " registers x " + std::to_string(threads) +
                " threads exceed the " + std::to_string(kMaxRegistersPerBlock) + " registers of a block";
   }
   return o;
 }
 
-CompilePool::Task Tuner::check_kernel_task(const std::string& arch) {
-  return [this, arch] {
-    CompileOutcome o;
-    ++lookups_;
-    try {
-      o.entry = detail::compile_support_kernel(engine_.cache(), detail::SupportKernel::Check,
-                                               dtype_bytes(problem_.dtype), arch, &support_compiles_);
-      o.ok = true;
-    } catch (const Error& e) {
-      o.status = "compile-failed";
-      o.reason = e.what() + (e.compile_log().empty() ? std::string() : "\n" + e.compile_log());
-    }
-    return o;
-  };
+// The support kernels get negative indexes: -1 - position in family_.support.
+std::vector<CompilePool::Task> Tuner::support_tasks(const std::string& arch) {
+  std::vector<CompilePool::Task> tasks;
+  for (int i = 0; i < support_count(); ++i)
+    tasks.push_back([this, arch, i] {
+      CompileOutcome o;
+      o.index = -1 - i;
+      ++lookups_;
+      try {
+        o.entry = family_.support[static_cast<std::size_t>(i)](arch, &support_compiles_);
+        o.ok = true;
+      } catch (const Error& e) {
+        o.status = "compile-failed";
+        o.reason = e.what() + (e.compile_log().empty() ? std::string() : "\n" + e.compile_log());
+      }
+      return o;
+    });
+  return tasks;
 }
 
 void Tuner::record(int index, TuneCandidate c, bool store) {
-  c.config = config(index).to_string();
+  c.config = config(index);
   if (c.status == "ok" && (progress_.best_ms == 0 || c.median_ms < progress_.best_ms)) {
     progress_.best_ms = c.median_ms;
     progress_.best_config = c.config;
@@ -203,7 +211,7 @@ void Tuner::compile_only() {
   }
   report_.arch = arch;
   const std::uint64_t before = engine_.counters().compiles;
-  std::vector<CompilePool::Task> tasks{check_kernel_task(arch)};
+  std::vector<CompilePool::Task> tasks = support_tasks(arch);
   for (int index : work_list()) tasks.push_back([this, index, arch] { return compile_candidate(index, arch); });
   const int threads = options_.compile_threads > 0 ? options_.compile_threads
                                                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -211,7 +219,7 @@ void Tuner::compile_only() {
   CompileOutcome o;
   while (pool.next(&o)) {
     if (o.index < 0) {
-      if (!o.ok) throw Error(ErrorKind::Compile, "the autotuner's check kernel failed to compile: " + o.reason);
+      if (!o.ok) throw Error(ErrorKind::Compile, "an autotuner support kernel failed to compile: " + o.reason);
       continue;
     }
     TuneCandidate c;
@@ -219,7 +227,7 @@ void Tuner::compile_only() {
     c.reason = o.reason;
     record(o.index, c, /*store=*/false);
     ++progress_.compiled;
-    emit("compile", config(o.index).to_string() + ": " + c.status + (c.reason.empty() ? "" : " (" + c.reason + ")"));
+    emit("compile", config(o.index) + ": " + c.status + (c.reason.empty() ? "" : " (" + c.reason + ")"));
     if (over_time()) {
       report_.budget_exhausted = true;
       pool.stop();
@@ -229,29 +237,21 @@ void Tuner::compile_only() {
 }
 
 BenchJob Tuner::job_for(int index, const KernelEntry& compiled, const std::string& arch) {
-  const TransposeConfig& cfg = config(index);
   KernelEntry entry = compiled;
   // TEST-ONLY: a candidate named in options.inject runs a misbehaving stand-in instead.
-  const auto injected = options_.inject.find(cfg.to_string());
-  if (injected != options_.inject.end()) {
-    const detail::SupportKernel which = injected->second == "fault"  ? detail::SupportKernel::InjectFault
-                                        : injected->second == "hang" ? detail::SupportKernel::InjectHang
-                                                                     : detail::SupportKernel::InjectWrong;
+  const auto injected = options_.inject.find(config(index));
+  if (injected != options_.inject.end() && family_.inject) {
     ++lookups_;
-    entry = detail::compile_support_kernel(engine_.cache(), which, dtype_bytes(cfg.dtype), arch, &support_compiles_);
+    entry = family_.inject(index, injected->second, arch, &support_compiles_);
   }
   BenchJob job;
   job.id = static_cast<std::uint64_t>(index);
-  job.config = cfg.to_string();
+  job.config = config(index);
   job.kernel.image = entry.image;
   job.kernel.is_ptx = entry.is_ptx;
   job.kernel.arch = arch;
   job.kernel.lowered_name = entry.lowered_name;
-  const LaunchShape s = transpose_launch_shape(cfg, problem_.rows, problem_.cols, problem_.batch);
-  for (int d = 0; d < 3; ++d) {
-    job.grid[d] = s.grid[d];
-    job.block[d] = s.block[d];
-  }
+  family_.shape(index, job);
   return job;
 }
 
@@ -280,13 +280,13 @@ void Tuner::tune(detail::worker::WorkerSession& session, const DeviceInfo& info)
   const std::string arch = info.arch();
   report_.arch = arch;
   report_.device = info.name;
-  key_ = engine_.transpose_tuning_key(problem_, align_);
+  key_ = family_.tuning_key();
   const std::map<std::string, CandidateResult> stored = engine_.cache().load_candidates(key_);
 
   // Candidates measured by an earlier tune are reused; only the rest is compiled and measured.
   std::vector<int> fresh;
   for (int index : work_list()) {
-    const auto it = stored.find(config(index).to_string());
+    const auto it = stored.find(config(index));
     if (it == stored.end()) {
       fresh.push_back(index);
       continue;
@@ -303,21 +303,23 @@ void Tuner::tune(detail::worker::WorkerSession& session, const DeviceInfo& info)
     ++report_.reused;
     ++progress_.compiled;
     ++progress_.benchmarked;
-    emit("benchmark", config(index).to_string() + ": reused " + c.status);
+    emit("benchmark", config(index) + ": reused " + c.status);
   }
 
   const std::uint64_t before = engine_.counters().compiles;
-  std::vector<CompilePool::Task> tasks{check_kernel_task(arch)};
+  std::vector<CompilePool::Task> tasks = support_tasks(arch);
   for (int index : fresh) tasks.push_back([this, index, arch] { return compile_candidate(index, arch); });
   const int threads = options_.compile_threads > 0 ? options_.compile_threads
                                                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   {
     CompilePool pool(std::move(tasks), threads);
-    // Candidates that finish before the check kernel wait for it: no benchmark runs unverified.
+    // Candidates that finish before the support kernels wait for them: no benchmark runs unverified.
     std::vector<CompileOutcome> waiting;
-    bool checker_ready = false;
+    std::vector<KernelEntry> support(static_cast<std::size_t>(support_count()));
+    int support_left = support_count();
+    bool checker_ready = support_left == 0;
     const auto handle = [&](const CompileOutcome& o) {
-      const std::string name = config(o.index).to_string();
+      const std::string& name = config(o.index);
       if (over_time()) {  // compiled, never measured: not recorded
         report_.budget_exhausted = true;
         pool.stop();
@@ -342,17 +344,17 @@ void Tuner::tune(detail::worker::WorkerSession& session, const DeviceInfo& info)
     CompileOutcome o;
     while (pool.next(&o)) {
       if (o.index < 0) {
-        if (!o.ok) throw Error(ErrorKind::Compile, "the autotuner's check kernel failed to compile: " + o.reason);
-        detail::worker::SupportRequest support;
-        support.check = detail::worker::KernelImage{o.entry.image, o.entry.is_ptx, arch, o.entry.lowered_name};
-        session.set_support(std::move(support));
+        if (!o.ok) throw Error(ErrorKind::Compile, "an autotuner support kernel failed to compile: " + o.reason);
+        support[static_cast<std::size_t>(-1 - o.index)] = o.entry;
+        if (--support_left > 0) continue;
+        session.set_support(family_.make_support(support, arch));
         checker_ready = true;
         for (const auto& w : waiting) handle(w);
         waiting.clear();
         continue;
       }
       ++progress_.compiled;
-      emit("compile", config(o.index).to_string() + ": " + (o.ok ? "compiled" : o.status + " (" + o.reason + ")"));
+      emit("compile", config(o.index) + ": " + (o.ok ? "compiled" : o.status + " (" + o.reason + ")"));
       if (checker_ready)
         handle(o);
       else
@@ -420,7 +422,7 @@ void Tuner::retime(detail::worker::WorkerSession& session, const std::string& ar
       TuneCandidate c = from_bench(b);
       c.from_cache = false;
       if (c.status != "ok") {
-        emit("retime", config(ok[i]).to_string() + ": " + c.status + " on re-timing (" + c.reason + ")");
+        emit("retime", config(ok[i]) + ": " + c.status + " on re-timing (" + c.reason + ")");
         finished = false;
       } else {
         again.push_back(ok[i]);
@@ -453,9 +455,6 @@ void Tuner::choose_and_store() {
   }
   report_.winner = ranked[static_cast<std::size_t>(w)].config;
   report_.winner_ms = ranked[static_cast<std::size_t>(w)].median_ms;
-  const double bytes = 2.0 * static_cast<double>(problem_.rows) * static_cast<double>(problem_.cols) *
-                       static_cast<double>(problem_.batch) * dtype_bytes(problem_.dtype);
-  report_.winner_gbps = report_.winner_ms > 0 ? bytes / (report_.winner_ms * 1e6) : 0;
   engine_.cache().store_winner(key_, report_.space_hash, report_.winner, report_.winner_ms);
   progress_.best_config = report_.winner;
   progress_.best_ms = report_.winner_ms;

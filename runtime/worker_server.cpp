@@ -121,22 +121,22 @@ HelloReply Worker::hello(const HelloRequest& req) {
     context_ = std::make_unique<ContextGuard>(device_);  // current for the worker's whole life
     stream_ = std::make_unique<Stream>(device_, true);
     flush_ = DeviceBuffer(std::max(kMinFlushBytes, round_up(2 * static_cast<std::size_t>(info_.l2_bytes), 256)), device_);
-    if (gemm) gemm_ = std::make_unique<GemmTarget>(req.gemm, device_, info_, stream());
-  }
-  if (!ready_ && !gemm_) {
-    const std::size_t eb = static_cast<std::size_t>(p_.elem_bytes);
-    in_elems_ = (p_.batch - 1) * p_.stride_in + p_.rows * p_.ld_in;
-    body_elems_ = tpl::check_body_elems(p_.cols, p_.ld_out, p_.batch, p_.stride_out);
-    guard_elems_ = static_cast<long long>(kGuardBytes / eb);
-    const std::size_t out_bytes = 2 * kGuardBytes + round_up(static_cast<std::size_t>(body_elems_) * eb, 256);
-    out_total_elems_ = static_cast<long long>(out_bytes / eb);
-    in_ = DeviceBuffer(round_up(static_cast<std::size_t>(in_elems_) * eb, 256), device_);
-    out_ = DeviceBuffer(out_bytes, device_);
-    flush_ = DeviceBuffer(std::max(kMinFlushBytes, round_up(2 * static_cast<std::size_t>(info_.l2_bytes), 256)), device_);
-    result_ = DeviceBuffer(16, device_);
-    params_ = tpl::TransposeParams{reinterpret_cast<const void*>(in_.ptr()),
-                                   reinterpret_cast<void*>(out_.ptr() + kGuardBytes),
-                                   p_.rows, p_.cols, p_.ld_in, p_.ld_out, p_.batch, p_.stride_in, p_.stride_out};
+    if (gemm) {
+      gemm_ = std::make_unique<GemmTarget>(req.gemm, device_, info_, stream());
+    } else {
+      const std::size_t eb = static_cast<std::size_t>(p_.elem_bytes);
+      in_elems_ = (p_.batch - 1) * p_.stride_in + p_.rows * p_.ld_in;
+      body_elems_ = tpl::check_body_elems(p_.cols, p_.ld_out, p_.batch, p_.stride_out);
+      guard_elems_ = static_cast<long long>(kGuardBytes / eb);
+      const std::size_t out_bytes = 2 * kGuardBytes + round_up(static_cast<std::size_t>(body_elems_) * eb, 256);
+      out_total_elems_ = static_cast<long long>(out_bytes / eb);
+      in_ = DeviceBuffer(round_up(static_cast<std::size_t>(in_elems_) * eb, 256), device_);
+      out_ = DeviceBuffer(out_bytes, device_);
+      result_ = DeviceBuffer(16, device_);
+      params_ = tpl::TransposeParams{reinterpret_cast<const void*>(in_.ptr()),
+                                     reinterpret_cast<void*>(out_.ptr() + kGuardBytes),
+                                     p_.rows, p_.cols, p_.ld_in, p_.ld_out, p_.batch, p_.stride_in, p_.stride_out};
+    }
     ready_ = true;
     reply.ok = true;
     reply.device_name = info_.name;
@@ -181,6 +181,13 @@ SupportReply Worker::support(const SupportRequest& req) {
   const auto t0 = Clock::now();
   try {
     if (!ready_) throw_invalid("Support before Hello");
+    if (gemm_) {
+      gemm_->support(req);
+      supported_ = true;
+      reply.ok = true;
+      reply.fill_ms = ms_since(t0);
+      return reply;
+    }
     CompiledKernel k;
     k.image = req.check.image;
     k.is_ptx = req.check.is_ptx;
@@ -209,7 +216,9 @@ std::optional<Failure> Worker::load(const BenchJob& job, Loaded* out) {
   k.lowered_name = job.kernel.lowered_name;
   try {
     out->module = std::make_unique<Module>(k, device_);
-    out->function = out->module->kernel().handle();
+    Kernel kernel = out->module->kernel();
+    if (job.dynamic_smem > 48 * 1024) kernel.set_max_dynamic_smem(static_cast<int>(job.dynamic_smem));
+    out->function = kernel.handle();
   } catch (const Error& e) {
     return failure_of(e, "loading the module");
   }
@@ -217,9 +226,10 @@ std::optional<Failure> Worker::load(const BenchJob& job, Loaded* out) {
 }
 
 std::optional<Failure> Worker::launch(const BenchJob& job, CUfunction f) {
-  void* args[] = {&params_};
-  const CUresult r = driver_api().cuLaunchKernel(f, job.grid[0], job.grid[1], job.grid[2], job.block[0],
-                                                  job.block[1], job.block[2], 0, stream(), args, nullptr);
+  void* transpose_args[] = {&params_};
+  void** args = gemm_ ? gemm_->args() : transpose_args;
+  const CUresult r = driver_api().cuLaunchKernel(f, job.grid[0], job.grid[1], job.grid[2], job.block[0], job.block[1],
+                                                  job.block[2], job.dynamic_smem, stream(), args, nullptr);
   if (r == CUDA_SUCCESS) return std::nullopt;
   const std::string text = describe(r, "cuLaunchKernel");
   if (r == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES || r == CUDA_ERROR_INVALID_VALUE)
@@ -262,6 +272,18 @@ std::string Worker::describe_mismatch(unsigned long long count, unsigned long lo
 }
 
 std::optional<Failure> Worker::verify(const BenchJob& job, CUfunction f) {
+  if (gemm_) {
+    gemm_->prepare();
+    if (auto failed = launch(job, f)) return failed;
+    std::string wrong;
+    try {
+      wrong = gemm_->check_output();
+    } catch (const Error& e) {
+      return failure_of(e, "running the candidate and the output check");
+    }
+    if (!wrong.empty()) return Failure{"wrong-result", wrong, false};
+    return std::nullopt;
+  }
   const DriverApi& api = driver_api();
   check(api.cuMemsetD32Async(out_.ptr(), tpl::kCheckPoison32, out_.size() / 4, stream()), "poisoning the output");
   check(api.cuMemsetD32Async(result_.ptr(), 0u, 2, stream()), "clearing the check result");

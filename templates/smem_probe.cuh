@@ -27,13 +27,10 @@ __global__ void __launch_bounds__(THREADS) transpose_smem_probe_kernel(int itera
       const int q = transpose_load_row(g, tid, it), c = transpose_load_col(g, tid, it);
 #pragma unroll
       for (int k = 0; k < VEC; k += kStoreW) {
-        union {
-          RawWord<kStoreW * sizeof(S)> raw;
-          S s[kStoreW];
-        } cells;
+        SmemCells<S, kStoreW> cells;
 #pragma unroll
         for (int j = 0; j < kStoreW; ++j) cells.s[j] = static_cast<S>(tid * 31 + it * 7 + k + j + rep);
-        *reinterpret_cast<RawWord<kStoreW * sizeof(S)>*>(&smem[transpose_smem_offset(g, q, c + k)]) = cells.raw;
+        cells.store(smem, transpose_smem_offset(g, q, c + k));
       }
     }
     __syncthreads();

@@ -169,6 +169,16 @@ template <int HINT, int BYTES> __device__ __forceinline__ void store_global(void
   }
 }
 
+/// W consecutive shared cells written by one store instruction of W * sizeof(S) bytes (the load
+/// phase's store; transpose_store_width() says how wide). `cells` is filled element-wise first.
+template <typename S, int W> union SmemCells {
+  RawWord<W * sizeof(S)> raw;
+  S s[W];
+  __device__ __forceinline__ void store(S* smem, int offset) const {
+    *reinterpret_cast<RawWord<W * sizeof(S)>*>(&smem[offset]) = raw;
+  }
+};
+
 /// One vector of VEC elements, addressable element-wise in registers.
 template <int ELEM, int VEC> union ElemVec {
   RawWord<ELEM * VEC> raw;
@@ -221,10 +231,7 @@ __global__ void __launch_bounds__(THREADS) transpose_kernel(const __grid_constan
             const int q = transpose_load_row(g, tid, it), c = transpose_load_col(g, tid, it);
 #pragma unroll
             for (int k = 0; k < VEC; k += kStoreW) {
-              union {
-                RawWord<kStoreW * sizeof(S)> raw;
-                S s[kStoreW];
-              } cells;
+              SmemCells<S, kStoreW> cells;
 #pragma unroll
               for (int j = 0; j < kStoreW; ++j) {
                 if (PAIR)  // word = (row 2q, row 2q+1) of column c+k+j: two consecutive output elements
@@ -233,7 +240,7 @@ __global__ void __launch_bounds__(THREADS) transpose_kernel(const __grid_constan
                 else
                   cells.s[j] = static_cast<S>(v[it][0].e[k + j]);
               }
-              *reinterpret_cast<RawWord<kStoreW * sizeof(S)>*>(&smem[transpose_smem_offset(g, q, c + k)]) = cells.raw;
+              cells.store(smem, transpose_smem_offset(g, q, c + k));
             }
           }
           __syncthreads();
