@@ -2,8 +2,8 @@
 // cached candidates -> parallel compiles on a thread pool, consumed by the tuning thread, which hands
 // each compiled candidate to the benchmark worker process (verify, then time) -> interleaved re-timing
 // of the best few -> deterministic choice -> candidates and winner stored in the engine's cache. The
-// loop is family-independent (runtime/autotune_tuner.hpp); the transpose family is at the end, the GEMM
-// family in runtime/autotune_gemm.cpp.
+// loop is family-independent (runtime/autotune_tuner.hpp); the families are in runtime/autotune_transpose.cpp
+// and runtime/autotune_gemm.cpp.
 #include "swzjit/autotune.hpp"
 
 #include <algorithm>
@@ -37,7 +37,6 @@ using detail::worker::BenchRequest;
 using detail::worker::BenchResult;
 
 constexpr double kSetupTimeoutSeconds = 120;  // CUDA init + allocations + input fill in the worker
-constexpr std::uint32_t kInputSeed = 0x5EEDu;  // fixed: every tune checks against the same data
 constexpr int kMaxRegistersPerBlock = 65536;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
@@ -476,22 +475,15 @@ void Tuner::collect() {
   }
 }
 
-detail::worker::HelloRequest hello_for(const TransposeProblem& p, int device) {
-  detail::worker::HelloRequest hello;
-  hello.device = device;
-  hello.problem.elem_bytes = dtype_bytes(p.dtype);
-  hello.problem.rows = p.rows;
-  hello.problem.cols = p.cols;
-  hello.problem.ld_in = p.ld_in;
-  hello.problem.ld_out = p.ld_out;
-  hello.problem.batch = p.batch;
-  hello.problem.stride_in = p.stride_in;
-  hello.problem.stride_out = p.stride_out;
-  hello.problem.seed = kInputSeed;
-  return hello;
+void validate_inject(const TuneOptions& o) {
+  for (const auto& kv : o.inject)
+    if (kv.second != "fault" && kv.second != "hang" && kv.second != "wrong")
+      throw_invalid("autotune: inject '" + kv.second + "' for " + kv.first + " is not fault, hang or wrong");
 }
 
-void validate_options(const TuneOptions& o) {
+}  // namespace
+
+void detail::validate_tune_options(const TuneOptions& o) {
   if (o.max_candidates < 0) throw_invalid("autotune: max_candidates must be >= 0");
   if (!(o.max_seconds >= 0)) throw_invalid("autotune: max_seconds must be >= 0");
   if (o.compile_threads < 0) throw_invalid("autotune: compile_threads must be >= 0");
@@ -500,80 +492,48 @@ void validate_options(const TuneOptions& o) {
   if (o.min_repetitions < 1 || o.max_repetitions < o.min_repetitions || o.max_repetitions > 100000)
     throw_invalid("autotune: need 1 <= min_repetitions <= max_repetitions <= 100000");
   if (!(o.repetition_target_ms >= 0)) throw_invalid("autotune: repetition_target_ms must be >= 0");
-  for (const auto& kv : o.inject)
-    if (kv.second != "fault" && kv.second != "hang" && kv.second != "wrong")
-      throw_invalid("autotune: inject '" + kv.second + "' for " + kv.first + " is not fault, hang or wrong");
+  validate_inject(o);
 }
 
-}  // namespace
-
-TuneReport autotune_transpose(Engine& engine, const TransposeProblem& problem_in, int max_vec_bytes,
-                              const TuneOptions& options) {
+TuneReport detail::run_tune(Engine& engine, const TuneOptions& options, const worker::HelloRequest& hello,
+                            const std::function<TuneSetup()>& prepare) {
   const auto start = Clock::now();
-  const TransposeProblem problem = problem_in.resolved();
-  if (problem.rows == 0 || problem.cols == 0 || problem.batch == 0)
-    throw_invalid("autotune: the problem " + problem.key(max_vec_bytes) + " is empty; rows, cols and batch must be >= 1");
-  const int eb = dtype_bytes(problem.dtype);
-  if (max_vec_bytes < eb || max_vec_bytes > 16 || (max_vec_bytes & (max_vec_bytes - 1)) != 0)
-    throw_invalid("autotune: max_vec_bytes " + std::to_string(max_vec_bytes) + " must be a power of two from " +
-                  std::to_string(eb) + " to 16");
-  validate_options(options);
   engine.count_tune();
-
   // The worker first, and the driver queried on another thread: the worker's CUDA initialization and
   // allocations, and this process's cuInit, overlap the space enumeration (bank analyses).
-  std::unique_ptr<detail::worker::WorkerSession> session;
+  std::unique_ptr<worker::WorkerSession> session;
   std::future<DeviceInfo> device;
   if (!options.compile_only) {
     const int ordinal = engine.options().device;
-    session = std::make_unique<detail::worker::WorkerSession>(
-        detail::worker::find_worker(worker_settings()), hello_for(problem, ordinal),
-        kSetupTimeoutSeconds);
+    worker::HelloRequest h = hello;
+    h.device = ordinal;
+    session = std::make_unique<worker::WorkerSession>(worker::find_worker(worker_settings()), h, kSetupTimeoutSeconds);
     session->start();
     device = std::async(std::launch::async, [ordinal] { return device_info(ordinal); });
   }
-
+  TuneSetup setup = prepare();
   TuneReport report;
-  report.problem = problem.key(max_vec_bytes);
-  detail::TuningSpace space =
-      detail::select_transpose_space(problem.dtype, max_vec_bytes, options.keep_conflicted, options.extra_configs);
-  report.space_size = static_cast<int>(space.kept.size() + space.rejected.size());
-  report.static_rejected = static_cast<int>(space.rejected.size());
-  report.space_hash = transpose_space_id(problem.dtype, max_vec_bytes, options.keep_conflicted, options.extra_configs);
-  std::vector<TuneCandidate> rejected;
-  for (const auto& r : space.rejected) {
-    TuneCandidate c;
-    c.config = r.first.to_string();
-    c.status = "skipped-static";
-    c.reason = r.second;
-    rejected.push_back(c);
-  }
+  report.problem = setup.problem;
+  report.space_size = static_cast<int>(setup.family.configs.size() + setup.rejected.size());
+  report.static_rejected = static_cast<int>(setup.rejected.size());
+  report.space_hash = setup.space_hash;
   {
-    Tuner tuner(engine, problem, max_vec_bytes, options, std::move(space), report);
+    Tuner tuner(engine, options, std::move(setup.family), report);
     if (options.compile_only)
       tuner.compile_only();
     else
       tuner.tune(*session, device.get());
     tuner.collect();
   }
-  report.candidates.insert(report.candidates.end(), rejected.begin(), rejected.end());
+  for (const auto& r : setup.rejected) {
+    TuneCandidate c;
+    c.config = r.first;
+    c.status = "skipped-static";
+    c.reason = r.second;
+    report.candidates.push_back(c);
+  }
   report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return report;
-}
-
-TransposeConfig autotune_transpose_for_engine(Engine& engine, const TransposeProblem& problem, int max_vec_bytes) {
-  std::string why;
-  try {
-    const TuneReport report = autotune_transpose(engine, problem, max_vec_bytes);
-    if (!report.winner.empty()) return TransposeConfig::parse(report.winner);
-    why = "no candidate of " + std::to_string(report.space_size - report.static_rejected) + " succeeded";
-  } catch (const Error& e) {
-    why = e.what();
-  }
-  const TransposeConfig fallback = default_transpose_config(problem.dtype, max_vec_bytes);
-  std::fprintf(stderr, "swzjit: warning: autotuning transpose %s failed (%s); using the default %s\n",
-               problem.key(max_vec_bytes).c_str(), why.c_str(), fallback.to_string().c_str());
-  return fallback;
 }
 
 }  // namespace swz

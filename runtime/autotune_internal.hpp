@@ -24,7 +24,45 @@ std::string space_hash_of(const std::vector<TransposeConfig>& space);
 /// Engine::transpose_config's TuneOnMiss path: tune with default options and return the winner.
 TransposeConfig autotune_transpose_for_engine(Engine& engine, const TransposeProblem& problem, int max_vec_bytes);
 
+/// Identity of a GEMM tuning space for winner lookups, computed without enumerating it: the space
+/// version (kGemmSpaceVersion), dtypes, kernel layout, alignment, whether conflicted configs were kept
+/// and the extra configs.
+std::string gemm_space_id(DType in, DType out, GemmLayout layout, int max_vec_bytes, bool keep_conflicted = false,
+                          const std::vector<std::string>& extra_configs = {});
+/// Engine::gemm_config's TuneOnMiss path: tune with default options and return the winner (the default
+/// config, with a warning, when the tune fails).
+GemmConfig autotune_gemm_for_engine(Engine& engine, const GemmProblem& problem, int max_vec_bytes);
+
 namespace detail {
+
+/// A resolved GEMM problem in the kernels' frame (C row-major; runtime/engine_gemm.cpp maps every
+/// public layout, column-major C included, onto it): what the autotuner's worker computes.
+struct GemmFrameDesc {
+  GemmLayout layout = GemmLayout::NN;
+  long long m = 0, n = 0, lda = 0, ldb = 0, stride_a = 0, stride_b = 0;
+};
+GemmFrameDesc gemm_frame(const GemmProblem& resolved);
+
+/// A GEMM space after the static checks, as select_transpose_space.
+struct GemmTuningSpace {
+  std::vector<GemmConfig> kept;
+  std::vector<std::pair<GemmConfig, std::string>> rejected;
+};
+/// gemm_search_space(in, out, layout, max_vec_bytes) with every config whose analyze_gemm() shows
+/// excess wavefronts rejected (kept when keep_conflicted), then `extra_configs` appended (parsed,
+/// validated, duplicates dropped; they skip the bank filter but not the alignment rule).
+/// @throws Error(InvalidArgument) for an extra config that does not parse or is for other dtypes or
+/// another layout; Error(Unsupported) for an unsupported dtype pair.
+GemmTuningSpace select_gemm_space(DType in, DType out, GemmLayout layout, int max_vec_bytes, bool keep_conflicted,
+                                  const std::vector<std::string>& extra_configs = {});
+
+/// The GEMM autotuner's helper kernels, compiled through the kernel cache like candidates.
+enum class GemmSupportKernel {
+  Check,      ///< swz::tpl::gemm_check_kernel<in, out> (templates/gemm_check.cuh): fill and compare
+  Reference,  ///< swz::tpl::gemm_reference_kernel for the layout, f64 sums (templates/gemm_reference.cuh)
+};
+KernelEntry compile_gemm_support_kernel(Cache& cache, GemmSupportKernel which, DType in, DType out, GemmLayout layout,
+                                        const std::string& arch, std::atomic<int>* compiles);
 
 /// The space a tune works on, after the static checks, in its fixed order (the order breaks near-ties).
 struct TuningSpace {

@@ -143,6 +143,8 @@ EngineCounters Engine::counters() const {
 
 void Engine::count_benchmark_runs(std::uint64_t n) { impl_->bench_runs += n; }
 void Engine::count_tune() { ++impl_->tunes; }
+void Engine::count_compiles(std::uint64_t n) { impl_->compiles += n; }
+void Engine::count_tuned_lookup(bool hit) { ++(hit ? impl_->tuned_hits : impl_->tuned_misses); }
 
 KernelEntry Engine::compile_transpose(const TransposeConfig& cfg, const std::string& arch_in) {
   cfg.validate();

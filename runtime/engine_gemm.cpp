@@ -1,6 +1,7 @@
 // runtime: the Engine's GEMM half (include/swzjit/engine.hpp, "GEMM" sections): problem resolution and
 // the mapping of every public layout onto the kernels' frame, default configurations, compilation
-// through the cache, module loading and launches of the fast kernels and of the reference kernel.
+// through the cache, module loading and launches of the fast kernels and of the reference kernel, and the
+// choice of a config: the tuned winner from the cache (runtime/autotune_gemm.cpp), else the default.
 #include <algorithm>
 #include <atomic>
 #include <map>
@@ -9,6 +10,7 @@
 
 #include "swzjit/engine.hpp"
 
+#include "runtime/autotune_internal.hpp"
 #include "runtime/jit_cache.hpp"
 #include "swzjit/error.hpp"
 #include "templates/gemm_common.cuh"
@@ -21,6 +23,7 @@ struct GemmState {
   std::mutex mutex;
   std::string device_arch;                 // filled on first GPU use
   std::map<std::string, Kernel> kernels;   // by generated name expression (one device per engine)
+  std::map<std::string, GemmConfig> choices;  // gemm_config's answers, by problem key
   std::atomic<std::uint64_t> launches{0};
 };
 
@@ -93,6 +96,19 @@ GemmProblem GemmProblem::resolved() const {
 }
 
 GemmLayout GemmProblem::kernel_layout() const { return to_frame(*this, 0, 0).layout; }
+
+detail::GemmFrameDesc detail::gemm_frame(const GemmProblem& resolved) {
+  const Frame f = to_frame(resolved, 0, 0);
+  GemmFrameDesc d;
+  d.layout = f.layout;
+  d.m = f.m;
+  d.n = f.n;
+  d.lda = f.lda;
+  d.ldb = f.ldb;
+  d.stride_a = f.stride_a;
+  d.stride_b = f.stride_b;
+  return d;
+}
 
 int GemmProblem::max_vec_bytes(DevicePtr a, DevicePtr b) const {
   const GemmProblem p = resolved();
@@ -194,7 +210,7 @@ KernelEntry build_entry(Engine& engine, const std::string& source, const std::st
   req.source_name = source_name;
   req.name_expression = expression;
   req.arch = arch;
-  return detail::compile_through_cache(engine.cache(), req, threads, dynamic_smem);
+  return detail::compile_through_cache(engine.cache(), req, threads, dynamic_smem, [&engine] { engine.count_compiles(1); });
 }
 
 Kernel load_entry(detail::GemmState& st, const KernelEntry& e, const std::string& arch, const std::string& expression,
@@ -237,7 +253,61 @@ Kernel Engine::gemm_kernel(const GemmConfig& cfg) {
 
 GemmConfig Engine::gemm_config(const GemmProblem& problem, DevicePtr a, DevicePtr b) {
   const GemmProblem p = problem.resolved();
-  return default_gemm_config(p, p.max_vec_bytes(a, b), engine_arch(gemm_state(), options().device));
+  const int align = p.max_vec_bytes(a, b);
+  const std::string pkey = p.key(align);
+  detail::GemmState& st = gemm_state();
+  {
+    std::lock_guard<std::mutex> lock(st.mutex);
+    const auto it = st.choices.find(pkey);
+    if (it != st.choices.end()) return it->second;
+  }
+  const std::string arch = engine_arch(st, options().device);
+  // Only problems the autotuner takes have winners (empty ones and huge batches use the default).
+  const bool tunable = p.m > 0 && p.n > 0 && p.k > 0 && p.batch > 0 && p.batch <= 65535;
+  GemmConfig chosen;
+  bool have = false;
+  if (tunable) {
+    const GemmLayout layout = p.kernel_layout();
+    const auto winner = cache().load_winner(gemm_tuning_key(p, align), gemm_space_id(p.dtype, p.out_dtype, layout, align));
+    if (winner) {
+      try {
+        chosen = GemmConfig::parse(winner->config);
+        chosen.validate();
+        have = chosen.in_dtype() == p.dtype && chosen.out_dtype() == p.out_dtype && chosen.layout() == layout &&
+               chosen.vec_bytes() <= align;
+      } catch (const Error&) {
+        have = false;  // a stored winner this build cannot parse is a miss
+      }
+    }
+    count_tuned_lookup(have);
+  }
+  if (!have) {
+    if (tunable && options().policy == TunePolicy::TuneOnMiss)
+      chosen = autotune_gemm_for_engine(*this, p, align);
+    else
+      chosen = default_gemm_config(p, align, arch);
+  }
+  std::lock_guard<std::mutex> lock(st.mutex);
+  st.choices[pkey] = chosen;
+  return chosen;
+}
+
+TuningProblemKey Engine::gemm_tuning_key(const GemmProblem& problem, int max_vec_bytes) {
+  const DeviceInfo info = device_info(options().device);
+  static const std::string kTemplatesHash = templates_hash();
+  static const std::string kNvrtcVersion = [] {
+    const auto v = nvrtc_version();
+    return std::to_string(v.first) + "." + std::to_string(v.second);
+  }();
+  TuningProblemKey k;
+  k.operation = "gemm";
+  k.problem = problem.resolved().key(max_vec_bytes);
+  k.device_name = info.name;
+  k.arch = info.arch();
+  k.sm_count = info.sm_count;
+  k.nvrtc_version = kNvrtcVersion;
+  k.templates_hash = kTemplatesHash;
+  return k;
 }
 
 void Engine::launch_gemm(const GemmConfig& cfg, const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c,

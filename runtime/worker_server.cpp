@@ -217,8 +217,15 @@ std::optional<Failure> Worker::load(const BenchJob& job, Loaded* out) {
   try {
     out->module = std::make_unique<Module>(k, device_);
     Kernel kernel = out->module->kernel();
-    if (job.dynamic_smem > 48 * 1024) kernel.set_max_dynamic_smem(static_cast<int>(job.dynamic_smem));
     out->function = kernel.handle();
+    if (job.dynamic_smem > 48 * 1024) {
+      try {
+        kernel.set_max_dynamic_smem(static_cast<int>(job.dynamic_smem));
+      } catch (const Error& e) {
+        if (e.kind() != ErrorKind::InvalidArgument) throw;
+        return Failure{"resource-limit", e.what(), false};  // more shared memory than this GPU has
+      }
+    }
   } catch (const Error& e) {
     return failure_of(e, "loading the module");
   }

@@ -1,5 +1,5 @@
-// tools: `swz autotune transpose` -- tune a transpose problem (include/swzjit/autotune.hpp) with a
-// progress bar or plain progress lines on stderr, then a table of the best configs and the counts;
+// tools: `swz autotune transpose|gemm` -- tune a transpose or GEMM problem (include/swzjit/autotune.hpp)
+// with a progress bar or plain progress lines on stderr, then a table of the best configs and the counts;
 // --compile-only fills the kernel cache for a target without a GPU.
 #include <unistd.h>
 
@@ -11,6 +11,7 @@
 
 #include "cli.hpp"
 #include "commands.hpp"
+#include "gemm_args.hpp"
 #include "swzjit/autotune.hpp"
 #include "swzjit/engine.hpp"
 #include "swzjit/error.hpp"
@@ -22,29 +23,40 @@ namespace cli {
 namespace {
 
 const char kHelp[] =
-    "usage: swz autotune transpose --rows R --cols C [--dtype f32|f16|bf16] [--batch B]\n"
-    "                              [--budget-s S] [--max-candidates N] [--keep-conflicted]\n"
-    "                              [--compile-only --arch sm_XX] [--config CFG]... [--threads N]\n"
-    "                              [--timeout-s S] [--top N] [--cache-dir DIR] [--json] [--quiet]\n"
+    "usage: swz autotune transpose --rows R --cols C [--dtype f32|f16|bf16] [--batch B] [COMMON]\n"
+    "       swz autotune gemm --m M --n N --k K [--dtype f32|f16|bf16] [--out f32|f16|bf16]\n"
+    "                         [--layout NN|NT|TN|TT] [--c-order row|col] [--batch B] [COMMON]\n"
+    "COMMON: [--budget-s S] [--max-candidates N] [--keep-conflicted] [--compile-only --arch sm_XX]\n"
+    "        [--config CFG]... [--threads N] [--timeout-s S] [--top N] [--cache-dir DIR] [--json] [--quiet]\n"
     "\n"
-    "Tune the transpose of B packed R x C matrices on GPU 0: take the search space, drop configs whose\n"
-    "static bank analysis shows conflicts, compile the rest in parallel (NVRTC, through the kernel cache)\n"
-    "while a separate worker process verifies each on random data (guard regions around the output) and\n"
-    "times it (L2 flushed before each run, median of enough runs), re-time the best few interleaved, and\n"
-    "store every result and the winner in the cache. Candidates measured by an earlier tune are reused;\n"
-    "a later process gets the winner with no compile and no benchmark.\n"
+    "Tune a packed problem on GPU 0: take the family's search space, drop configs whose static bank\n"
+    "analysis shows conflicts, compile the rest in parallel (NVRTC, through the kernel cache) while a\n"
+    "separate worker process verifies each on random data (guard regions around the output; a GEMM's C\n"
+    "is NaN-poisoned and compared with the trusted reference kernel's, relative Frobenius error at most\n"
+    "1e-5 for f32, 1e-2 for f16/bf16 inputs) and times it (L2 flushed before each run, median of enough\n"
+    "runs), re-time the best few interleaved, and store every result and the winner in the cache.\n"
+    "Candidates measured by an earlier tune are reused; a later process (swz run gemm, an Engine) gets\n"
+    "the winner with no compile and no benchmark.\n"
     "\n"
-    "options:\n"
+    "transpose options:\n"
     "  --rows R, --cols C     the matrix shape (required)\n"
     "  --dtype T              element type (default f32)\n"
     "  --batch B              number of matrices (default 1)\n"
+    "gemm options (C = A * B, alpha = 1, beta = 0 while tuning):\n"
+    "  --m M, --n N, --k K    the problem shape (required)\n"
+    "  --dtype T              A and B: f32 (SGEMM) or f16/bf16 (tensor-core HGEMM) (default f32)\n"
+    "  --out T                C: f32 for f32 inputs; f16, bf16 or f32 for 16-bit inputs (default: --dtype)\n"
+    "  --layout L             A then B: N = row-major as in C = A*B, T = column-major (default NN)\n"
+    "  --c-order O            C row- or column-major (default row)\n"
+    "  --batch B              number of products, at most 65535 (default 1)\n"
+    "common options:\n"
     "  --budget-s S           stop starting new candidates after S seconds (0 = no limit)\n"
     "  --max-candidates N     measure at most the first N configs of the space (0 = all)\n"
     "  --keep-conflicted      keep configs the bank analysis shows conflicted (plain tiles)\n"
     "  --compile-only         only fill the kernel cache (no GPU needed); needs --arch\n"
     "  --arch A               the target for --compile-only: sm_80, sm_86, sm_89, sm_90 or sm_90a\n"
     "  --config CFG           add a config to the space (repeatable), e.g.\n"
-    "                         f32,tile=32x32,threads=256,vec=4,smem=plain\n"
+    "                         f32,tile=32x32,threads=256,vec=4,smem=plain (see `swz gen gemm --help` for GEMM)\n"
     "  --threads N            compile threads (default: one per core)\n"
     "  --timeout-s S          a candidate taking longer is killed and recorded as timeout (default 10)\n"
     "  --top N                rows of the result table (default 10)\n"
@@ -60,6 +72,10 @@ const char kHelp[] =
     "\n"
     "examples:\n"
     "  swz autotune transpose --rows 16384 --cols 8192 --dtype f32\n"
+    "  swz autotune gemm --m 4096 --n 4096 --k 4096 --dtype f16 --layout NT\n"
+    "  swz autotune gemm --m 4096 --n 4096 --k 4096 --dtype f32 --layout NN --budget-s 30 --json\n"
+    "  swz autotune gemm --m 4096 --n 4096 --k 4096 --dtype bf16 --out f32 --layout NT \\\n"
+    "      --compile-only --arch sm_90                                            # no GPU needed\n"
     "  swz autotune transpose --rows 4096 --cols 4096 --dtype f16 --budget-s 2 --json\n"
     "  swz autotune transpose --rows 16384 --cols 8192 --compile-only --arch sm_90   # no GPU needed\n";
 
@@ -145,7 +161,7 @@ class ProgressView {
   bool drawn_ = false;
 };
 
-void print_json(const TuneReport& r, Engine& engine) {
+void print_json(const std::string& family, const TuneReport& r, Engine& engine) {
   const EngineCounters e = engine.counters();
   const CacheCounters c = engine.cache().counters();
   std::string failures;
@@ -158,7 +174,8 @@ void print_json(const TuneReport& r, Engine& engine) {
                   ", \"p80_ms\": " + num(k.p80_ms) + ", \"repetitions\": " + u(k.repetitions) +
                   ", \"from_cache\": " + (k.from_cache ? "true" : "false") + "}";
   std::printf(
-      "{\"problem\": %s, \"device\": %s, \"arch\": %s, \"winner\": %s, \"winner_ms\": %s, \"winner_gbps\": %s, "
+      "{\"family\": %s, \"problem\": %s, \"device\": %s, \"arch\": %s, \"winner\": %s, \"winner_ms\": %s, "
+      "\"winner_gbps\": %s, \"winner_tflops\": %s, "
       "\"space_size\": %d, \"static_rejected\": %d, \"compiled\": %d, \"kernel_cache_hits\": %d, "
       "\"benchmarked\": %d, \"reused\": %d, \"retimed\": %d, \"worker_restarts\": %d, \"failures\": {%s}, "
       "\"budget_exhausted\": %s, \"seconds\": %s, \"space_hash\": %s, "
@@ -167,8 +184,9 @@ void print_json(const TuneReport& r, Engine& engine) {
       "\"cache\": {\"hits\": %s, \"misses\": %s, \"builds\": %s, \"joined\": %s, \"corrupt\": %s, "
       "\"store_failures\": %s, \"evictions\": %s, \"tuning_hits\": %s, \"tuning_misses\": %s}, "
       "\"candidates\": [%s]}\n",
-      json_str(r.problem).c_str(), json_str(r.device).c_str(), json_str(r.arch).c_str(), json_str(r.winner).c_str(),
-      num(r.winner_ms).c_str(), num(r.winner_gbps).c_str(), r.space_size, r.static_rejected, r.compiled,
+      json_str(family).c_str(), json_str(r.problem).c_str(), json_str(r.device).c_str(), json_str(r.arch).c_str(),
+      json_str(r.winner).c_str(), num(r.winner_ms).c_str(), num(r.winner_gbps).c_str(), num(r.winner_tflops).c_str(),
+      r.space_size, r.static_rejected, r.compiled,
       r.kernel_cache_hits, r.benchmarked, r.reused, r.retimed, r.worker_restarts, failures.c_str(),
       r.budget_exhausted ? "true" : "false", num(r.seconds).c_str(), json_str(r.space_hash).c_str(),
       u(e.compiles).c_str(), u(e.kernel_loads).c_str(), u(e.tuned_hits).c_str(), u(e.tuned_misses).c_str(),
@@ -178,11 +196,17 @@ void print_json(const TuneReport& r, Engine& engine) {
       candidates.c_str());
 }
 
-void print_table(const TuneReport& r, const TransposeProblem& p, int top, bool compile_only) {
-  std::printf("transpose %s%s%s (%s)\n", r.problem.c_str(), r.device.empty() ? "" : " on ", r.device.c_str(),
-              r.arch.c_str());
-  const double bytes = 2.0 * static_cast<double>(p.rows) * static_cast<double>(p.cols) *
-                       static_cast<double>(p.batch) * dtype_bytes(p.dtype);
+// What a table row's rate column shows: GB/s (transpose) or TFLOP/s (GEMM) for a time in ms.
+struct Rate {
+  const char* unit;
+  double work;  // bytes moved or floating-point operations
+  double scale;  // per ms -> unit
+  double of(double ms) const { return ms > 0 ? work / (ms * scale) : 0.0; }
+};
+
+void print_table(const std::string& family, const TuneReport& r, const Rate& rate, int top, bool compile_only) {
+  std::printf("%s %s%s%s (%s)\n", family.c_str(), r.problem.c_str(), r.device.empty() ? "" : " on ",
+              r.device.c_str(), r.arch.c_str());
   std::size_t width = 6;
   for (const auto& c : r.candidates) width = std::max(width, c.config.size());
   const int shown = std::min<int>(top, static_cast<int>(r.candidates.size()));
@@ -195,7 +219,7 @@ void print_table(const TuneReport& r, const TransposeProblem& p, int top, bool c
     }
   } else if (shown > 0) {
     std::printf("\n  %-*s  %10s  %19s  %8s  %s\n", static_cast<int>(width), "config", "median ms", "p20..p80 ms",
-                "GB/s", "status");
+                rate.unit, "status");
     for (int i = 0; i < shown; ++i) {
       const TuneCandidate& c = r.candidates[static_cast<std::size_t>(i)];
       std::string status = c.status + (c.from_cache ? " (cached)" : "");
@@ -204,7 +228,7 @@ void print_table(const TuneReport& r, const TransposeProblem& p, int top, bool c
         char spread[32];
         std::snprintf(spread, sizeof spread, "%.4f..%.4f", c.p20_ms, c.p80_ms);
         std::printf("  %-*s  %10.4f  %19s  %8.1f  %s%s\n", static_cast<int>(width), c.config.c_str(), c.median_ms,
-                    spread, c.median_ms > 0 ? bytes / (c.median_ms * 1e6) : 0.0, status.c_str(),
+                    spread, rate.of(c.median_ms), status.c_str(),
                     c.config == r.winner ? "  <- winner" : "");
       } else {
         std::printf("  %-*s  %10s  %19s  %8s  %s\n", static_cast<int>(width), c.config.c_str(), "-", "-", "-",
@@ -228,28 +252,47 @@ void print_table(const TuneReport& r, const TransposeProblem& p, int top, bool c
     if (r.winner.empty())
       std::printf("no winner: no candidate succeeded\n");
     else
-      std::printf("winner %s: %.4f ms, %.1f GB/s (stored in the cache)\n", r.winner.c_str(), r.winner_ms,
-                  r.winner_gbps);
+      std::printf("winner %s: %.4f ms, %.1f %s (stored in the cache)\n", r.winner.c_str(), r.winner_ms,
+                  rate.of(r.winner_ms), rate.unit);
   }
   std::printf("%.2f s\n", r.seconds);
 }
 
 int run_autotune(Args& args) {
-  const auto family = args.next_positional();
-  if (!family) throw UsageError("say what to tune: `swz autotune transpose ...` (see --help)");
-  parse_choice("family", *family, {"transpose"});
-  const auto rows_s = args.value("rows");
-  const auto cols_s = args.value("cols");
-  if (!rows_s || !cols_s) throw UsageError("--rows R and --cols C are required");
+  const auto family_arg = args.next_positional();
+  if (!family_arg) throw UsageError("say what to tune: `swz autotune transpose ...` or `swz autotune gemm ...` (see --help)");
+  const std::string family = parse_choice("family", *family_arg, {"transpose", "gemm"});
+  const bool gemm = family == "gemm";
   TransposeProblem problem;
-  try {
-    problem.dtype = parse_dtype(args.value_or("dtype", "f32"));
-  } catch (const Error& e) {
-    throw UsageError(std::string("--dtype: ") + e.what());
+  GemmProblem gproblem;
+  if (gemm) {
+    const auto m = args.value("m"), n = args.value("n"), k = args.value("k");
+    if (!m || !n || !k) throw UsageError("--m M, --n N and --k K are required");
+    try {
+      gproblem.dtype = parse_dtype(args.value_or("dtype", "f32"));
+      gproblem.out_dtype = parse_dtype(args.value_or("out", to_string(gproblem.dtype)));
+      check_gemm_dtypes(gproblem.dtype, gproblem.out_dtype);
+    } catch (const Error& e) {
+      throw UsageError(std::string("--dtype/--out: ") + e.what());
+    }
+    read_gemm_layout(args, gproblem);
+    gproblem.m = parse_int("--m", *m, 1, 2147483647LL);
+    gproblem.n = parse_int("--n", *n, 1, 2147483647LL);
+    gproblem.k = parse_int("--k", *k, 1, 2147483647LL);
+    gproblem.batch = parse_int("--batch", args.value_or("batch", "1"), 1, 65535);
+  } else {
+    const auto rows_s = args.value("rows");
+    const auto cols_s = args.value("cols");
+    if (!rows_s || !cols_s) throw UsageError("--rows R and --cols C are required");
+    try {
+      problem.dtype = parse_dtype(args.value_or("dtype", "f32"));
+    } catch (const Error& e) {
+      throw UsageError(std::string("--dtype: ") + e.what());
+    }
+    problem.rows = parse_int("--rows", *rows_s, 1, 1LL << 31);
+    problem.cols = parse_int("--cols", *cols_s, 1, 1LL << 31);
+    problem.batch = parse_int("--batch", args.value_or("batch", "1"), 1, 1 << 20);
   }
-  problem.rows = parse_int("--rows", *rows_s, 1, 1LL << 31);
-  problem.cols = parse_int("--cols", *cols_s, 1, 1LL << 31);
-  problem.batch = parse_int("--batch", args.value_or("batch", "1"), 1, 1 << 20);
   TuneOptions options;
   options.max_seconds = parse_seconds("--budget-s", args.value_or("budget-s", "0"), 1e6);
   options.max_candidates = static_cast<int>(parse_int("--max-candidates", args.value_or("max-candidates", "0"), 0, 1000000));
@@ -278,19 +321,30 @@ int run_autotune(Args& args) {
   Engine engine(eo);
   ProgressView view(quiet, options.compile_only);
   options.progress = [&view](const TuneProgress& p) { view.update(p); };
-  const int align = problem.max_vec_bytes(0, 0);  // device allocations are 256-byte aligned
+  // Device allocations are 256-byte aligned: the alignment is the pitches' and strides'.
   TuneReport report;
+  Rate rate{"GB/s", 0, 1e6};
   try {
-    report = autotune_transpose(engine, problem, align, options);
+    if (gemm) {
+      const GemmProblem p = gproblem.resolved();
+      rate = Rate{"TFLOP/s", 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) *
+                                 static_cast<double>(p.batch), 1e9};
+      report = autotune_gemm(engine, p, p.max_vec_bytes(0, 0), options);
+    } else {
+      const TransposeProblem p = problem.resolved();
+      rate.work = 2.0 * static_cast<double>(p.rows) * static_cast<double>(p.cols) * static_cast<double>(p.batch) *
+                  dtype_bytes(p.dtype);
+      report = autotune_transpose(engine, p, p.max_vec_bytes(0, 0), options);
+    }
   } catch (...) {
     view.end();
     throw;
   }
   view.end();
   if (json)
-    print_json(report, engine);
+    print_json(family, report, engine);
   else
-    print_table(report, problem.resolved(), top, options.compile_only);
+    print_table(family, report, rate, top, options.compile_only);
   if (options.compile_only) {
     for (const auto& c : report.candidates)
       if (c.status == "compiled") return 0;

@@ -1,6 +1,7 @@
 // tools: `swz run gemm` — run the library's GEMM on random data on GPU 0, verify it against the trusted
 // reference kernel (f64 sums; relative Frobenius error, guard regions), time it with the L2 flushed
-// and print TFLOP/s. tools/cmd_run.cpp dispatches here when the family is "gemm".
+// and print TFLOP/s; says whether the config is a tuned winner from the cache (swz autotune gemm) or the
+// default. tools/cmd_run.cpp dispatches here when the family is "gemm".
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -27,6 +28,8 @@ const char kRunGemmHelp[] =
     "checked against the reference kernel (one thread per element, f64 sums): relative Frobenius error\n"
     "(must be < 1e-5 for f32, < 1e-2 for f16/bf16 inputs) and 4 KiB guard regions around C. Then --reps\n"
     "launches (default 20) are timed, L2 flushed before each; prints the median and TFLOP/s (2*M*N*K*B).\n"
+    "Without --config the engine's choice is used: the winner `swz autotune gemm` stored for this problem\n"
+    "on this GPU (\"tuned\"), else the default config (\"default\").\n"
     "Layout letters: A then B; N = row-major as in C = A*B, T = column-major.\n"
     "example: swz run gemm --m 4096 --n 4096 --k 4096 --dtype f16 --out f32 --layout NT\n";
 
@@ -127,7 +130,9 @@ int run_gemm(Args& args) {
   eo_opts.cache_dir = cache_dir;
   Engine engine(eo_opts);
   Stream stream(0);
+  const std::uint64_t tuned_before = engine.counters().tuned_hits;
   const GemmConfig cfg = explicit_config ? forced : engine.gemm_config(r, da.ptr(), db.ptr());
+  const bool tuned = engine.counters().tuned_hits > tuned_before;
   engine.gemm(r, da.ptr(), db.ptr(), dc.ptr() + kGuard, alpha, beta, stream.handle(), &cfg);
   engine.gemm_reference(r, da.ptr(), db.ptr(), dref.ptr() + kGuard, alpha, beta, stream.handle());
   stream.synchronize();
@@ -166,7 +171,8 @@ int run_gemm(Args& args) {
   const double median = times.empty() ? 0 : times[times.size() / 2];
   const double tflops = median > 0 ? 2.0 * r.m * r.n * static_cast<double>(r.k) * r.batch / (median * 1e9) : 0;
   std::printf("gemm %s on %s\n", r.key(r.max_vec_bytes(da.ptr(), db.ptr())).c_str(), dev.name.c_str());
-  std::printf("config       %s (%s)\n", cfg.to_string().c_str(), explicit_config ? "given" : "default");
+  std::printf("config       %s (%s)\n", cfg.to_string().c_str(),
+              explicit_config ? "given" : tuned ? "tuned: the cached autotuner winner" : "default: no tuned winner cached");
   std::printf("verified     %s: relative Frobenius error %.3g vs the f64 reference (limit %.0e), guards %s\n",
               ok ? "yes" : "NO", err, tol, guard_bad ? "DISTURBED" : "intact");
   if (!times.empty())

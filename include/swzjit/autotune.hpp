@@ -62,6 +62,7 @@ struct TuneReport {
   std::string winner;        ///< canonical config ("" if compile_only or nothing succeeded)
   double winner_ms = 0;
   double winner_gbps = 0;    ///< bytes read + written per second (transpose)
+  double winner_tflops = 0;  ///< 2 * M * N * K * batch per second, in TFLOP/s (GEMM)
   std::vector<TuneCandidate> candidates;  ///< sorted: ok by time first, then failures
   int space_size = 0;        ///< configs in the search space before static checks
   int static_rejected = 0;   ///< dropped by the static checks
@@ -83,5 +84,16 @@ struct TuneReport {
 /// store the candidates and the winner in the engine's cache, and return what happened.
 TuneReport autotune_transpose(Engine& engine, const TransposeProblem& problem, int max_vec_bytes,
                               const TuneOptions& options = {});
+
+/// Tune the GEMM `problem` (with the A/B alignment of `max_vec_bytes`: 2..16 bytes, at least one
+/// element) on the engine's device: the space is gemm_search_space() for the problem's dtypes, kernel
+/// layout and alignment, less the configs the bank analysis shows conflicted (unless keep_conflicted);
+/// each candidate's C (alpha = 1, beta = 0, C NaN-poisoned, guards around it) is checked against the
+/// reference kernel's (f64 sums) on random A and B: relative Frobenius error at most 1e-5 for f32
+/// inputs, 1e-2 for f16/bf16. The winner is stored under gemm_space_id(); Engine::gemm_config uses it.
+/// `options.inject` is for transposes only. @throws Error(InvalidArgument) for an empty problem,
+/// a batch above 65535 or a bad alignment; Error(Unsupported) for an unsupported dtype pair.
+TuneReport autotune_gemm(Engine& engine, const GemmProblem& problem, int max_vec_bytes,
+                         const TuneOptions& options = {});
 
 }  // namespace swz

@@ -118,6 +118,10 @@ class Engine {
   /// Counts a benchmark run done on this engine's behalf (the autotuner calls it).
   void count_benchmark_runs(std::uint64_t n);
   void count_tune();
+  /// Counts NVRTC compiles done on this engine's behalf (the GEMM family calls it).
+  void count_compiles(std::uint64_t n);
+  /// Counts a tuned-winner lookup (hit: a cached winner was used; miss: none was cached).
+  void count_tuned_lookup(bool hit);
 
   /// Compile `cfg` for `arch` ("" = this engine's device), from the cache when possible.
   /// Works without a GPU when `arch` is given.
@@ -146,8 +150,12 @@ class Engine {
   KernelEntry compile_gemm(const GemmConfig& cfg, const std::string& arch = {});
   /// The kernel of `cfg`, loaded on this engine's device (dynamic shared memory limit raised).
   Kernel gemm_kernel(const GemmConfig& cfg);
-  /// The configuration gemm() would use for a problem (default_gemm_config for the device's arch).
+  /// The configuration gemm() would use for a problem: the cached tuned winner (autotune_gemm), else
+  /// (TunePolicy::TuneOnMiss) a fresh tune, else default_gemm_config for the device's arch. The choice
+  /// is remembered per problem key for the engine's life.
   GemmConfig gemm_config(const GemmProblem& problem, DevicePtr a, DevicePtr b);
+  /// The tuning key of a GEMM problem on this engine's device (operation "gemm").
+  TuningProblemKey gemm_tuning_key(const GemmProblem& problem, int max_vec_bytes);
   /// C = alpha * A * B + beta * C on `stream`. `config` overrides the choice; it must match the
   /// problem's dtypes and kernel layout and fit its alignment (InvalidArgument says which vec would).
   /// M or N = 0 (or batch = 0) does nothing; K = 0 writes beta * C (beta = 0: zeros, C never read).

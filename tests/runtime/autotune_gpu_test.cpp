@@ -2,9 +2,12 @@
 // a real tune picks a winner that transposes exactly; injected faulting, hanging and wrong candidates
 // are recorded as failures without harming the caller's context; a grown space re-measures only the
 // new config; a second Engine and a second process get the winner with no compile and no benchmark.
+// GEMM (runtime/autotune_gemm.cpp): f16 NT and f32 NN tunes pick winners that match an f64 host
+// reference; a second Engine gets the winner with no compile and no benchmark.
 #include <doctest/doctest.h>
 #include <stdlib.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -124,6 +127,99 @@ int warm_child() {
   }
 }
 const bool kWarmRegistered = swz::test::register_child_mode("autotune-warm", &warm_child);
+
+// --- GEMM helpers: host data exactly representable in every input type, an f64 host reference ---
+
+std::uint16_t to_half_bits(DType t, float f) {  // exact for the multiples of 1/64 in [-1, 1] used here
+  std::uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if (t == DType::BF16) return static_cast<std::uint16_t>(x >> 16);
+  if (f == 0) return static_cast<std::uint16_t>((x >> 16) & 0x8000u);
+  const int e = static_cast<int>((x >> 23) & 0xff) - 127 + 15;
+  return static_cast<std::uint16_t>(((x >> 16) & 0x8000u) | (static_cast<std::uint32_t>(e) << 10) | ((x >> 13) & 0x3ffu));
+}
+
+double from_bits(DType t, const std::uint8_t* p) {
+  if (t == DType::F32) {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+  std::uint16_t h;
+  std::memcpy(&h, p, 2);
+  if (t == DType::BF16) {
+    const std::uint32_t x = static_cast<std::uint32_t>(h) << 16;
+    float f;
+    std::memcpy(&f, &x, 4);
+    return f;
+  }
+  const int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  const double v = e == 0 ? std::ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : std::ldexp(1024 + m, e - 25);
+  return (h & 0x8000) ? -v : v;
+}
+
+// Runs C = A * B (alpha 1, beta 0) with the engine's own choice (or `cfg`) on fresh random data and
+// returns the relative Frobenius error against an f64 host reference (inf if any output is not finite).
+double gemm_error(Engine& engine, const GemmProblem& problem, const GemmConfig* cfg, unsigned seed) {
+  const GemmProblem p = problem.resolved();
+  const bool ar = p.a_order == MatrixOrder::RowMajor, br = p.b_order == MatrixOrder::RowMajor;
+  const std::size_t ei = static_cast<std::size_t>(dtype_bytes(p.dtype)), eo = static_cast<std::size_t>(dtype_bytes(p.out_dtype));
+  const std::size_t na = static_cast<std::size_t>((ar ? p.m : p.k) * p.lda), nb = static_cast<std::size_t>((br ? p.k : p.n) * p.ldb);
+  const std::size_t nc = static_cast<std::size_t>(p.m * p.ldc);  // C row-major
+  std::vector<float> a(na), b(nb);
+  std::mt19937 rng(seed);
+  for (auto& v : a) v = static_cast<float>(static_cast<int>(rng() % 129) - 64) / 64.0f;
+  for (auto& v : b) v = static_cast<float>(static_cast<int>(rng() % 129) - 64) / 64.0f;
+  std::vector<std::uint8_t> ha(na * ei), hb(nb * ei);
+  for (std::size_t i = 0; i < na; ++i) {
+    if (ei == 4) std::memcpy(&ha[i * 4], &a[i], 4);
+    else {
+      const std::uint16_t h = to_half_bits(p.dtype, a[i]);
+      std::memcpy(&ha[i * 2], &h, 2);
+    }
+  }
+  for (std::size_t i = 0; i < nb; ++i) {
+    if (ei == 4) std::memcpy(&hb[i * 4], &b[i], 4);
+    else {
+      const std::uint16_t h = to_half_bits(p.dtype, b[i]);
+      std::memcpy(&hb[i * 2], &h, 2);
+    }
+  }
+  DeviceBuffer da(ha.size()), db(hb.size()), dc(nc * eo);
+  da.copy_from_host(ha.data(), ha.size());
+  db.copy_from_host(hb.data(), hb.size());
+  dc.memset32(0x7FD57FD5u);  // NaN: a C element not written (or read although beta = 0) shows
+  Stream stream;
+  engine.gemm(p, da.ptr(), db.ptr(), dc.ptr(), 1.0f, 0.0f, stream.handle(), cfg);
+  stream.synchronize();
+  std::vector<std::uint8_t> hc(nc * eo);
+  dc.copy_to_host(hc.data(), hc.size());
+  double num = 0, den = 0;
+  for (long long i = 0; i < p.m; ++i)
+    for (long long j = 0; j < p.n; ++j) {
+      double want = 0;
+      for (long long kk = 0; kk < p.k; ++kk)
+        want += static_cast<double>(a[static_cast<std::size_t>(ar ? i * p.lda + kk : kk * p.lda + i)]) *
+                static_cast<double>(b[static_cast<std::size_t>(br ? kk * p.ldb + j : j * p.ldb + kk)]);
+      const double got = from_bits(p.out_dtype, &hc[static_cast<std::size_t>(i * p.ldc + j) * eo]);
+      if (!std::isfinite(got)) return INFINITY;
+      num += (got - want) * (got - want);
+      den += want * want;
+    }
+  return std::sqrt(num / den);
+}
+
+GemmProblem gemm_problem(DType in, DType out, MatrixOrder a, MatrixOrder b) {
+  GemmProblem p;
+  p.dtype = in;
+  p.out_dtype = out;
+  p.m = 512;
+  p.n = 384;
+  p.k = 256;
+  p.a_order = a;
+  p.b_order = b;
+  return p;
+}
 
 }  // namespace
 
@@ -283,4 +379,72 @@ TEST_CASE("autotune: a second Engine and a second process get the winner with no
   unsetenv(kWarmDirVariable);
   INFO(child.output);
   CHECK(child.exit_code == 0);
+}
+
+TEST_CASE("autotune gemm: f16 NT and f32 NN tunes pick winners that match an f64 host reference; a second "
+          "Engine uses the winner with no compile and no benchmark") {
+  struct Case {
+    GemmProblem problem;
+    double tolerance;
+  };
+  const Case cases[] = {
+      {gemm_problem(DType::F16, DType::F16, MatrixOrder::RowMajor, MatrixOrder::ColMajor), 1e-2},
+      {gemm_problem(DType::F32, DType::F32, MatrixOrder::RowMajor, MatrixOrder::RowMajor), 1e-5},
+  };
+  for (const Case& c : cases) {
+    const GemmProblem& p = c.problem;
+    CAPTURE(p.key(16));
+    const std::string dir = temp_cache_dir();
+    const GemmLayout layout = p.kernel_layout();
+    const std::size_t space = detail::select_gemm_space(p.dtype, p.out_dtype, layout, 16, false).kept.size();
+    std::string winner;
+    {
+      EngineOptions eo;
+      eo.cache_dir = dir;
+      Engine engine(eo);
+      const TuneReport r = autotune_gemm(engine, p, 16);
+      INFO(describe(r));
+      REQUIRE(!r.winner.empty());
+      CHECK(r.failures.empty());
+      CHECK(r.benchmarked == static_cast<int>(space));
+      CHECK(r.retimed == std::min<int>(3, static_cast<int>(space)));
+      CHECK(r.worker_restarts == 0);
+      CHECK(r.winner_ms > 0);
+      CHECK(r.winner_tflops > 0);
+      CHECK(r.compiled == static_cast<int>(space) + 2);  // candidates, check and reference kernels
+      for (const auto& cand : r.candidates) {
+        if (cand.status != "ok") continue;
+        CHECK(cand.p20_ms <= cand.median_ms);
+        CHECK(cand.median_ms <= cand.p80_ms);
+        CHECK(cand.repetitions >= 10);
+      }
+      const TuningProblemKey key = engine.gemm_tuning_key(p, 16);
+      CHECK(key.operation == "gemm");
+      CHECK(engine.cache().load_candidates(key).size() == space);
+      const auto stored = engine.cache().load_winner(key, gemm_space_id(p.dtype, p.out_dtype, layout, 16));
+      REQUIRE(stored.has_value());
+      CHECK(stored->config == r.winner);
+      winner = r.winner;
+      // The winner is correct on other data, given explicitly and as the engine's own choice.
+      const GemmConfig w = GemmConfig::parse(r.winner);
+      CHECK(gemm_error(engine, p, &w, 11) < c.tolerance);
+      CHECK(engine.gemm_config(p, 256, 256).to_string() == winner);
+      CHECK(gemm_error(engine, p, nullptr, 12) < c.tolerance);
+      CHECK(engine.counters().tuned_hits == 1);
+      CHECK(engine.counters().tunes == 1);
+    }
+    {
+      EngineOptions eo;
+      eo.cache_dir = dir;
+      eo.policy = TunePolicy::TuneOnMiss;  // a miss would tune: the counters would show it
+      Engine engine(eo);
+      CHECK(gemm_error(engine, p, nullptr, 13) < c.tolerance);
+      CHECK(engine.gemm_config(p, 256, 256).to_string() == winner);
+      CHECK(engine.counters().compiles == 0);
+      CHECK(engine.counters().benchmark_runs == 0);
+      CHECK(engine.counters().tunes == 0);
+      CHECK(engine.counters().tuned_hits == 1);
+      CHECK(engine.cache().counters().misses == 0);
+    }
+  }
 }

@@ -134,6 +134,7 @@ BenchJob sample_job() {
   j.grid[1] = 65535;
   j.grid[2] = 3;
   j.block[0] = 256;
+  j.dynamic_smem = 98304;
   return j;
 }
 
@@ -148,6 +149,7 @@ void check_same(const BenchJob& a, const BenchJob& b) {
     CHECK(a.grid[d] == b.grid[d]);
     CHECK(a.block[d] == b.block[d]);
   }
+  CHECK(a.dynamic_smem == b.dynamic_smem);
 }
 
 Frame frame_of(const std::string& bytes) {
@@ -243,6 +245,75 @@ TEST_CASE("worker protocol: every message survives an encode/decode round trip")
   CHECK(decode<SupportRequest>(frame_of(encode(sr))).check.image == sr.check.image);
   SupportReply sp{true, 0, "", 3.5};
   CHECK(decode<SupportReply>(frame_of(encode(sp))).fill_ms == 3.5);
+}
+
+TEST_CASE("worker protocol: GEMM Hello, the reference kernel in Support and dynamic shared memory round trip") {
+  HelloRequest hello;
+  hello.device = 1;
+  hello.kind = ProblemKind::Gemm;
+  GemmDesc& g = hello.gemm;
+  g.in_kind = 0;
+  g.out_kind = 2;
+  g.a_kmajor = true;
+  g.b_kmajor = true;
+  g.m = 512, g.n = 384, g.k = 256, g.lda = 264, g.ldb = 272, g.ldc = 400, g.batch = 3;
+  g.stride_a = 512LL * 264, g.stride_b = 384LL * 272, g.stride_c = 512LL * 400;
+  g.alpha = 1.5, g.beta = -0.25, g.tolerance = 1e-2, g.seed = 0x6E33u;
+  const std::string bytes = encode(hello);
+  const HelloRequest h2 = decode<HelloRequest>(frame_of(bytes));
+  CHECK(h2.device == 1);
+  CHECK(h2.kind == ProblemKind::Gemm);
+  const GemmDesc& d = h2.gemm;
+  CHECK(d.in_kind == 0);
+  CHECK(d.out_kind == 2);
+  CHECK(d.a_kmajor);
+  CHECK(d.b_kmajor);
+  CHECK(d.m == 512);
+  CHECK(d.n == 384);
+  CHECK(d.k == 256);
+  CHECK(d.lda == 264);
+  CHECK(d.ldb == 272);
+  CHECK(d.ldc == 400);
+  CHECK(d.batch == 3);
+  CHECK(d.stride_a == 512LL * 264);
+  CHECK(d.stride_b == 384LL * 272);
+  CHECK(d.stride_c == 512LL * 400);
+  CHECK(d.alpha == 1.5);
+  CHECK(d.beta == -0.25);
+  CHECK(d.tolerance == 1e-2);
+  CHECK(d.seed == 0x6E33u);
+  // Only the problem of the Hello's kind travels: a GEMM Hello is not a transpose Hello plus extras.
+  HelloRequest t;
+  t.kind = ProblemKind::Transpose;
+  t.problem = ProblemDesc{4, 10, 20, 20, 10, 1, 200, 200, 7};
+  CHECK(decode<HelloRequest>(frame_of(encode(t))).kind == ProblemKind::Transpose);
+  CHECK(decode<HelloRequest>(frame_of(encode(t))).problem.cols == 20);
+  CHECK(encode(t).size() != bytes.size());
+  // An unknown problem kind is a ProtocolError.
+  Frame bad = frame_of(bytes);
+  bad.payload[8] = 7;  // the u32 after the i64 device
+  CHECK_THROWS_WITH_AS(decode<HelloRequest>(bad), doctest::Contains("problem kind"), ProtocolError);
+
+  SupportRequest sr;
+  sr.check = sample_job().kernel;
+  sr.reference = sample_job().kernel;
+  sr.reference.lowered_name = "_ZN3swz3tpl21gemm_reference_kernelILi0ELi2ELi1ELi1ELi1EEEvNS0_10GemmParamsE";
+  sr.reference.is_ptx = true;
+  const SupportRequest sr2 = decode<SupportRequest>(frame_of(encode(sr)));
+  CHECK(sr2.check.lowered_name == sr.check.lowered_name);
+  CHECK(sr2.reference.lowered_name == sr.reference.lowered_name);
+  CHECK(sr2.reference.image == sr.reference.image);
+  CHECK(sr2.reference.is_ptx);
+  SupportRequest transpose_support;
+  transpose_support.check = sample_job().kernel;
+  CHECK(decode<SupportRequest>(frame_of(encode(transpose_support))).reference.image.empty());
+
+  BenchRequest br;
+  br.job = sample_job();
+  br.job.dynamic_smem = 200 * 1024;
+  const BenchRequest br2 = decode<BenchRequest>(frame_of(encode(br)));
+  CHECK(br2.job.dynamic_smem == 200u * 1024u);
+  check_same(br.job, br2.job);
 }
 
 TEST_CASE("worker protocol: malformed frames and payloads are ProtocolErrors, never garbage") {
