@@ -82,6 +82,15 @@ for step in "$@"; do
         --kernel-name regex:gemm_kernel build/bench/swz_bench_gemm --ncu "$g1;$g2;$g3" >"$OUT/gemm_ncu.txt" 2>&1
       note "gemm ncu: rc=$?"
       ;;
+    gtune)
+      d=$(mktemp -d /tmp/swzg.XXXXXX); chmod 700 "$d"
+      start=$(date +%s.%N)
+      build/swz autotune gemm --m 4096 --n 4096 --k 4096 --dtype f16 --layout NT --cache-dir "$d" --json --quiet \
+        >"$OUT/gtune1.json" 2>"$OUT/gtune1.err"
+      t1=$(python3 -c "import time; print(round(time.time() - $start, 2))")
+      build/swz run gemm --m 4096 --n 4096 --k 4096 --dtype f16 --layout NT --cache-dir "$d" >"$OUT/grun.log" 2>&1
+      note "gemm autotune f16 NT 4096^3 (empty cache): ${t1}s wall, winner $(grep -oE '"winner": "[^"]*"|"winner_tflops": [0-9.]+' "$OUT/gtune1.json" | tr '\n' ' '); run: $(grep -E '^config|TFLOP' "$OUT/grun.log" | tr '\n' ' ')"
+      ;;
     tune)
       rm -rf "$SWZJIT_CACHE_DIR"/*
       start=$(date +%s.%N)
