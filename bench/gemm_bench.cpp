@@ -35,31 +35,6 @@ void cublas_check(cublasStatus_t s, const char* what) {
   }
 }
 
-std::uint16_t f32_to_half_bits(float f, DType t) {
-  std::uint32_t x;
-  std::memcpy(&x, &f, 4);
-  if (t == DType::BF16) return static_cast<std::uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
-  // f16 of a value in [-1, 1]: normal or flushed tiny; round to nearest even.
-  const std::uint32_t sign = (x >> 16) & 0x8000u;
-  const int e = static_cast<int>((x >> 23) & 0xff) - 127 + 15;
-  if (e <= 0) return static_cast<std::uint16_t>(sign);
-  std::uint32_t h = (static_cast<std::uint32_t>(e) << 10) | ((x & 0x7fffffu) >> 13);
-  const std::uint32_t rem = x & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) ++h;
-  return static_cast<std::uint16_t>(sign | h);
-}
-
-double half_bits_to_double(std::uint16_t h, DType t) {
-  if (t == DType::BF16) {
-    const std::uint32_t x = static_cast<std::uint32_t>(h) << 16;
-    float f;
-    std::memcpy(&f, &x, 4);
-    return f;
-  }
-  const int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  const double v = e == 0 ? std::ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : std::ldexp(1024 + m, e - 25);
-  return (h & 0x8000) ? -v : v;
-}
 
 void fill_uniform(void* dst, std::size_t elems, DType t, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -68,12 +43,7 @@ void fill_uniform(void* dst, std::size_t elems, DType t, std::uint64_t seed) {
   std::vector<std::uint8_t> h(elems * eb);
   for (std::size_t i = 0; i < elems; ++i) {
     const float f = u(rng);
-    if (t == DType::F32) {
-      std::memcpy(&h[i * 4], &f, 4);
-    } else {
-      const std::uint16_t b = f32_to_half_bits(f, t);
-      std::memcpy(&h[i * 2], &b, 2);
-    }
+    store_element(t, &h[i * eb], f);
   }
   check(cudaMemcpy(dst, h.data(), h.size(), cudaMemcpyHostToDevice), "cudaMemcpy(fill)");
 }
@@ -83,17 +53,7 @@ std::vector<double> to_doubles(const void* d, std::size_t elems, DType t) {
   std::vector<std::uint8_t> h(elems * eb);
   check(cudaMemcpy(h.data(), d, h.size(), cudaMemcpyDeviceToHost), "cudaMemcpy(copy back)");
   std::vector<double> out(elems);
-  for (std::size_t i = 0; i < elems; ++i) {
-    if (t == DType::F32) {
-      float f;
-      std::memcpy(&f, &h[i * 4], 4);
-      out[i] = f;
-    } else {
-      std::uint16_t b;
-      std::memcpy(&b, &h[i * 2], 2);
-      out[i] = half_bits_to_double(b, t);
-    }
-  }
+  for (std::size_t i = 0; i < elems; ++i) out[i] = load_element(t, &h[i * eb]);
   return out;
 }
 

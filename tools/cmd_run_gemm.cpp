@@ -45,45 +45,14 @@ std::uint64_t splitmix(std::uint64_t& s) {
 }
 
 // Random values in [-1, 1) as the element type's bits (bf16/f16 from an f32 by truncation / conversion).
+// Random values in [-1, 1) stored as the element type (rounded to nearest even).
 void fill(std::vector<std::uint8_t>& buf, DType t, std::uint64_t seed) {
   std::uint64_t s = seed;
   const std::size_t eb = static_cast<std::size_t>(dtype_bytes(t));
-  for (std::size_t i = 0; i + eb <= buf.size(); i += eb) {
-    const float f = static_cast<float>(static_cast<double>(splitmix(s) >> 11) / 9007199254740992.0) * 2.0f - 1.0f;
-    std::uint32_t x;
-    std::memcpy(&x, &f, 4);
-    if (t == DType::F32) {
-      std::memcpy(&buf[i], &x, 4);
-    } else if (t == DType::BF16) {
-      const std::uint16_t h = static_cast<std::uint16_t>(x >> 16);
-      std::memcpy(&buf[i], &h, 2);
-    } else {  // f16: |f| < 1, normal range; exponent rebias, mantissa truncated
-      const int e = static_cast<int>((x >> 23) & 0xff) - 127 + 15;
-      const std::uint16_t h = static_cast<std::uint16_t>(((x >> 16) & 0x8000u) |
-                                                         (e > 0 ? (static_cast<std::uint32_t>(e) << 10) | ((x >> 13) & 0x3ffu) : 0u));
-      std::memcpy(&buf[i], &h, 2);
-    }
-  }
+  for (std::size_t i = 0; i + eb <= buf.size(); i += eb)
+    store_element(t, &buf[i], static_cast<float>(static_cast<double>(splitmix(s) >> 11) / 9007199254740992.0) * 2.0f - 1.0f);
 }
 
-double to_double(DType t, const std::uint8_t* p) {
-  if (t == DType::F32) {
-    float f;
-    std::memcpy(&f, p, 4);
-    return f;
-  }
-  std::uint16_t h;
-  std::memcpy(&h, p, 2);
-  if (t == DType::BF16) {
-    const std::uint32_t x = static_cast<std::uint32_t>(h) << 16;
-    float f;
-    std::memcpy(&f, &x, 4);
-    return f;
-  }
-  const int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  const double v = e == 0 ? std::ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : std::ldexp(1024 + m, e - 25);
-  return (h & 0x8000) ? -v : v;
-}
 
 }  // namespace
 
@@ -146,7 +115,7 @@ int run_gemm(Args& args) {
   }
   double num = 0, den = 0;
   for (std::size_t i = kGuard; i + eo <= kGuard + c_bytes; i += eo) {
-    const double x = to_double(r.out_dtype, &got[i]), y = to_double(r.out_dtype, &ref[i]);
+    const double x = load_element(r.out_dtype, &got[i]), y = load_element(r.out_dtype, &ref[i]);
     num += std::isfinite(x) ? (x - y) * (x - y) : 1e30;
     den += y * y;
   }

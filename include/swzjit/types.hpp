@@ -15,4 +15,10 @@ std::string to_string(DType t);
 /// Parse "f32|f16|bf16"; throws InvalidArgument naming the allowed values.
 DType parse_dtype(const std::string& text);
 
+/// Host conversions of one element stored as `t` (little-endian bytes at `p`): the value as a float
+/// (exact for every f16/bf16 value, subnormals, infinities and NaN included), and `v` rounded to
+/// nearest even into `t` (f16 overflow -> infinity, underflow -> subnormal or signed zero, NaN kept).
+float load_element(DType t, const void* p);
+void store_element(DType t, void* p, float v);
+
 }  // namespace swz

@@ -130,33 +130,6 @@ const bool kWarmRegistered = swz::test::register_child_mode("autotune-warm", &wa
 
 // --- GEMM helpers: host data exactly representable in every input type, an f64 host reference ---
 
-std::uint16_t to_half_bits(DType t, float f) {  // exact for the multiples of 1/64 in [-1, 1] used here
-  std::uint32_t x;
-  std::memcpy(&x, &f, 4);
-  if (t == DType::BF16) return static_cast<std::uint16_t>(x >> 16);
-  if (f == 0) return static_cast<std::uint16_t>((x >> 16) & 0x8000u);
-  const int e = static_cast<int>((x >> 23) & 0xff) - 127 + 15;
-  return static_cast<std::uint16_t>(((x >> 16) & 0x8000u) | (static_cast<std::uint32_t>(e) << 10) | ((x >> 13) & 0x3ffu));
-}
-
-double from_bits(DType t, const std::uint8_t* p) {
-  if (t == DType::F32) {
-    float f;
-    std::memcpy(&f, p, 4);
-    return f;
-  }
-  std::uint16_t h;
-  std::memcpy(&h, p, 2);
-  if (t == DType::BF16) {
-    const std::uint32_t x = static_cast<std::uint32_t>(h) << 16;
-    float f;
-    std::memcpy(&f, &x, 4);
-    return f;
-  }
-  const int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  const double v = e == 0 ? std::ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : std::ldexp(1024 + m, e - 25);
-  return (h & 0x8000) ? -v : v;
-}
 
 // Runs C = A * B (alpha 1, beta 0) with the engine's own choice (or `cfg`) on fresh random data and
 // returns the relative Frobenius error against an f64 host reference (inf if any output is not finite).
@@ -171,20 +144,9 @@ double gemm_error(Engine& engine, const GemmProblem& problem, const GemmConfig* 
   for (auto& v : a) v = static_cast<float>(static_cast<int>(rng() % 129) - 64) / 64.0f;
   for (auto& v : b) v = static_cast<float>(static_cast<int>(rng() % 129) - 64) / 64.0f;
   std::vector<std::uint8_t> ha(na * ei), hb(nb * ei);
-  for (std::size_t i = 0; i < na; ++i) {
-    if (ei == 4) std::memcpy(&ha[i * 4], &a[i], 4);
-    else {
-      const std::uint16_t h = to_half_bits(p.dtype, a[i]);
-      std::memcpy(&ha[i * 2], &h, 2);
-    }
-  }
-  for (std::size_t i = 0; i < nb; ++i) {
-    if (ei == 4) std::memcpy(&hb[i * 4], &b[i], 4);
-    else {
-      const std::uint16_t h = to_half_bits(p.dtype, b[i]);
-      std::memcpy(&hb[i * 2], &h, 2);
-    }
-  }
+  // Multiples of 1/64 in [-1, 1]: exact in every input type.
+  for (std::size_t i = 0; i < na; ++i) store_element(p.dtype, &ha[i * ei], a[i]);
+  for (std::size_t i = 0; i < nb; ++i) store_element(p.dtype, &hb[i * ei], b[i]);
   DeviceBuffer da(ha.size()), db(hb.size()), dc(nc * eo);
   da.copy_from_host(ha.data(), ha.size());
   db.copy_from_host(hb.data(), hb.size());
@@ -201,7 +163,7 @@ double gemm_error(Engine& engine, const GemmProblem& problem, const GemmConfig* 
       for (long long kk = 0; kk < p.k; ++kk)
         want += static_cast<double>(a[static_cast<std::size_t>(ar ? i * p.lda + kk : kk * p.lda + i)]) *
                 static_cast<double>(b[static_cast<std::size_t>(br ? kk * p.ldb + j : j * p.ldb + kk)]);
-      const double got = from_bits(p.out_dtype, &hc[static_cast<std::size_t>(i * p.ldc + j) * eo]);
+      const double got = load_element(p.out_dtype, &hc[static_cast<std::size_t>(i * p.ldc + j) * eo]);
       if (!std::isfinite(got)) return INFINITY;
       num += (got - want) * (got - want);
       den += want * want;

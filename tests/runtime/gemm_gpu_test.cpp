@@ -34,81 +34,9 @@ std::string temp_cache_dir() {
   return dir;
 }
 
-// --- host 16-bit floats (round to nearest even) ---
-std::uint16_t to_f16(float f) {
-  std::uint32_t x;
-  std::memcpy(&x, &f, 4);
-  const std::uint32_t sign = (x >> 16) & 0x8000u;
-  const int exp = static_cast<int>((x >> 23) & 0xff) - 127 + 15;
-  std::uint32_t mant = x & 0x7fffffu;
-  if (exp >= 31) return static_cast<std::uint16_t>(sign | 0x7c00u);
-  if (exp <= 0) {
-    if (exp < -10) return static_cast<std::uint16_t>(sign);
-    mant |= 0x800000u;
-    const int shift = 14 - exp;
-    std::uint32_t h = mant >> shift;
-    const std::uint32_t rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
-    if (rem > half || (rem == half && (h & 1))) ++h;
-    return static_cast<std::uint16_t>(sign | h);
-  }
-  std::uint32_t h = (static_cast<std::uint32_t>(exp) << 10) | (mant >> 13);
-  const std::uint32_t rem = mant & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) ++h;
-  return static_cast<std::uint16_t>(sign | h);
-}
-float from_f16(std::uint16_t h) {
-  const std::uint32_t sign = (h & 0x8000u) << 16;
-  int exp = (h >> 10) & 0x1f;
-  std::uint32_t mant = h & 0x3ffu;
-  std::uint32_t x;
-  if (exp == 0x1f) {
-    x = sign | 0x7f800000u | (mant << 13);
-  } else if (exp == 0) {
-    if (mant == 0) {
-      x = sign;
-    } else {
-      exp = 1;
-      while (!(mant & 0x400u)) mant <<= 1, --exp;
-      x = sign | (static_cast<std::uint32_t>(exp - 15 + 127) << 23) | ((mant & 0x3ffu) << 13);
-    }
-  } else {
-    x = sign | (static_cast<std::uint32_t>(exp - 15 + 127) << 23) | (mant << 13);
-  }
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
-}
-std::uint16_t to_bf16(float f) {
-  std::uint32_t x;
-  std::memcpy(&x, &f, 4);
-  x += 0x7fffu + ((x >> 16) & 1u);
-  return static_cast<std::uint16_t>(x >> 16);
-}
-float from_bf16(std::uint16_t h) {
-  const std::uint32_t x = static_cast<std::uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
-}
-
-float load(DType t, const std::uint8_t* p) {
-  if (t == DType::F32) {
-    float f;
-    std::memcpy(&f, p, 4);
-    return f;
-  }
-  std::uint16_t h;
-  std::memcpy(&h, p, 2);
-  return t == DType::F16 ? from_f16(h) : from_bf16(h);
-}
-void store(DType t, std::uint8_t* p, float f) {
-  if (t == DType::F32) {
-    std::memcpy(p, &f, 4);
-  } else {
-    const std::uint16_t h = t == DType::F16 ? to_f16(f) : to_bf16(f);
-    std::memcpy(p, &h, 2);
-  }
-}
+// --- host elements: the library's own conversions (round to nearest even) ---
+float load(DType t, const std::uint8_t* p) { return load_element(t, p); }
+void store(DType t, std::uint8_t* p, float f) { store_element(t, p, f); }
 
 struct Case {
   DType in = DType::F32, out = DType::F32;
