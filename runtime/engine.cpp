@@ -6,6 +6,8 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <tuple>
 #include <sstream>
 
 #include "runtime/autotune_internal.hpp"
@@ -98,6 +100,19 @@ TransposeConfig default_transpose_config(DType dtype, int max_vec_bytes) {
   return c;  // plain: correct, only slower
 }
 
+namespace {
+
+// A resolved transpose problem's numbers and alignment class: the launch path's memo key.
+using ProblemId = std::tuple<int, long long, long long, long long, long long, long long, long long, long long, int>;
+
+// `p` must be resolved.
+ProblemId problem_id(const TransposeProblem& p, int align) {
+  return {static_cast<int>(p.dtype), p.rows, p.cols, p.ld_in, p.ld_out, p.batch, p.batch > 1 ? p.stride_in : 0,
+          p.batch > 1 ? p.stride_out : 0, align};
+}
+
+}  // namespace
+
 struct Engine::Impl {
   EngineOptions options;
   std::unique_ptr<Cache> cache;
@@ -105,8 +120,14 @@ struct Engine::Impl {
   std::string nvrtc_version;
   std::string device_arch;  // filled on first GPU use
   mutable std::mutex mutex;
-  std::map<std::string, Kernel> kernels;             // by cache key hash (one device per engine)
-  std::map<std::string, TransposeConfig> choices;    // by problem key
+  std::map<std::string, Kernel> kernels;  // by config (one device per engine)
+  // The launch path's memo: per problem (its resolved numbers and alignment class, no strings built),
+  // the chosen config and, once loaded, its kernel, so a repeated call is one map lookup.
+  struct Choice {
+    TransposeConfig config;
+    std::optional<Kernel> kernel;
+  };
+  std::map<ProblemId, Choice> choices;
   std::atomic<std::uint64_t> compiles{0}, loads{0}, tuned_hits{0}, tuned_misses{0}, tunes{0}, bench_runs{0},
       launches{0};
 };
@@ -195,14 +216,15 @@ TuningProblemKey Engine::transpose_tuning_key(const TransposeProblem& problem, i
   return k;
 }
 
+
 TransposeConfig Engine::transpose_config(const TransposeProblem& problem_in, DevicePtr in, DevicePtr out) {
   const TransposeProblem problem = problem_in.resolved();
   const int align = problem.max_vec_bytes(in, out);
-  const std::string pkey = problem.key(align);
+  const ProblemId id = problem_id(problem, align);
   {
     std::lock_guard<std::mutex> lock(impl_->mutex);
-    auto it = impl_->choices.find(pkey);
-    if (it != impl_->choices.end()) return it->second;
+    auto it = impl_->choices.find(id);
+    if (it != impl_->choices.end()) return it->second.config;
   }
   TransposeConfig chosen;
   const TuningProblemKey tkey = transpose_tuning_key(problem, align);
@@ -227,9 +249,22 @@ TransposeConfig Engine::transpose_config(const TransposeProblem& problem_in, Dev
     }
   }
   std::lock_guard<std::mutex> lock(impl_->mutex);
-  impl_->choices[pkey] = chosen;
-  return chosen;
+  return impl_->choices.emplace(id, Impl::Choice{chosen, std::nullopt}).first->second.config;
 }
+
+namespace {
+
+// Launch `k` (compiled from `cfg`) on a resolved, non-empty problem.
+void launch_resolved(const Kernel& k, const TransposeConfig& cfg, const TransposeProblem& p, DevicePtr in,
+                     DevicePtr out, CUstream stream) {
+  tpl::TransposeParams params{reinterpret_cast<const void*>(in), reinterpret_cast<void*>(out), p.rows, p.cols,
+                              p.ld_in, p.ld_out, p.batch, p.stride_in, p.stride_out};
+  void* args[] = {&params};
+  const LaunchShape s = transpose_launch_shape(cfg, p.rows, p.cols, p.batch);
+  k.launch(Dim3{s.grid[0], s.grid[1], s.grid[2]}, Dim3{s.block[0], 1, 1}, 0, stream, args);
+}
+
+}  // namespace
 
 void Engine::launch_transpose(const TransposeConfig& cfg, const TransposeProblem& problem_in, DevicePtr in,
                               DevicePtr out, CUstream stream) {
@@ -237,12 +272,7 @@ void Engine::launch_transpose(const TransposeConfig& cfg, const TransposeProblem
   if (p.rows == 0 || p.cols == 0 || p.batch == 0) return;
   if (cfg.dtype != p.dtype)
     throw_invalid("transpose: config dtype " + to_string(cfg.dtype) + " does not match the problem's " + to_string(p.dtype));
-  const Kernel k = transpose_kernel(cfg);
-  tpl::TransposeParams params{reinterpret_cast<const void*>(in), reinterpret_cast<void*>(out), p.rows, p.cols,
-                              p.ld_in, p.ld_out, p.batch, p.stride_in, p.stride_out};
-  void* args[] = {&params};
-  const LaunchShape s = transpose_launch_shape(cfg, p.rows, p.cols, p.batch);
-  k.launch(Dim3{s.grid[0], s.grid[1], s.grid[2]}, Dim3{s.block[0], 1, 1}, 0, stream, args);
+  launch_resolved(transpose_kernel(cfg), cfg, p, in, out, stream);
   ++impl_->launches;
 }
 
@@ -251,9 +281,9 @@ void Engine::transpose(const TransposeProblem& problem_in, DevicePtr in, DeviceP
   const TransposeProblem p = problem_in.resolved();
   if (p.rows == 0 || p.cols == 0 || p.batch == 0) return;
   if (!in || !out) throw_invalid("transpose: null device pointer");
+  const int align = p.max_vec_bytes(in, out);
   if (config) {
     config->validate();
-    const int align = p.max_vec_bytes(in, out);
     if (config->vec * dtype_bytes(config->dtype) > align)
       throw_invalid("transpose: config " + config->to_string() + " needs " +
                     std::to_string(config->vec * dtype_bytes(config->dtype)) +
@@ -262,7 +292,26 @@ void Engine::transpose(const TransposeProblem& problem_in, DevicePtr in, DeviceP
     launch_transpose(*config, p, in, out, stream);
     return;
   }
-  launch_transpose(transpose_config(p, in, out), p, in, out, stream);
+  // Hot path: a problem seen before is one lookup for its config and loaded kernel.
+  const ProblemId id = problem_id(p, align);
+  std::optional<Kernel> kernel;
+  TransposeConfig cfg;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    auto it = impl_->choices.find(id);
+    if (it != impl_->choices.end()) {
+      cfg = it->second.config;
+      kernel = it->second.kernel;
+    }
+  }
+  if (!kernel) {
+    cfg = transpose_config(p, in, out);
+    kernel = transpose_kernel(cfg);
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    impl_->choices.at(id).kernel = kernel;
+  }
+  launch_resolved(*kernel, cfg, p, in, out, stream);
+  ++impl_->launches;
 }
 
 }  // namespace swz
