@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench: what one session on the GPU machine runs, over a build made on the CPU machine and carried
-# along (device tool: carry build/). Steps: tests sanitize bench ncu tune (any subset, in order).
+# along (device tool: carry build/). Steps: tests sanitize race run bench ncu probe gemmncu gtune tune gemm
+# mmapeak (any subset, in order).
 # Logs go to $OUT (or ./device-logs); the last lines printed are a short summary table.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -50,6 +51,10 @@ for step in "$@"; do
       timeout ${GEMM_TIMEOUT:-400} stdbuf -oL build/bench/swz_bench_gemm --reps 10 ${GEMM_ARGS:-} >"$OUT/gemm_bench.log" 2>&1
       note "gemm bench: rc=$?"
       ;;
+    mmapeak)
+      build/bench/swz_bench_mma_peak >"$OUT/mma_peak.log" 2>&1
+      note "mma.sync register-only ceiling: rc=$? best $(grep -E '^\| (f16|bf16)' "$OUT/mma_peak.log" | awk -F'|' '{print $5}' | sort -n | tail -1) TFLOP/s"
+      ;;
     run)
       for a in "16384 8192 f32" "16384 16384 f16"; do
         set -- $a
@@ -74,11 +79,13 @@ for step in "$@"; do
       note "ncu probe: rc=$? ($(grep -c transpose_smem_probe "$OUT/probe.csv") metric rows)"
       ;;
     gemmncu)
-      g1='hgemm,f16>f16,NN,tile=128x128x32,warp=64x64,stages=4,vec=8,raster=8,swa=2:3:3,swb=3:3:4@4096x4096x4096'
-      g2='hgemm,f16>f16,NT,tile=128x128x32,warp=64x64,stages=4,vec=8,raster=8,swa=2:3:3,swb=2:3:3@4096x4096x4096'
+      # The 8192^3 winners at 4096^3, one launch each: ldmatrix (ldsm), cp.async (ldgsts) and plain shared
+      # load/store wavefronts and bank conflicts, plus the tensor pipe's activity.
+      g1='hgemm,f16>f16,NN,tile=128x256x32,warp=64x64,stages=4,vec=8,raster=8,swa=2:3:3,swb=3:3:5@4096x4096x4096'
+      g2='hgemm,f16>f16,NT,tile=128x256x32,warp=64x64,stages=4,vec=8,raster=8,swa=2:3:3,swb=2:3:3@4096x4096x4096'
       g3='sgemm,NN,tile=128x256x16,warp=64x64,wniter=2,thread=8x8,threads=256,stages=2,vec=4,raster=8,swa=2:3:6,swb=0:0:0@4096x4096x4096'
-      ncu --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,smsp__inst_executed_op_ldsm.sum \
-        --section MemoryWorkloadAnalysis_Tables --section SpeedOfLight --section WarpStateStats --section Occupancy \
+      ncu --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,smsp__inst_executed_op_ldsm.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum,sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum,sm__sass_l1tex_data_bank_conflicts_pipe_lsu_mem_shared_op_ldgsts.sum,sm__sass_l1tex_data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum \
+        --section SpeedOfLight --section Occupancy \
         --kernel-name regex:gemm_kernel build/bench/swz_bench_gemm --ncu "$g1;$g2;$g3" >"$OUT/gemm_ncu.txt" 2>&1
       note "gemm ncu: rc=$?"
       ;;

@@ -4,6 +4,9 @@
 // medians. For each (dtype, layout, shape) every config of the default space is timed and the best is
 // reported with TFLOP/s, the ratio to cuBLAS and its relative Frobenius error against cuBLAS's result.
 //   swz_bench_gemm [--reps N] [--quick] [--dtype f32|f16|bf16] [--layout NN|NT|TN|TT] [--shape MxNxK]
+//                  [--verbose] [--extra "CONFIG[;...]"]
+//   --verbose prints every config's time; --extra adds configs (those matching the dtype and layout of a
+//   measurement) to the default space, for exploring candidates before they enter the space.
 //   swz_bench_gemm --ncu "CONFIG@MxNxK[;...]"   (one launch each, for ncu; prints predicted wavefronts)
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -144,7 +147,8 @@ int run_ncu(Engine& engine, const std::string& list) {
 
 int main(int argc, char** argv) {
   int reps = 20;
-  bool quick = false;
+  bool quick = false, verbose = false;
+  std::vector<std::string> extra;
   std::string ncu, only_dtype, only_layout, only_shape;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -152,6 +156,13 @@ int main(int argc, char** argv) {
       reps = std::max(5, std::atoi(argv[++i]));
     } else if (a == "--quick") {
       quick = true;
+    } else if (a == "--verbose") {
+      verbose = true;
+    } else if (a == "--extra" && i + 1 < argc) {
+      std::stringstream ss(argv[++i]);
+      std::string item;
+      while (std::getline(ss, item, ';'))
+        if (!item.empty()) extra.push_back(GemmConfig::parse(item).to_string());
     } else if (a == "--ncu" && i + 1 < argc) {
       ncu = argv[++i];
     } else if (a == "--dtype" && i + 1 < argc) {
@@ -163,7 +174,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: swz_bench_gemm [--reps N] [--quick] [--dtype f32|f16|bf16] [--layout NN|NT|TN|TT] "
-                   "[--shape MxNxK] | --ncu \"CONFIG@MxNxK[;...]\"\n");
+                   "[--shape MxNxK] [--verbose] [--extra \"CONFIG[;...]\"] | --ncu \"CONFIG@MxNxK[;...]\"\n");
       return a == "--help" || a == "-h" ? 0 : 2;
     }
   }
@@ -225,7 +236,13 @@ int main(int argc, char** argv) {
         check(cudaStreamSynchronize(stream), "cuBLAS");
         // The space for this call's alignment (odd leading dimensions need narrower vectors).
         const int align = p.max_vec_bytes(reinterpret_cast<DevicePtr>(a), reinterpret_cast<DevicePtr>(b));
-        const std::vector<GemmConfig> space = gemm_search_space(t, t, p.kernel_layout(), align);
+        std::vector<GemmConfig> space = gemm_search_space(t, t, p.kernel_layout(), align);
+        for (const std::string& e : extra) {
+          const GemmConfig ec = GemmConfig::parse(e);
+          if (ec.in_dtype() == t && ec.out_dtype() == t && ec.layout() == p.kernel_layout() && ec.vec_bytes() <= align &&
+              std::none_of(space.begin(), space.end(), [&](const GemmConfig& x) { return x == ec; }))
+            space.push_back(ec);
+        }
         {  // compile the space in parallel first
           std::vector<std::thread> pool;
           const unsigned nt = std::max(1u, std::thread::hardware_concurrency());
@@ -244,6 +261,8 @@ int main(int argc, char** argv) {
                                    reinterpret_cast<DevicePtr>(c), 1.0f, 0.0f, stream);
               },
               reps);
+          if (verbose)
+            std::printf("#   %8.3f ms %7.1f TFLOP/s  %s\n", tm.median, flops / (tm.median * 1e9), cfg.to_string().c_str());
           if (tm.median < best_ms) best_ms = tm.median, best = cfg.to_string();
         }
         // Verify the reported kernel against cuBLAS's result on the same inputs.

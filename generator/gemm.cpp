@@ -11,6 +11,7 @@
 #include "swzjit/bank.hpp"
 #include "swzjit/error.hpp"
 #include "swzjit/gemm.hpp"
+#include "swzjit/gemm_splitk.hpp"
 #include "templates/gemm_reference.cuh"
 
 namespace swz {
@@ -183,7 +184,7 @@ GemmConfig GemmConfig::parse(const std::string& text) {
   const std::string form =
       " (forms: sgemm,LAYOUT,tile=BMxBNxBK,warp=WMxWN,wniter=I,thread=TMxTN,threads=N,stages=S,vec=V,raster=R,"
       "swa=B:M:S,swb=B:M:S | hgemm,IN>OUT,LAYOUT,tile=BMxBNxBK,warp=WMxWN,stages=S,vec=V,raster=R,swa=B:M:S,"
-      "swb=B:M:S; LAYOUT NN|NT|TN|TT)";
+      "swb=B:M:S[,split=N]; LAYOUT NN|NT|TN|TT)";
   const detail::ConfigFields f = detail::split_config(text, form);
   if (f.positional.empty()) throw_invalid("config: '" + text + "' names no family (sgemm or hgemm)" + form);
   GemmConfig c;
@@ -230,7 +231,9 @@ LaunchShape gemm_launch_shape(const GemmConfig& cfg, long long m, long long n, l
   LaunchShape s{};
   s.grid[0] = static_cast<unsigned>(std::max(1LL, tiles));
   s.grid[1] = 1;
-  s.grid[2] = static_cast<unsigned>(std::max(1LL, std::min(batch, 65535LL)));
+  // Split-K: z = matrix * splits + slice, so a launch covers at most 65535 / splits matrices.
+  const long long splits = gemm_k_splits(cfg);
+  s.grid[2] = static_cast<unsigned>(std::max(1LL, std::min(batch, gemm_max_batch_per_launch(cfg))) * splits);
   s.block[0] = static_cast<unsigned>(cfg.threads());
   s.block[1] = s.block[2] = 1;
   return s;

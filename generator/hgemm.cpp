@@ -11,8 +11,12 @@ namespace swz {
 
 namespace {
 
-// Fits every target's opt-in shared memory per block (sm_86 / sm_89: 99 KiB).
-constexpr int kMaxDynamicSmem = 99 * 1024;
+// The largest opt-in shared memory per block of any target (sm_90: 227 KiB). Configs above a device's own
+// limit (sm_80: 163 KiB, sm_86 / sm_89: 99 KiB) are valid but not launchable there: the tuner skips them
+// (gemm_fits_device) and the engine's defaults stay within 99 KiB.
+constexpr int kMaxDynamicSmem = 227 * 1024;
+// Split-K slices: more would only multiply the workspace traffic of the reduction.
+constexpr int kMaxSplit = 64;
 
 tpl::HgemmGeom geom(const HgemmConfig& c) {
   return tpl::HgemmGeom{c.bm, c.bn, c.bk, c.wm, c.wn, c.threads(), gemm_a_kmajor(c.layout) ? 1 : 0,
@@ -58,6 +62,8 @@ std::string hgemm_to_string(const HgemmConfig& c) {
   os << "hgemm," << to_string(c.in) << ">" << to_string(c.out) << "," << to_string(c.layout) << ",tile=" << c.bm << "x"
      << c.bn << "x" << c.bk << ",warp=" << c.wm << "x" << c.wn << ",stages=" << c.stages << ",vec=" << c.vec
      << ",raster=" << c.raster << ",swa=" << swizzle_text(c.swizzle_a) << ",swb=" << swizzle_text(c.swizzle_b);
+  // Only split configs name the field, so the texts (and cache keys) of unsplit configs stay as they were.
+  if (c.split > 1) os << ",split=" << c.split;
   return os.str();
 }
 
@@ -89,6 +95,8 @@ HgemmConfig hgemm_parse(const ConfigFields& f, const std::string& form) {
       c.swizzle_a = config_swizzle(k, v, form);
     } else if (k == "swb") {
       c.swizzle_b = config_swizzle(k, v, form);
+    } else if (k == "split") {
+      c.split = config_int(k, v, form);
     } else {
       throw_invalid("config: unknown field '" + k + "'" + form);
     }
@@ -104,7 +112,7 @@ void hgemm_validate(const HgemmConfig& c) {
                                         "(supported: f16 or bf16 inputs; use sgemm for f32)");
   if (!pow2(c.bm) || c.bm < 32 || c.bm > 256) bad("tile bm " + s(c.bm) + " must be a power of two in [32, 256]");
   if (!pow2(c.bn) || c.bn < 32 || c.bn > 256) bad("tile bn " + s(c.bn) + " must be a power of two in [32, 256]");
-  if (c.bk != 16 && c.bk != 32 && c.bk != 64) bad("tile bk " + s(c.bk) + " must be 16, 32 or 64");
+  if (c.bk != 32 && c.bk != 64) bad("tile bk " + s(c.bk) + " must be 32 or 64 (the fragment pipeline alternates two k-steps)");
   if (!pow2(c.wm) || c.wm < 16 || c.wm > c.bm) bad("warp wm " + s(c.wm) + " must be a power of two in [16, bm]");
   if (!pow2(c.wn) || c.wn < 16 || c.wn > c.bn) bad("warp wn " + s(c.wn) + " must be a power of two in [16, bn]");
   if (c.threads() > 512) bad("warp tile " + s(c.wm) + "x" + s(c.wn) + " gives " + s(c.threads()) + " threads (> 512)");
@@ -123,8 +131,11 @@ void hgemm_validate(const HgemmConfig& c) {
     bad("vec " + s(c.vec) + ": " + s((c.bm + c.bn) * c.bk / (c.vec * c.threads())) +
         " copies per thread per k-tile exceed 32 (use a smaller tile with narrow vectors)");
   if (c.raster < 1 || c.raster > 64) bad("raster " + s(c.raster) + " must be in [1, 64]");
+  if (c.split < 1 || c.split > kMaxSplit)
+    bad("split " + s(c.split) + " must be in [1, " + s(kMaxSplit) + "] (K slices; 1 = no split-K)");
   if (c.smem_bytes() > kMaxDynamicSmem)
-    bad("shared memory " + s(c.smem_bytes()) + " bytes (stages x (bm + bn) x bk x 2) exceeds 99 KiB; use fewer stages");
+    bad("shared memory " + s(c.smem_bytes()) + " bytes (stages x (bm + bn) x bk x 2) exceeds 227 KiB (sm_90's limit); "
+        "use fewer stages");
   const tpl::HgemmGeom g = geom(c);
   for (int op = 0; op < 2; ++op) {
     const SwizzleSpec& sw = op == 0 ? c.swizzle_a : c.swizzle_b;
@@ -152,7 +163,10 @@ void hgemm_validate(const HgemmConfig& c) {
 std::string hgemm_template_args(const HgemmConfig& c) {
   const tpl::HgemmGeom g = geom(c);
   std::ostringstream os;
-  os << elem_kind(c.in) << ", " << elem_kind(c.out) << ", " << c.bm << ", " << c.bn << ", " << c.bk << ", " << c.wm
+  // Split-K: the kernel writes each slice's f32 partial sums into the workspace; the reduction kernel
+  // (templates/gemm_splitk.cuh) converts to C's dtype.
+  const int out_kind = c.split > 1 ? tpl::kGemmF32 : elem_kind(c.out);
+  os << elem_kind(c.in) << ", " << out_kind << ", " << c.bm << ", " << c.bn << ", " << c.bk << ", " << c.wm
      << ", " << c.wn << ", " << c.stages << ", " << g.a_kmajor << ", " << g.b_kmajor << ", " << c.vec << ", " << g.swa_b
      << ", " << g.swa_m << ", " << g.swa_s << ", " << g.swb_b << ", " << g.swb_m << ", " << g.swb_s << ", " << c.raster;
   return os.str();
@@ -238,8 +252,8 @@ std::vector<HgemmConfig> hgemm_space(DType in, DType out, GemmLayout layout, int
     c.bm = s[0], c.bn = s[1], c.bk = s[2], c.wm = s[3], c.wn = s[4], c.stages = s[5], c.raster = s[6];
     c.vec = vec;
     // Narrow copies (misaligned calls) multiply the address work per k-tile: keep the warp tiles small
-    // there so the kernel stays within its registers.
-    if (vec <= 2 && (c.wm * c.wn > 64 * 32 || (vec == 2 && (c.bm + c.bn) * c.bk / (c.vec * c.threads()) > 16))) continue;
+    // there so the kernel stays within its registers (64x64 warp tiles spill at vec <= 4).
+    if (vec <= 4 && (c.wm * c.wn > 64 * 32 || (vec == 2 && (c.bm + c.bn) * c.bk / (c.vec * c.threads()) > 16))) continue;
     try {
       hgemm_validate(c);
     } catch (const Error&) {
@@ -247,6 +261,20 @@ std::vector<HgemmConfig> hgemm_space(DType in, DType out, GemmLayout layout, int
     }
     if (hgemm_choose_swizzles(c)) result.push_back(c);
   }
+  // Split-K variants for small M x N with long K (few block tiles, each looping over all of K): small
+  // tiles, K cut into 4, 8 or 16 slices. The tuner keeps them only for shapes where they can help
+  // (runtime/autotune_gemm.cpp); the engine's default picks one for such shapes.
+  HgemmConfig sk;
+  sk.in = in;
+  sk.out = out;
+  sk.layout = layout;
+  sk.bm = 64, sk.bn = 64, sk.bk = 32, sk.wm = 32, sk.wn = 32, sk.stages = 4, sk.raster = 4;
+  sk.vec = vec;
+  if (hgemm_choose_swizzles(sk))  // false when the tile is invalid at this vec
+    for (int split : {4, 8, 16, 32}) {
+      sk.split = split;
+      result.push_back(sk);
+    }
   return result;
 }
 

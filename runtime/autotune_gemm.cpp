@@ -17,7 +17,9 @@
 #include "runtime/jit_cache.hpp"
 #include "swzjit/autotune.hpp"
 #include "swzjit/error.hpp"
+#include "swzjit/gemm_splitk.hpp"
 #include "templates/gemm_common.cuh"
+#include "templates/gemm_splitk.cuh"
 
 namespace swz {
 namespace {
@@ -50,6 +52,30 @@ const std::vector<std::pair<GemmConfig, long long>>& analyzed_gemm_space(DType i
 }  // namespace
 
 namespace detail {
+
+// Split-K configs pay off only where the unsplit grid leaves most of the GPU idle and K is long; the
+// space does not know the problem, so the tuner drops them elsewhere (tuning big shapes stays as fast as
+// before). One wave of a large GPU (H100: 132 SMs) is the bar; slices must keep 4 k-tiles of 32.
+constexpr long long kSplitMaxTiles = 132;
+constexpr long long kSplitMinSlice = 128;
+
+std::string gemm_split_mismatch(const GemmConfig& cfg, const GemmProblem& resolved, bool requested) {
+  const long long splits = gemm_k_splits(cfg);
+  if (splits <= 1) return "";
+  const GemmProblem& p = resolved;
+  if (p.batch * splits > 65535)
+    return "split-K: batch x splits = " + std::to_string(p.batch * splits) +
+           " exceeds the grid's 65535 (tune a smaller batch)";
+  if (requested) return "";
+  const GemmFrameDesc f = gemm_frame(p);
+  const long long tiles = ((f.m + cfg.hgemm.bm - 1) / cfg.hgemm.bm) * ((f.n + cfg.hgemm.bn - 1) / cfg.hgemm.bn) * p.batch;
+  if (tiles >= kSplitMaxTiles)
+    return "split-K: " + std::to_string(tiles) + " block tiles already fill the GPU without splitting K";
+  if (p.k < splits * kSplitMinSlice)
+    return "split-K: K = " + std::to_string(p.k) + " in " + std::to_string(splits) + " slices is under " +
+           std::to_string(kSplitMinSlice) + " per slice";
+  return "";
+}
 
 GemmTuningSpace select_gemm_space(DType in, DType out, GemmLayout layout, int max_vec_bytes, bool keep_conflicted,
                                   const std::vector<std::string>& extra_configs) {
@@ -101,7 +127,7 @@ KernelEntry compile_gemm_support_kernel(Cache& cache, GemmSupportKernel which, D
                  "template __global__ void " + expression + "(const __grid_constant__ swz::tpl::GemmCheckParams);\n";
     req.source_name = "swz_support_gemm_check_" + to_string(in) + "_" + to_string(out) + ".cu";
     req.name_expression = expression;
-  } else {
+  } else if (which == GemmSupportKernel::Reference) {
     GemmReferenceSpec spec;
     spec.in = in;
     spec.out = out;
@@ -110,6 +136,11 @@ KernelEntry compile_gemm_support_kernel(Cache& cache, GemmSupportKernel which, D
     req.source = gemm_reference_source(spec);
     req.source_name = gemm_reference_source_name(spec);
     req.name_expression = gemm_reference_name_expression(spec);
+  } else {
+    req.source = gemm_splitk_reduce_source(out);
+    req.source_name = gemm_splitk_reduce_source_name(out);
+    req.name_expression = gemm_splitk_reduce_name_expression(out);
+    threads = tpl::kGemmSplitKBlock;
   }
   return compile_through_cache(cache, req, threads, 0, [compiles] {
     if (compiles) ++*compiles;
@@ -169,6 +200,26 @@ TuneReport autotune_gemm(Engine& engine, const GemmProblem& problem_in, int max_
     detail::GemmTuningSpace space = detail::select_gemm_space(problem.dtype, problem.out_dtype, frame.layout,
                                                               max_vec_bytes, options.keep_conflicted,
                                                               options.extra_configs);
+    // Split-K configs only where they can pay off on this problem (gemm_split_mismatch).
+    std::set<std::string> requested;
+    for (const std::string& text : options.extra_configs) requested.insert(GemmConfig::parse(text).to_string());
+    // Configs whose shared memory exceeds this device's opt-in limit (the space goes up to sm_90's 227 KiB).
+    const int smem_limit = options.compile_only ? 0 : device_info(engine.options().device).max_smem_per_block_optin;
+    std::vector<GemmConfig> kept;
+    bool any_split = false;
+    for (GemmConfig& cfg : space.kept) {
+      std::string why = detail::gemm_split_mismatch(cfg, problem, requested.count(cfg.to_string()) > 0);
+      if (why.empty() && smem_limit > 0 && cfg.smem_bytes() > smem_limit)
+        why = "shared memory " + std::to_string(cfg.smem_bytes()) + " bytes exceeds this device's opt-in limit (" +
+              std::to_string(smem_limit) + " bytes)";
+      if (!why.empty()) {
+        space.rejected.emplace_back(cfg, why);
+        continue;
+      }
+      any_split = any_split || gemm_k_splits(cfg) > 1;
+      kept.push_back(std::move(cfg));
+    }
+    space.kept = std::move(kept);
     detail::TuneSetup setup;
     setup.problem = problem.key(max_vec_bytes);
     setup.space_hash = gemm_space_id(problem.dtype, problem.out_dtype, frame.layout, max_vec_bytes,
@@ -181,7 +232,7 @@ TuneReport autotune_gemm(Engine& engine, const GemmProblem& problem_in, int max_
       return engine.compile_gemm((*configs)[static_cast<std::size_t>(i)], arch);
     };
     f.threads = [configs](int i) { return (*configs)[static_cast<std::size_t>(i)].threads(); };
-    f.shape = [configs, frame, batch = problem.batch](int i, detail::worker::BenchJob& job) {
+    f.shape = [configs, frame, batch = problem.batch, k = problem.k](int i, detail::worker::BenchJob& job) {
       const GemmConfig& cfg = (*configs)[static_cast<std::size_t>(i)];
       const LaunchShape s = gemm_launch_shape(cfg, frame.m, frame.n, batch);
       for (int d = 0; d < 3; ++d) {
@@ -189,11 +240,16 @@ TuneReport autotune_gemm(Engine& engine, const GemmProblem& problem_in, int max_
         job.block[d] = s.block[d];
       }
       job.dynamic_smem = static_cast<std::uint32_t>(cfg.dynamic_smem_bytes());
+      job.k_splits = static_cast<std::uint32_t>(gemm_k_splits(cfg));
+      job.k_slice = static_cast<std::uint32_t>(gemm_k_slice(cfg, k));
     };
     Cache& cache = engine.cache();
     const DType in = problem.dtype, out = problem.out_dtype;
     const GemmLayout layout = frame.layout;
-    for (detail::GemmSupportKernel which : {detail::GemmSupportKernel::Check, detail::GemmSupportKernel::Reference})
+    std::vector<detail::GemmSupportKernel> support = {detail::GemmSupportKernel::Check,
+                                                      detail::GemmSupportKernel::Reference};
+    if (any_split) support.push_back(detail::GemmSupportKernel::SplitKReduce);  // only compiled when needed
+    for (detail::GemmSupportKernel which : support)
       f.support.push_back([&cache, which, in, out, layout](const std::string& arch, std::atomic<int>* compiles) {
         return detail::compile_gemm_support_kernel(cache, which, in, out, layout, arch, compiles);
       });
@@ -201,6 +257,7 @@ TuneReport autotune_gemm(Engine& engine, const GemmProblem& problem_in, int max_
       detail::worker::SupportRequest req;
       req.check = detail::worker::KernelImage{e[0].image, e[0].is_ptx, arch, e[0].lowered_name};
       req.reference = detail::worker::KernelImage{e[1].image, e[1].is_ptx, arch, e[1].lowered_name};
+      if (e.size() > 2) req.splitk_reduce = detail::worker::KernelImage{e[2].image, e[2].is_ptx, arch, e[2].lowered_name};
       return req;
     };
     f.tuning_key = [&engine, problem, max_vec_bytes] { return engine.gemm_tuning_key(problem, max_vec_bytes); };

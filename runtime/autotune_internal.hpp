@@ -56,10 +56,17 @@ struct GemmTuningSpace {
 GemmTuningSpace select_gemm_space(DType in, DType out, GemmLayout layout, int max_vec_bytes, bool keep_conflicted,
                                   const std::vector<std::string>& extra_configs = {});
 
+/// Why a tune of `resolved` leaves out the split-K config `cfg` ("" when it stays; always "" for configs
+/// that do not split): batch x splits over the grid's 65535, or, unless the user asked for it
+/// (`requested`: an extra config), a problem with enough block tiles already or too short a K for the
+/// slices. The reason goes into the report's rejected list.
+std::string gemm_split_mismatch(const GemmConfig& cfg, const GemmProblem& resolved, bool requested);
+
 /// The GEMM autotuner's helper kernels, compiled through the kernel cache like candidates.
 enum class GemmSupportKernel {
   Check,      ///< swz::tpl::gemm_check_kernel<in, out> (templates/gemm_check.cuh): fill and compare
   Reference,  ///< swz::tpl::gemm_reference_kernel for the layout, f64 sums (templates/gemm_reference.cuh)
+  SplitKReduce,  ///< swz::tpl::gemm_splitk_reduce_kernel<out> (templates/gemm_splitk.cuh), for split-K candidates
 };
 KernelEntry compile_gemm_support_kernel(Cache& cache, GemmSupportKernel which, DType in, DType out, GemmLayout layout,
                                         const std::string& arch, std::atomic<int>* compiles);

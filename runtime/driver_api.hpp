@@ -40,6 +40,12 @@ struct DriverSettings {
   X(cuLaunchKernel, 4000)               \
   X(cuMemAlloc, 3020)                   \
   X(cuMemFree, 3020)                    \
+  X(cuMemAllocAsync, 11020)             \
+  X(cuMemFreeAsync, 11020)              \
+  X(cuMemPoolCreate, 11020)             \
+  X(cuMemPoolDestroy, 11020)            \
+  X(cuMemPoolSetAttribute, 11020)       \
+  X(cuMemAllocFromPoolAsync, 11020)     \
   X(cuMemcpyHtoDAsync, 3020)            \
   X(cuMemcpyDtoHAsync, 3020)            \
   X(cuMemsetD8Async, 3020)              \

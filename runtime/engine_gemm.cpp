@@ -1,19 +1,24 @@
 // runtime: the Engine's GEMM half (include/swzjit/engine.hpp, "GEMM" sections): problem resolution and
 // the mapping of every public layout onto the kernels' frame, default configurations, compilation
-// through the cache, module loading and launches of the fast kernels and of the reference kernel, and the
-// choice of a config: the tuned winner from the cache (runtime/autotune_gemm.cpp), else the default.
+// through the cache, module loading and launches of the fast kernels (split-K: with a stream-ordered
+// workspace and the reduction kernel) and of the reference kernel, and the choice of a config: the tuned
+// winner from the cache (runtime/autotune_gemm.cpp), else the default.
 #include <algorithm>
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 
 #include "swzjit/engine.hpp"
 
 #include "runtime/autotune_internal.hpp"
+#include "runtime/driver_api.hpp"
 #include "runtime/jit_cache.hpp"
 #include "swzjit/error.hpp"
+#include "swzjit/gemm_splitk.hpp"
 #include "templates/gemm_common.cuh"
+#include "templates/gemm_splitk.cuh"
 
 namespace swz {
 
@@ -25,12 +30,29 @@ struct GemmState {
   std::map<std::string, Kernel> kernels;   // by generated name expression (one device per engine)
   std::map<std::string, GemmConfig> choices;  // gemm_config's answers, by problem key
   std::atomic<std::uint64_t> launches{0};
+  // The split-K workspaces' memory pool (created on first use): the engine's own, so it can keep its
+  // memory across synchronizations (release threshold: unlimited) without changing the device's
+  // default pool, which the application owns.
+  CUmemoryPool pool = nullptr;
+  int pool_device = -1;
+  ~GemmState() {
+    if (!pool) return;
+    // Returns at once; memory still in use by enqueued frees is released when they complete.
+    detail::ContextGuard guard(pool_device, std::nothrow);
+    if (guard.ok()) detail::loaded_driver_api()->cuMemPoolDestroy(pool);
+  }
 };
 
 }  // namespace detail
 
 namespace {
 
+// SMs of the GPU the defaults are sized for (H100 SXM; A100 has 108): default_gemm_config takes no
+// device, so its wave arithmetic uses this.
+constexpr long long kDefaultSmCount = 132;
+// A split-K launch's f32 workspace stays under this (huge batches go in more launches), unless one
+// matrix alone needs more.
+constexpr long long kMaxSplitWorkspaceBytes = 256LL << 20;
 
 const char* order_name(MatrixOrder o) { return o == MatrixOrder::RowMajor ? "row" : "col"; }
 
@@ -164,13 +186,35 @@ GemmConfig default_gemm_config(const GemmProblem& problem, int max_vec_bytes, co
       want_m = 64, want_n = 64, want_wm = 32, want_wn = 32;
     }
   }
-  for (const GemmConfig& c : space) {
-    const bool s = c.kind == GemmKernelKind::Sgemm;
-    const int bm = s ? c.sgemm.bm : c.hgemm.bm, bn = s ? c.sgemm.bn : c.hgemm.bn, bk = s ? c.sgemm.bk : c.hgemm.bk;
-    const int wm = s ? c.sgemm.wm : c.hgemm.wm, wn = s ? c.sgemm.wn : c.hgemm.wn;
-    const int st = s ? c.sgemm.stages : c.hgemm.stages;
-    if (bm == want_m && bn == want_n && bk == want_k && wm == want_wm && wn == want_wn && st == want_stages) return c;
+  // Split-K (tensor cores): fewer 64x64 tiles than half the SMs and a long K leave most of the GPU idle
+  // while each block walks all of K. Cut K into the most slices (32, 16, 8 or 4) that keep tiles x splits
+  // within two waves and every slice at least 128 deep (the benchmark's 127x129x4100: 6 x 32 blocks).
+  int want_split = 1;
+  if (p.dtype != DType::F32 && p.k >= 1024) {
+    const long long tiles_64 = ((f.m + 63) / 64) * ((f.n + 63) / 64) * std::max(1LL, p.batch);
+    if (tiles_64 < kDefaultSmCount / 2)
+      for (int split : {32, 16, 8, 4})
+        if (tiles_64 * split <= 2 * kDefaultSmCount && p.k / split >= 128) {
+          want_split = split;
+          break;
+        }
   }
+  const auto find = [&](int split, int bm_want, int bn_want, int wm_want, int wn_want) -> const GemmConfig* {
+    for (const GemmConfig& c : space) {
+      const bool s = c.kind == GemmKernelKind::Sgemm;
+      const int bm = s ? c.sgemm.bm : c.hgemm.bm, bn = s ? c.sgemm.bn : c.hgemm.bn, bk = s ? c.sgemm.bk : c.hgemm.bk;
+      const int wm = s ? c.sgemm.wm : c.hgemm.wm, wn = s ? c.sgemm.wn : c.hgemm.wn;
+      const int st = s ? c.sgemm.stages : c.hgemm.stages;
+      if (bm == bm_want && bn == bn_want && bk == want_k && wm == wm_want && wn == wn_want && st == want_stages &&
+          gemm_k_splits(c) == split)
+        return &c;
+    }
+    return nullptr;
+  };
+  // A space without split variants (narrow vectors) falls back to the unsplit choice.
+  if (want_split > 1)
+    if (const GemmConfig* c = find(want_split, 64, 64, 32, 32)) return *c;
+  if (const GemmConfig* c = find(1, want_m, want_n, want_wm, want_wn)) return *c;
   return space.front();
 }
 
@@ -226,6 +270,117 @@ Kernel load_entry(detail::GemmState& st, const KernelEntry& e, const std::string
   if (dynamic_smem > 48 * 1024) k.set_max_dynamic_smem(dynamic_smem);
   std::lock_guard<std::mutex> lock(st.mutex);
   return st.kernels.emplace(expression, k).first->second;
+}
+
+// A helper kernel (the reference, the split-K reduction): compiled through the cache and loaded once per
+// engine, like the configs' kernels.
+Kernel support_kernel(Engine& engine, detail::GemmState& st, const std::string& source,
+                      const std::string& source_name, const std::string& expression, int threads) {
+  {
+    std::lock_guard<std::mutex> lock(st.mutex);
+    auto it = st.kernels.find(expression);
+    if (it != st.kernels.end()) return it->second;
+  }
+  const int device = engine.options().device;
+  const std::string arch = engine_arch(st, device);
+  const KernelEntry e = build_entry(engine, source, source_name, expression, arch, threads, 0);
+  return load_entry(st, e, arch, expression, device, 0);
+}
+
+// A stream-ordered allocation from the engine's pool (cuMemAllocFromPoolAsync), freed on the same stream when the object goes: after
+// every kernel enqueued before, so an error between launches neither leaks it nor frees it under a
+// kernel that still uses it.
+CUmemoryPool workspace_pool(detail::GemmState& st, int device) {
+  std::lock_guard<std::mutex> lock(st.mutex);
+  if (st.pool) return st.pool;
+  detail::ContextGuard guard(device);
+  CUmemPoolProps props{};
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  props.location.id = device;
+  CUmemoryPool pool = nullptr;
+  detail::check(detail::driver_api().cuMemPoolCreate(&pool, &props),
+                "creating the split-K workspace memory pool on device " + std::to_string(device) +
+                    " (stream-ordered allocation needs a driver and device with memory pools)");
+  cuuint64_t keep = ~static_cast<cuuint64_t>(0);
+  const CUresult r = detail::driver_api().cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep);
+  if (r != CUDA_SUCCESS) {
+    detail::driver_api().cuMemPoolDestroy(pool);
+    detail::check(r, "setting the split-K memory pool's release threshold");
+  }
+  st.pool = pool;
+  st.pool_device = device;
+  return pool;
+}
+
+class StreamScratch {
+ public:
+  StreamScratch(std::size_t bytes, int device, CUstream stream, CUmemoryPool pool) : device_(device), stream_(stream) {
+    detail::ContextGuard guard(device);
+    CUdeviceptr ptr = 0;
+    detail::check(detail::driver_api().cuMemAllocFromPoolAsync(&ptr, bytes, pool, stream),
+                  "allocating the split-K workspace (" + std::to_string(bytes) + " bytes, stream-ordered) on device " +
+                      std::to_string(device));
+    ptr_ = ptr;
+  }
+  ~StreamScratch() {
+    if (ptr_ == 0) return;
+    detail::ContextGuard guard(device_, std::nothrow);
+    if (guard.ok()) detail::loaded_driver_api()->cuMemFreeAsync(ptr_, stream_);
+  }
+  StreamScratch(const StreamScratch&) = delete;
+  StreamScratch& operator=(const StreamScratch&) = delete;
+  DevicePtr ptr() const noexcept { return ptr_; }
+
+ private:
+  DevicePtr ptr_ = 0;
+  int device_;
+  CUstream stream_;
+};
+
+// Split-K: per launch of up to `per_launch` matrices, the HGEMM writes each slice's f32 partials into the
+// workspace (alpha = 1, beta = 0, pitch gemm_splitk_workspace_ld), then the reduction sums the slices into
+// C with the caller's alpha and beta. K = 0 needs no products: the reduction alone writes beta * C.
+void launch_split_gemm(Engine& engine, detail::GemmState& st, const Kernel& k, const GemmConfig& cfg,
+                       const GemmProblem& p, const Frame& f, DevicePtr c, float alpha, float beta, CUstream stream) {
+  const Kernel reduce =
+      support_kernel(engine, st, gemm_splitk_reduce_source(p.out_dtype), gemm_splitk_reduce_source_name(p.out_dtype),
+                     gemm_splitk_reduce_name_expression(p.out_dtype), tpl::kGemmSplitKBlock);
+  const int splits = gemm_k_splits(cfg);
+  const bool empty_k = p.k == 0;
+  const long long ldw = gemm_splitk_workspace_ld(f.n), stride_w = gemm_splitk_workspace_stride(f.m, f.n);
+  const long long matrix_bytes = static_cast<long long>(splits) * stride_w * static_cast<long long>(sizeof(float));
+  const long long per_launch = std::min(
+      p.batch, std::min(gemm_max_batch_per_launch(cfg), std::max(1LL, kMaxSplitWorkspaceBytes / matrix_bytes)));
+  std::optional<StreamScratch> ws;
+  if (!empty_k)
+    ws.emplace(static_cast<std::size_t>(per_launch * matrix_bytes), engine.options().device, stream,
+               workspace_pool(st, engine.options().device));
+  const long long eb_in = dtype_bytes(p.dtype), eb_out = dtype_bytes(p.out_dtype);
+  for (long long b0 = 0; b0 < p.batch; b0 += per_launch) {
+    const long long nb = std::min(per_launch, p.batch - b0);
+    if (!empty_k) {
+      // The workspace is reused by every launch: stream order puts each reduction before the next HGEMM.
+      tpl::GemmParams params{reinterpret_cast<const void*>(f.a + static_cast<DevicePtr>(b0 * f.stride_a * eb_in)),
+                             reinterpret_cast<const void*>(f.b + static_cast<DevicePtr>(b0 * f.stride_b * eb_in)),
+                             reinterpret_cast<void*>(ws->ptr()), static_cast<int>(f.m), static_cast<int>(f.n),
+                             static_cast<int>(p.k), f.lda, f.ldb, ldw, nb, f.stride_a, f.stride_b, stride_w,
+                             1.0f, 0.0f, splits, gemm_k_slice(cfg, p.k)};
+      void* args[] = {&params};
+      const LaunchShape s = gemm_launch_shape(cfg, f.m, f.n, nb);
+      k.launch(Dim3{s.grid[0], s.grid[1], s.grid[2]}, Dim3{s.block[0], 1, 1},
+               static_cast<unsigned>(cfg.dynamic_smem_bytes()), stream, args);
+      ++st.launches;
+    }
+    tpl::GemmSplitKParams rp{ws ? reinterpret_cast<const float*>(ws->ptr()) : nullptr,
+                             reinterpret_cast<void*>(c + static_cast<DevicePtr>(b0 * p.stride_c * eb_out)),
+                             static_cast<int>(f.m), static_cast<int>(f.n), ldw, stride_w, p.ldc, p.stride_c, nb,
+                             empty_k ? 0 : splits, alpha, beta};
+    void* rargs[] = {&rp};
+    const LaunchShape rs = gemm_splitk_reduce_launch_shape(f.m, f.n, nb);
+    reduce.launch(Dim3{rs.grid[0], rs.grid[1], rs.grid[2]}, Dim3{rs.block[0], 1, 1}, 0, stream, rargs);
+    ++st.launches;
+  }
 }
 
 }  // namespace
@@ -323,6 +478,10 @@ void Engine::launch_gemm(const GemmConfig& cfg, const GemmProblem& problem, Devi
                   to_string(f.layout) + " (A " + order_name(p.a_order) + ", B " + order_name(p.b_order) + ", C " +
                   order_name(p.c_order) + "-major)");
   const Kernel k = gemm_kernel(cfg);
+  if (gemm_k_splits(cfg) > 1) {
+    launch_split_gemm(*this, gemm_state(), k, cfg, p, f, c, alpha, beta, stream);
+    return;
+  }
   const long long eb_in = dtype_bytes(p.dtype), eb_out = dtype_bytes(p.out_dtype);
   // Batches past the grid's z limit go in several launches, each starting further into the arrays.
   for (long long b0 = 0; b0 < p.batch; b0 += 65535) {
@@ -331,7 +490,7 @@ void Engine::launch_gemm(const GemmConfig& cfg, const GemmProblem& problem, Devi
                            reinterpret_cast<const void*>(f.b + static_cast<DevicePtr>(b0 * f.stride_b * eb_in)),
                            reinterpret_cast<void*>(c + static_cast<DevicePtr>(b0 * p.stride_c * eb_out)),
                            static_cast<int>(f.m), static_cast<int>(f.n), static_cast<int>(p.k), f.lda, f.ldb, p.ldc,
-                           nb, f.stride_a, f.stride_b, p.stride_c, alpha, beta};
+                           nb, f.stride_a, f.stride_b, p.stride_c, alpha, beta, 0, 0};
     void* args[] = {&params};
     const LaunchShape s = gemm_launch_shape(cfg, f.m, f.n, nb);
     k.launch(Dim3{s.grid[0], s.grid[1], s.grid[2]}, Dim3{s.block[0], 1, 1},
@@ -371,22 +530,12 @@ void Engine::gemm_reference(const GemmProblem& problem, DevicePtr a, DevicePtr b
   spec.layout = f.layout;
   spec.f64_accumulate = f64_accumulate;
   detail::GemmState& st = gemm_state();
-  const std::string expr = gemm_reference_name_expression(spec);
-  Kernel k = [&] {
-    {
-      std::lock_guard<std::mutex> lock(st.mutex);
-      auto it = st.kernels.find(expr);
-      if (it != st.kernels.end()) return it->second;
-    }
-    const std::string arch = engine_arch(st, options().device);
-    const KernelEntry e = build_entry(*this, gemm_reference_source(spec), gemm_reference_source_name(spec), expr, arch,
-                                      256, 0);
-    return load_entry(st, e, arch, expr, options().device, 0);
-  }();
+  const Kernel k = support_kernel(*this, st, gemm_reference_source(spec), gemm_reference_source_name(spec),
+                                  gemm_reference_name_expression(spec), 256);
   tpl::GemmParams params{reinterpret_cast<const void*>(f.a), reinterpret_cast<const void*>(f.b),
                          reinterpret_cast<void*>(c), static_cast<int>(f.m), static_cast<int>(f.n),
                          static_cast<int>(p.k), f.lda, f.ldb, p.ldc, p.batch, f.stride_a, f.stride_b, p.stride_c,
-                         alpha, beta};
+                         alpha, beta, 0, 0};
   void* args[] = {&params};
   const LaunchShape s = gemm_reference_launch_shape(f.m, f.n, p.batch);
   k.launch(Dim3{s.grid[0], s.grid[1], s.grid[2]}, Dim3{s.block[0], s.block[1], 1}, 0, stream, args);

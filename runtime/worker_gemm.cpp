@@ -9,7 +9,9 @@
 
 #include "swzjit/error.hpp"
 #include "swzjit/gemm.hpp"
+#include "swzjit/gemm_splitk.hpp"
 #include "templates/gemm_check.cuh"
+#include "templates/gemm_splitk.cuh"
 
 namespace swz {
 namespace detail {
@@ -63,7 +65,7 @@ GemmTarget::GemmTarget(const GemmDesc& desc, int device, const DeviceInfo& info,
                             reinterpret_cast<void*>(c_.ptr() + kGuardBytes), static_cast<int>(d_.m),
                             static_cast<int>(d_.n), static_cast<int>(d_.k), d_.lda, d_.ldb, d_.ldc, d_.batch,
                             d_.stride_a, d_.stride_b, d_.stride_c, static_cast<float>(d_.alpha),
-                            static_cast<float>(d_.beta)};
+                            static_cast<float>(d_.beta), 0, 0};
 }
 
 void GemmTarget::launch_check(int mode, long long elems, DevicePtr fill, unsigned seed) {
@@ -96,6 +98,10 @@ void GemmTarget::support(const SupportRequest& req) {
   check_ = check_module_->kernel().handle();
   reference_module_ = std::make_unique<Module>(load_image(req.reference, device_));
   reference_ = reference_module_->kernel().handle();
+  if (!req.splitk_reduce.image.empty()) {
+    splitk_module_ = std::make_unique<Module>(load_image(req.splitk_reduce, device_));
+    splitk_ = splitk_module_->kernel().handle();
+  }
   launch_check(tpl::kGemmCheckFill, a_elems_, a_.ptr(), d_.seed);
   launch_check(tpl::kGemmCheckFill, b_elems_, b_.ptr(), d_.seed + 1);
   // The reference C: poison first, so its padding holds exactly what a candidate's must.
@@ -109,6 +115,51 @@ void GemmTarget::support(const SupportRequest& req) {
                            args, nullptr),
         "launching the reference GEMM");
   check(api.cuStreamSynchronize(stream_), "computing the reference GEMM");
+}
+
+CUresult GemmTarget::launch(const BenchJob& job, CUfunction f, std::string* what) {
+  const DriverApi& api = driver_api();
+  if (job.k_splits <= 1) {
+    void* args[] = {&params_};
+    *what = "cuLaunchKernel";
+    return api.cuLaunchKernel(f, job.grid[0], job.grid[1], job.grid[2], job.block[0], job.block[1], job.block[2],
+                              job.dynamic_smem, stream_, args, nullptr);
+  }
+  // Split-K: the candidate writes f32 partials of each K slice into the workspace, the reduction sums
+  // them into C with the problem's alpha and beta (the engine's launch sequence, minus its allocation).
+  if (!splitk_) throw_invalid("candidate " + job.config + " splits K, but the Support request had no reduction kernel");
+  const long long splits = job.k_splits;
+  if (static_cast<long long>(job.grid[2]) != d_.batch * splits)
+    throw_invalid("candidate " + job.config + ": grid z " + std::to_string(job.grid[2]) + " is not batch x splits (" +
+                  std::to_string(d_.batch * splits) + "; at most 65535)");
+  const long long ldw = gemm_splitk_workspace_ld(d_.n), stride_w = gemm_splitk_workspace_stride(d_.m, d_.n);
+  const std::size_t bytes = static_cast<std::size_t>(d_.batch * splits * stride_w) * sizeof(float);
+  if (workspace_.size() < bytes) {
+    check(api.cuStreamSynchronize(stream_), "finishing the runs that use the old split-K workspace");
+    workspace_ = DeviceBuffer();  // free the smaller one first
+    workspace_ = DeviceBuffer(bytes, device_);
+  }
+  tpl::GemmParams gp = params_;
+  gp.c = reinterpret_cast<void*>(workspace_.ptr());
+  gp.ldc = ldw;
+  gp.stride_c = stride_w;
+  gp.alpha = 1.0f;
+  gp.beta = 0.0f;
+  gp.k_splits = static_cast<int>(splits);
+  gp.k_slice = static_cast<int>(job.k_slice);
+  void* args[] = {&gp};
+  *what = "cuLaunchKernel (split-K partials)";
+  CUresult r = api.cuLaunchKernel(f, job.grid[0], job.grid[1], job.grid[2], job.block[0], job.block[1], job.block[2],
+                                  job.dynamic_smem, stream_, args, nullptr);
+  if (r != CUDA_SUCCESS) return r;
+  tpl::GemmSplitKParams rp{reinterpret_cast<const float*>(workspace_.ptr()), params_.c, params_.m, params_.n, ldw,
+                           stride_w, params_.ldc, d_.batch > 1 ? d_.stride_c : d_.m * d_.ldc, d_.batch,
+                           static_cast<int>(splits), params_.alpha, params_.beta};
+  void* rargs[] = {&rp};
+  const LaunchShape s = gemm_splitk_reduce_launch_shape(d_.m, d_.n, d_.batch);
+  *what = "cuLaunchKernel (split-K reduction)";
+  return api.cuLaunchKernel(splitk_, s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1], s.block[2], 0, stream_,
+                            rargs, nullptr);
 }
 
 void GemmTarget::prepare() {

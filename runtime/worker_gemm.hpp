@@ -1,5 +1,6 @@
 // runtime (internal): the benchmark worker's GEMM side (runtime/worker_gemm.cpp): A, B and C buffers with
-// guards, random inputs and the reference C computed once on the GPU, and the check of each candidate's C.
+// guards, random inputs and the reference C computed once on the GPU, candidate launches (split-K: with
+// a workspace and the reduction kernel), and the check of each candidate's C.
 #pragma once
 
 #include <memory>
@@ -25,8 +26,12 @@ class GemmTarget {
 
   /// Loads the check and reference kernels, fills A and B and computes the reference C (once).
   void support(const SupportRequest& req);
-  /// The argument array of a candidate launch (one GemmParams).
-  void** args() { return args_; }
+  /// Enqueues one run of a candidate: its kernel with the problem's GemmParams, or for split-K
+  /// (job.k_splits > 1) its kernel into the f32 workspace and then the reduction into C. Returns the
+  /// first failing launch's result (CUDA_SUCCESS when all launched) and names that launch in `what`.
+  /// @throws Error(InvalidArgument) for a split-K job the worker cannot run (no reduction kernel, a grid
+  /// that does not match), Error from CUDA when the workspace cannot be allocated.
+  CUresult launch(const BenchJob& job, CUfunction f, std::string* what);
   /// Poisons C and clears the check's sums; run before the candidate's verification launch.
   void prepare();
   /// After the candidate ran: "" when C matches the reference within the tolerance and nothing outside
@@ -43,10 +48,10 @@ class GemmTarget {
   CUstream stream_ = nullptr;
   DeviceBuffer a_, b_, c_, ref_, sums_, counts_;
   long long a_elems_ = 0, b_elems_ = 0, c_total_elems_ = 0, guard_elems_ = 0, body_elems_ = 0;
-  std::unique_ptr<Module> check_module_, reference_module_;
-  CUfunction check_ = nullptr, reference_ = nullptr;
+  std::unique_ptr<Module> check_module_, reference_module_, splitk_module_;
+  CUfunction check_ = nullptr, reference_ = nullptr, splitk_ = nullptr;
+  DeviceBuffer workspace_;  // split-K partial sums: grown to the largest split candidate, then reused
   tpl::GemmParams params_{};
-  void* args_[1] = {&params_};
 };
 
 }  // namespace worker

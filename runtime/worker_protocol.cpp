@@ -168,6 +168,8 @@ void write_job(Writer& w, const BenchJob& j) {
   for (std::uint32_t v : j.grid) w.u32(v);
   for (std::uint32_t v : j.block) w.u32(v);
   w.u32(j.dynamic_smem);
+  w.u32(j.k_splits);
+  w.u32(j.k_slice);
 }
 BenchJob read_job(Reader& r) {
   BenchJob j;
@@ -177,6 +179,8 @@ BenchJob read_job(Reader& r) {
   for (std::uint32_t& v : j.grid) v = r.u32();
   for (std::uint32_t& v : j.block) v = r.u32();
   j.dynamic_smem = r.u32();
+  j.k_splits = r.u32();
+  j.k_slice = r.u32();
   return j;
 }
 
@@ -252,11 +256,13 @@ HelloReply HelloReply::read(Reader& r) {
 void SupportRequest::write(Writer& w) const {
   write_image(w, check);
   write_image(w, reference);
+  write_image(w, splitk_reduce);
 }
 SupportRequest SupportRequest::read(Reader& r) {
   SupportRequest m;
   m.check = read_image(r);
   m.reference = read_image(r);
+  m.splitk_reduce = read_image(r);
   return m;
 }
 

@@ -7,8 +7,8 @@
 // u64 length then the bytes; lists are a u64 count then the items. Every request gets exactly one
 // reply, in order:
 //   Hello{device, kind, problem}  -> HelloReply   the worker initializes CUDA and allocates buffers
-//   Support{check, reference}     -> SupportReply it loads the check kernel and fills the input (GEMM:
-//                                                 and computes the reference C once)
+//   Support{check, reference,     -> SupportReply it loads the check kernel and fills the input (GEMM:
+//           splitk_reduce}                        and computes the reference C once)
 //   Bench{job, timing}            -> BenchReply   verify one candidate, then time it
 //   Retime{jobs, rounds}          -> RetimeReply  verify, then time several candidates round-robin
 //   Quit                          (no reply)      the worker exits
@@ -27,7 +27,7 @@ namespace detail {
 namespace worker {
 
 constexpr std::uint32_t kMagic = 0x57575A53u;  // "SZWW" in memory order: 'S' 'Z' 'W' 'W'
-constexpr std::uint16_t kProtocolVersion = 2;
+constexpr std::uint16_t kProtocolVersion = 3;  // 3: split-K (BenchJob k_splits/k_slice, Support splitk_reduce)
 constexpr std::size_t kHeaderBytes = 16;
 constexpr std::uint64_t kMaxPayloadBytes = std::uint64_t{256} << 20;  // kernel images are far smaller
 
@@ -130,6 +130,9 @@ struct TimingSettings {
 
 /// One candidate: its kernel (signature of swz::tpl::transpose_kernel, or of the GEMM kernels: one
 /// parameter struct either way) and launch shape, with its dynamic shared memory in bytes.
+/// GEMM split-K (k_splits > 1): the kernel computes k_slice-deep slices of K into the worker's f32
+/// workspace (grid z = batch * k_splits), and every launch of the candidate is followed by the
+/// Support request's reduction kernel; both are verified and timed together.
 struct BenchJob {
   std::uint64_t id = 0;
   std::string config;
@@ -137,6 +140,8 @@ struct BenchJob {
   std::uint32_t grid[3] = {1, 1, 1};
   std::uint32_t block[3] = {1, 1, 1};
   std::uint32_t dynamic_smem = 0;
+  std::uint32_t k_splits = 0;  ///< 0 or 1: no split
+  std::uint32_t k_slice = 0;
 };
 
 /// A candidate's outcome. status: ok, resource-limit, launch-failed, wrong-result, or "" for a job
@@ -177,6 +182,8 @@ struct SupportRequest {
   static constexpr MessageType kType = MessageType::Support;
   KernelImage check;      ///< transpose_check_kernel<elem_bytes>, or gemm_check_kernel<in, out>
   KernelImage reference;  ///< GEMM: gemm_reference_kernel for the problem (empty for transposes)
+  /// GEMM: gemm_splitk_reduce_kernel for the output dtype; empty when no candidate splits K.
+  KernelImage splitk_reduce;
   void write(Writer& w) const;
   static SupportRequest read(Reader& r);
 };

@@ -233,12 +233,21 @@ std::optional<Failure> Worker::load(const BenchJob& job, Loaded* out) {
 }
 
 std::optional<Failure> Worker::launch(const BenchJob& job, CUfunction f) {
-  void* transpose_args[] = {&params_};
-  void** args = gemm_ ? gemm_->args() : transpose_args;
-  const CUresult r = driver_api().cuLaunchKernel(f, job.grid[0], job.grid[1], job.grid[2], job.block[0], job.block[1],
-                                                  job.block[2], job.dynamic_smem, stream(), args, nullptr);
+  CUresult r;
+  std::string what = "cuLaunchKernel";
+  if (gemm_) {
+    try {
+      r = gemm_->launch(job, f, &what);  // split-K candidates: two kernels, timed together
+    } catch (const Error& e) {
+      return failure_of(e, "launching");
+    }
+  } else {
+    void* args[] = {&params_};
+    r = driver_api().cuLaunchKernel(f, job.grid[0], job.grid[1], job.grid[2], job.block[0], job.block[1], job.block[2],
+                                    job.dynamic_smem, stream(), args, nullptr);
+  }
   if (r == CUDA_SUCCESS) return std::nullopt;
-  const std::string text = describe(r, "cuLaunchKernel");
+  const std::string text = describe(r, what);
   if (r == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES || r == CUDA_ERROR_INVALID_VALUE)
     return Failure{"resource-limit", text, false};
   return Failure{"launch-failed", text, is_sticky(r)};

@@ -25,7 +25,22 @@ struct GemmParams {
   long long batch;          // >= 1; matrix blockIdx.z of the batch (the host keeps gridDim.z <= 65535)
   long long stride_a, stride_b, stride_c;
   float alpha, beta;
+  /// Split-K: K is cut into k_splits slices of k_slice elements (a multiple of the kernel's k-tile);
+  /// blockIdx.z = matrix * k_splits + slice, and slice z's partial result goes to C matrix z (the host
+  /// points C at an f32 workspace and reduces it). k_splits <= 1: no split (blockIdx.z = matrix).
+  int k_splits, k_slice;
 };
+
+/// The part of the problem one blockIdx.z computes: matrix `batch` of A and B, k in [k0, k1).
+struct GemmSlice {
+  long long batch;
+  int k0, k1;
+};
+SWZ_HD constexpr GemmSlice gemm_slice(const GemmParams& p, int z) {
+  return p.k_splits <= 1 ? GemmSlice{z, 0, p.k}
+                         : GemmSlice{z / p.k_splits, (z % p.k_splits) * p.k_slice,
+                                     imin(p.k, (z % p.k_splits) * p.k_slice + p.k_slice)};
+}
 
 // Global -> shared copies of one operand tile (MN x BK elements) move `vec`-element chunks along the
 // operand's contiguous dimension: k-major tiles have BK/vec chunks per row of the tile, MN-major
@@ -100,6 +115,17 @@ template <> __device__ __forceinline__ void gemm_cp_async<8>(unsigned dst, const
 template <> __device__ __forceinline__ void gemm_cp_async<4>(unsigned dst, const void* src, int src_bytes) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
 }
+/// cp.async of a whole BYTES chunk (no zero-fill operand: the interior fast path).
+template <int BYTES> __device__ __forceinline__ void gemm_cp_async_full(unsigned dst, const void* src);
+template <> __device__ __forceinline__ void gemm_cp_async_full<16>(unsigned dst, const void* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+}
+template <> __device__ __forceinline__ void gemm_cp_async_full<8>(unsigned dst, const void* src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(dst), "l"(src) : "memory");
+}
+template <> __device__ __forceinline__ void gemm_cp_async_full<4>(unsigned dst, const void* src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");
+}
 __device__ __forceinline__ void gemm_cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N> __device__ __forceinline__ void gemm_cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
@@ -142,7 +168,9 @@ template <> __device__ __forceinline__ void gemm_mma_16816<kGemmBF16>(float (&d)
 template <int BYTES> __device__ __forceinline__ bool gemm_c_aligned(const GemmParams& p, int elem_bytes) {
   const unsigned long long ptr = reinterpret_cast<unsigned long long>(p.c);
   const unsigned long long ld = static_cast<unsigned long long>(p.ldc) * elem_bytes;
-  const unsigned long long st = p.batch > 1 ? static_cast<unsigned long long>(p.stride_c) * elem_bytes : 0ULL;
+  // blockIdx.z > 0 exists with a batch or with split-K slices: C matrix z starts z * stride_c further.
+  const unsigned long long st =
+      p.batch > 1 || p.k_splits > 1 ? static_cast<unsigned long long>(p.stride_c) * elem_bytes : 0ULL;
   return ((ptr | ld | st) % BYTES) == 0;
 }
 

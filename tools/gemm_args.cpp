@@ -11,6 +11,7 @@ const char kGemmConfigHelp[] =
     "  --config STR   sgemm,LAYOUT,tile=BMxBNxBK,warp=WMxWN,wniter=I,thread=TMxTN,threads=N,stages=1|2,vec=V,\n"
     "                 raster=R,swa=B:M:S,swb=B:M:S\n"
     "                 hgemm,IN>OUT,LAYOUT,tile=BMxBNxBK,warp=WMxWN,stages=S,vec=V,raster=R,swa=B:M:S,swb=B:M:S\n"
+    "                 [,split=N]  (split-K: N slices of K into an f32 workspace, then a reduction; 1..64)\n"
     "  --dtype T      f32|f16|bf16 (inputs; default f32)   --out T   f32|f16|bf16 (default: the input dtype)\n"
     "  --layout L     NN|NT|TN|TT: A then B; N = row-major as in C = A*B, T = column-major (default NN)\n";
 

@@ -55,6 +55,9 @@ struct HgemmConfig {
   int stages = 4;  ///< cp.async pipeline depth (>= 2)
   int vec = 8;     ///< elements per cp.async: 8 (16 bytes), 4, 2, or 1 (plain 2-byte copies)
   int raster = 8;
+  /// Split-K: K is cut into `split` slices computed by separate blocks into an f32 workspace, then
+  /// reduced (alpha, beta, conversion) by a second kernel. 1 = no split. For small M x N with long K.
+  int split = 1;
   SwizzleSpec swizzle_a;  ///< on the A tile ([bm][bk] if A is K-contiguous, else [bk][bm])
   SwizzleSpec swizzle_b;  ///< on the B tile ([bn][bk] if B is K-contiguous, else [bk][bn])
 
@@ -67,6 +70,7 @@ enum class GemmKernelKind { Sgemm, Hgemm };
 /// A GEMM kernel configuration of either family. Canonical text (parse() reads it back):
 ///   "sgemm,NN,tile=128x128x8,warp=64x32,wniter=2,thread=4x4,threads=256,stages=2,vec=4,raster=8,swa=1:4:5,swb=0:0:0"
 ///   "hgemm,f16>f32,NT,tile=128x256x32,warp=64x64,stages=4,vec=8,raster=8,swa=2:3:3,swb=2:3:3"
+///   optional trailing field (printed only when not the default): hgemm split=N (split-K).
 struct GemmConfig {
   GemmKernelKind kind = GemmKernelKind::Sgemm;
   SgemmConfig sgemm;  ///< meaningful when kind == Sgemm
@@ -94,8 +98,8 @@ std::string gemm_source(const GemmConfig& cfg);
 std::string gemm_name_expression(const GemmConfig& cfg);
 /// e.g. "swz_sgemm_<hash>.cu".
 std::string gemm_source_name(const GemmConfig& cfg);
-/// Grid for an M x N problem in the kernel's frame: x = tiles (rasterized in the kernel), z = batch,
-/// at most 65535 matrices per launch (the engine splits larger batches).
+/// Grid for an M x N problem in the kernel's frame: x = tiles (rasterized in the kernel), z = matrices
+/// x split-K slices, at most 65535 / split matrices per launch (the engine splits larger batches).
 LaunchShape gemm_launch_shape(const GemmConfig& cfg, long long m, long long n, long long batch);
 
 /// The reference kernel (templates/gemm_reference.cuh): one thread per element, f64 or f32 sums.
@@ -131,7 +135,7 @@ bool gemm_choose_swizzles(GemmConfig& cfg);
 
 /// Version of the default GEMM tuning space (gemm_search_space and the autotuner's filter). Bump it when
 /// they change, so winners chosen from the old space are not reused (the space id includes it).
-constexpr int kGemmSpaceVersion = 1;
+constexpr int kGemmSpaceVersion = 2;
 
 /// Default search space of a dtype pair and layout: hand-picked tile shapes (about 10-30), alignment
 /// capped by `max_vec_bytes`, each with conflict-free swizzles chosen by static analysis.

@@ -8,6 +8,7 @@
 #include "swzjit/engine.hpp"
 #include "swzjit/error.hpp"
 #include "swzjit/gemm.hpp"
+#include "swzjit/gemm_splitk.hpp"
 #include "swzjit/jit.hpp"
 #include "swzjit/layout.hpp"
 #include "swzjit/solver.hpp"

@@ -112,7 +112,7 @@ TEST_CASE("every gemm validation error names its field") {
       {with(h, "warp", "8x64"), "warp wm"},
       {with(h, "warp", "128x128"), "accumulators"},
       {with(h, "stages", "1"), "stages"},
-      {with(h, "stages", "5"), "99 KiB"},
+      {with(with(h, "tile", "256x256x64"), "stages", "4"), "227 KiB"},
       {with(h, "vec", "16"), "vec"},
       {with(h, "swa", "2:2:3"), "M must be >= 3"},
       {with(h, "swb", "3:3:9"), "spans"},

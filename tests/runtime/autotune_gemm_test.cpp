@@ -17,6 +17,7 @@
 #include "swzjit/engine.hpp"
 #include "swzjit/error.hpp"
 #include "swzjit/gemm.hpp"
+#include "swzjit/gemm_splitk.hpp"
 #include "templates/gemm_check.cuh"
 #include "tests/tools/cli_support.hpp"
 
@@ -206,9 +207,13 @@ TEST_CASE("bad gemm tuning requests are errors before any work") {
 TEST_CASE("gemm compile-only warm-up fills the kernel cache; a second process then compiles nothing") {
   const std::string dir = temp_cache_dir();
   const GemmProblem p = small_f16_nt();
-  const std::vector<GemmConfig> space =
-      detail::select_gemm_space(DType::F16, DType::F16, GemmLayout::NT, 16, false).kept;
+  // The tune's candidates: the bank-filtered space without the split-K configs this problem rejects
+  // (512x384 has 48 tiles of 64x64, but K = 256 is too short to slice).
+  std::vector<GemmConfig> space;
+  for (const GemmConfig& c : detail::select_gemm_space(DType::F16, DType::F16, GemmLayout::NT, 16, false).kept)
+    if (detail::gemm_split_mismatch(c, p.resolved(), false).empty()) space.push_back(c);
   REQUIRE(!space.empty());
+  for (const GemmConfig& c : space) CHECK(gemm_k_splits(c) == 1);
   {
     EngineOptions eo;
     eo.cache_dir = dir;
@@ -230,6 +235,10 @@ TEST_CASE("gemm compile-only warm-up fills the kernel cache; a second process th
     CHECK(engine.counters().benchmark_runs == 0);
     std::set<std::string> compiled;
     for (const auto& c : r.candidates) {
+      if (c.status == "skipped-static") {  // the split-K configs this shape leaves out
+        CHECK_MESSAGE(c.reason.find("split-K") != std::string::npos, c.config << ": " << c.reason);
+        continue;
+      }
       CHECK_MESSAGE(c.status == "compiled", c.config << ": " << c.status << " " << c.reason);
       compiled.insert(c.config);
     }
@@ -258,6 +267,59 @@ TEST_CASE("gemm compile-only warm-up fills the kernel cache; a second process th
   CHECK(table.code == 0);
   CHECK(table.out.find("gemm f16>f16 512x384x256 A=row B=col") != std::string::npos);
   CHECK(table.out.find("compiles 0") != std::string::npos);
+}
+
+TEST_CASE("gemm split-K candidates: kept only for few tiles and long K, with the reduction as a support kernel") {
+  const std::vector<GemmConfig> space =
+      detail::select_gemm_space(DType::F16, DType::F16, GemmLayout::NT, 16, false).kept;
+  std::vector<GemmConfig> splits;
+  for (const GemmConfig& c : space)
+    if (gemm_k_splits(c) > 1) splits.push_back(c);
+  REQUIRE(splits.size() == 4);  // split 4, 8, 16, 32 (the bank filter keeps them: same tiles as unsplit ones)
+  GemmProblem thin = small_f16_nt();
+  thin.m = 127, thin.n = 129, thin.k = 4100;  // 6 tiles of 64x64, long K: every split fits
+  for (const GemmConfig& c : splits) CHECK_MESSAGE(detail::gemm_split_mismatch(c, thin.resolved(), false).empty(), c.to_string());
+  for (const GemmConfig& c : space)
+    if (gemm_k_splits(c) == 1) CHECK(detail::gemm_split_mismatch(c, thin.resolved(), false).empty());
+  GemmProblem big = thin;
+  big.m = 2048, big.n = 2048;  // 1024 tiles: splitting K only adds traffic
+  GemmProblem shallow = thin;
+  shallow.k = 1000;  // 16 slices of 1000 / 16 < 128
+  GemmProblem batched = thin;
+  batched.batch = 20000;  // 20000 x 4 > 65535 grid z
+  for (const GemmConfig& c : splits) {
+    CHECK(detail::gemm_split_mismatch(c, big.resolved(), false).find("block tiles") != std::string::npos);
+    CHECK(detail::gemm_split_mismatch(c, big.resolved(), true).empty());  // asked for: only the hard limit
+    CHECK(detail::gemm_split_mismatch(c, batched.resolved(), true).find("65535") != std::string::npos);
+  }
+  CHECK(detail::gemm_split_mismatch(splits.back(), shallow.resolved(), false).find("per slice") != std::string::npos);
+  CHECK(detail::gemm_split_mismatch(splits.front(), shallow.resolved(), false).empty());  // 4 x 250
+
+  // Compile-only tunes: the reduction joins the support kernels only when a split candidate remains, and
+  // the rejected split configs are reported with their reason.
+  EngineOptions eo;
+  eo.cache_dir = temp_cache_dir();
+  Engine engine(eo);
+  TuneOptions o;
+  o.compile_only = true;
+  o.arch = "sm_90";
+  o.max_candidates = 1;  // the first candidate is enough: the support kernels are what is counted
+  const TuneReport thin_report = autotune_gemm(engine, thin, 16, o);
+  CHECK(thin_report.compiled == 1 + 3);  // one candidate; check, reference, split-K reduction
+  CHECK(thin_report.static_rejected == 0);
+  const TuneReport big_report = autotune_gemm(engine, big, 16, o);
+  // Same candidate, check and reference kernels: all cache hits; no reduction is asked for.
+  CHECK(big_report.compiled == 0);
+  CHECK(big_report.kernel_cache_hits == 3);
+  CHECK(big_report.static_rejected == 4);
+  int skipped = 0;
+  for (const auto& c : big_report.candidates)
+    if (c.status == "skipped-static") {
+      ++skipped;
+      CHECK_MESSAGE(c.reason.find("split-K") != std::string::npos, c.config << ": " << c.reason);
+      CHECK(c.config.find(",split=") != std::string::npos);
+    }
+  CHECK(skipped == 4);
 }
 
 TEST_CASE("swz autotune gemm: usage errors exit 2 and name the argument") {

@@ -358,7 +358,12 @@ TEST_CASE("autotune gemm: f16 NT and f32 NN tunes pick winners that match an f64
     CAPTURE(p.key(16));
     const std::string dir = temp_cache_dir();
     const GemmLayout layout = p.kernel_layout();
-    const std::size_t space = detail::select_gemm_space(p.dtype, p.out_dtype, layout, 16, false).kept.size();
+    // The candidates the tuner measures: the space after the bank filter, less split-K configs that cannot
+    // pay off on this shape and configs over the device's shared memory.
+    std::size_t space = 0;
+    const int smem_limit = device_info(0).max_smem_per_block_optin;
+    for (const GemmConfig& cfg : detail::select_gemm_space(p.dtype, p.out_dtype, layout, 16, false).kept)
+      space += detail::gemm_split_mismatch(cfg, p.resolved(), false).empty() && cfg.smem_bytes() <= smem_limit;
     std::string winner;
     {
       EngineOptions eo;

@@ -1,7 +1,8 @@
 // tests/runtime (GPU suite): the GEMM families end to end — every layout (A, B, C row/column-major) and
 // dtype pair against an f64 host reference on random data: odd shapes, M/N/K = 1, tile +- 1, K = 0,
 // batches, padded and odd leading dimensions, misaligned pointers, alpha/beta (beta = 0 over NaN C),
-// guard regions and pitch gaps that must stay untouched, every config of several default spaces.
+// guard regions and pitch gaps that must stay untouched, every config of several default spaces, and
+// split-K (long K on few tiles, uneven and empty slices, batches past one launch, misaligned C).
 #include <doctest/doctest.h>
 #include <stdlib.h>
 
@@ -16,6 +17,7 @@
 #include "swzjit/device.hpp"
 #include "swzjit/engine.hpp"
 #include "swzjit/error.hpp"
+#include "swzjit/gemm_splitk.hpp"
 
 using namespace swz;
 
@@ -46,6 +48,7 @@ struct Case {
   long long ld_multiple = 1;  // then each leading dimension is rounded up to a multiple of this
   long long batch = 1;
   int misalign = 0;       // elements every pointer is moved off its 256-byte boundary
+  int c_misalign = -1;    // elements C alone is moved off it (-1: as misalign)
   float alpha = 1.0f, beta = 0.0f;
   const GemmConfig* config = nullptr;
   int samples = 0;        // > 0: verify this many random elements (big shapes) instead of all
@@ -53,7 +56,7 @@ struct Case {
     return to_string(in) + ">" + to_string(out) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
            std::to_string(k) + " A" + (ao == MatrixOrder::RowMajor ? "r" : "c") + " B" +
            (bo == MatrixOrder::RowMajor ? "r" : "c") + " C" + (co == MatrixOrder::RowMajor ? "r" : "c") + " pad " +
-           std::to_string(pad) + " batch " + std::to_string(batch) + " misalign " + std::to_string(misalign) +
+           std::to_string(pad) + " batch " + std::to_string(batch) + " misalign " + std::to_string(misalign) + " c_misalign " + std::to_string(c_misalign) +
            " alpha " + std::to_string(alpha) + " beta " + std::to_string(beta) +
            (config ? " config " + config->to_string() : std::string(" (engine's choice)"));
   }
@@ -79,9 +82,9 @@ double run_case(Engine& engine, const Case& c, std::mt19937_64& rng) {
   p.ldc = round_up(std::max(1LL, cr ? c.n : c.m) + c.pad);
   const GemmProblem r = p.resolved();
   const std::size_t ei = static_cast<std::size_t>(dtype_bytes(c.in)), eo = static_cast<std::size_t>(dtype_bytes(c.out));
-  auto make = [&](long long elems, std::size_t eb, bool random_fill, std::uint8_t fill) {
+  auto make = [&](long long elems, std::size_t eb, bool random_fill, std::uint8_t fill, int misalign) {
     HostMatrix h;
-    h.offset = kGuard + static_cast<std::size_t>(c.misalign) * eb;
+    h.offset = kGuard + static_cast<std::size_t>(misalign) * eb;
     h.bytes.resize(h.offset + static_cast<std::size_t>(elems) * eb + kGuard, fill);
     if (random_fill) {
       std::uniform_real_distribution<float> u(-1.0f, 1.0f);
@@ -92,12 +95,12 @@ double run_case(Engine& engine, const Case& c, std::mt19937_64& rng) {
   const long long a_elems = (r.batch - 1) * r.stride_a + (ar ? r.m : r.k) * r.lda;
   const long long b_elems = (r.batch - 1) * r.stride_b + (br ? r.k : r.n) * r.ldb;
   const long long c_elems = (r.batch - 1) * r.stride_c + (cr ? r.m : r.n) * r.ldc;
-  HostMatrix ha = make(a_elems, ei, false, 0), hb = make(b_elems, ei, false, 0);
+  HostMatrix ha = make(a_elems, ei, false, 0, c.misalign), hb = make(b_elems, ei, false, 0, c.misalign);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   for (std::size_t i = ha.offset; i + ei <= ha.bytes.size() - kGuard; i += ei) store(c.in, &ha.bytes[i], u(rng));
   for (std::size_t i = hb.offset; i + ei <= hb.bytes.size() - kGuard; i += ei) store(c.in, &hb.bytes[i], u(rng));
   // beta = 0: C is all-ones bytes (NaN) and must never be read; else random values, guards included.
-  HostMatrix hc = make(c_elems, eo, c.beta != 0.0f, 0xFF);
+  HostMatrix hc = make(c_elems, eo, c.beta != 0.0f, 0xFF, c.c_misalign >= 0 ? c.c_misalign : c.misalign);
   DeviceBuffer da(ha.bytes.size()), db(hb.bytes.size()), dc(hc.bytes.size());
   da.copy_from_host(ha.bytes.data(), ha.bytes.size());
   db.copy_from_host(hb.bytes.data(), hb.bytes.size());
@@ -297,4 +300,113 @@ TEST_CASE("gemm: refusals and no-ops") {
   std::vector<std::uint8_t> h(c.size());
   c.copy_to_host(h.data(), h.size());
   for (auto byte : h) CHECK(byte == 0xFF);
+}
+
+namespace {
+
+// The split-K config of the default space for the case's kernel layout (C's order included) and
+// alignment, with `split` slices (other split counts: the space's split config with its field changed).
+GemmConfig split_config(const Case& c, int split, int align = 16) {
+  GemmProblem probe;
+  probe.dtype = c.in, probe.out_dtype = c.out, probe.a_order = c.ao, probe.b_order = c.bo, probe.c_order = c.co;
+  for (const GemmConfig& g : gemm_search_space(c.in, c.out, probe.kernel_layout(), align))
+    if (gemm_k_splits(g) > 1) {
+      GemmConfig s = g;
+      s.hgemm.split = split;
+      s.validate();
+      return s;
+    }
+  FAIL("no split-K config in the space of " << c.label());
+  return GemmConfig{};
+}
+
+}  // namespace
+
+TEST_CASE("gemm split-K: long K on few tiles, uneven and empty slices, batches, beta, misaligned C, K = 0") {
+  Engine engine(EngineOptions{0, TunePolicy::Default, temp_cache_dir(), true});
+  std::mt19937_64 rng(std::random_device{}());
+  // The benchmark shape (6 tiles of 64x64, K = 4100: the 16th slice is empty, the 15th short) in every
+  // A/B order, C row- and column-major, f16 > f16; bf16 > f32 in two orders with 8 and 16 slices.
+  for (MatrixOrder ao : kOrders)
+    for (MatrixOrder bo : kOrders)
+      for (MatrixOrder co : kOrders)
+        for (int ldm : {1, 8}) {
+          // Packed odd pitches (2-byte copies) and pitches rounded up to 8 elements (16-byte copies).
+          Case c;
+          c.in = DType::F16, c.out = DType::F16, c.ao = ao, c.bo = bo, c.co = co;
+          c.m = 127, c.n = 129, c.k = 4100, c.ld_multiple = ldm;
+          const GemmConfig cfg = split_config(c, 16, ldm == 1 ? 2 : 16);
+          c.config = &cfg;
+          check_case(engine, c, rng);
+        }
+  for (MatrixOrder ao : kOrders)
+    for (int split : {8, 16}) {
+      Case c;
+      c.in = DType::BF16, c.out = DType::F32, c.ao = ao, c.bo = MatrixOrder::ColMajor;
+      c.m = 127, c.n = 129, c.k = 4100;
+      const GemmConfig cfg = split_config(c, split, 2);  // packed odd pitches
+      c.config = &cfg;
+      check_case(engine, c, rng);
+    }
+  // The engine's own choice for the benchmark shape splits K, and is right.
+  {
+    GemmProblem p;
+    p.dtype = DType::F16, p.out_dtype = DType::F16, p.m = 127, p.n = 129, p.k = 4100;
+    p.b_order = MatrixOrder::ColMajor;
+    CHECK(gemm_k_splits(default_gemm_config(p, 16)) > 1);
+    Case c;
+    c.in = DType::F16, c.out = DType::F16, c.bo = MatrixOrder::ColMajor, c.m = 127, c.n = 129, c.k = 4100;
+    check_case(engine, c, rng);  // config = nullptr: the engine's choice
+  }
+  // Slices that do not divide K: 3 slices of 352 (the last 296); 64 slices, of which only some hold k.
+  for (const auto& sk : {std::pair<int, long long>{3, 1000}, {5, 1000}, {64, 1000}, {16, 40}, {16, 1}, {4, 33}}) {
+    Case c;
+    c.in = DType::F16, c.out = DType::F16, c.bo = MatrixOrder::ColMajor, c.m = 77, c.n = 93, c.k = sk.second;
+    c.ld_multiple = 8;  // 16-byte copies whatever K is
+    const GemmConfig cfg = split_config(c, sk.first);
+    c.config = &cfg;
+    CAPTURE(sk.first);
+    check_case(engine, c, rng);
+  }
+  // Batches with odd pitches, column-major C, alpha and beta; beta = 0 over NaN C (run_case poisons C
+  // with NaN whenever beta = 0, so a reduction that read C would fail).
+  for (const Pair& pr : {Pair{DType::F16, DType::F16}, Pair{DType::BF16, DType::BF16}, Pair{DType::F16, DType::F32}}) {
+    Case c;
+    c.in = pr.in, c.out = pr.out, c.co = MatrixOrder::ColMajor, c.m = 70, c.n = 50, c.k = 600, c.batch = 3, c.pad = 5;
+    c.alpha = 1.5f, c.beta = 0.5f, c.ld_multiple = 1;
+    const GemmConfig narrow = split_config(c, 4, 2);  // odd pitches: 2-byte copies
+    c.config = &narrow;
+    check_case(engine, c, rng);
+    c.beta = 0.0f, c.alpha = -2.0f;
+    check_case(engine, c, rng);
+    // C alone misaligned (A and B keep 16-byte copies): the reduction's vector stores must step aside.
+    c.pad = 0, c.ld_multiple = 8, c.c_misalign = 1, c.beta = 0.25f;
+    const GemmConfig wide = split_config(c, 8);
+    c.config = &wide;
+    check_case(engine, c, rng);
+    // Row-major C with ldc = n = 50: row starts drift through the alignments; beta = 0.
+    c.co = MatrixOrder::RowMajor, c.bo = MatrixOrder::ColMajor, c.ld_multiple = 1, c.c_misalign = 3, c.beta = 0.0f;
+    const GemmConfig wide_row = split_config(c, 8);
+    c.config = &wide_row;
+    check_case(engine, c, rng);
+  }
+  // K = 0: C = beta * C with no products (no workspace); beta = 0 gives zeros over NaN.
+  {
+    Case c;
+    c.in = DType::F16, c.out = DType::F16, c.m = 65, c.n = 66, c.k = 0, c.beta = 0.25f, c.ld_multiple = 8;
+    const GemmConfig cfg = split_config(c, 8);
+    c.config = &cfg;
+    check_case(engine, c, rng);
+    c.beta = 0.0f;
+    check_case(engine, c, rng);
+  }
+  // A batch past one launch's grid (65535 / 16 = 4095 matrices): three launches sharing the workspace.
+  {
+    Case c;
+    c.in = DType::F16, c.out = DType::F16, c.m = 8, c.n = 8, c.k = 64, c.batch = 9000, c.beta = 0.5f;
+    const GemmConfig cfg = split_config(c, 16);
+    c.config = &cfg;
+    c.samples = 4000;
+    check_case(engine, c, rng);
+  }
 }

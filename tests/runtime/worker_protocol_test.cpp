@@ -135,6 +135,8 @@ BenchJob sample_job() {
   j.grid[2] = 3;
   j.block[0] = 256;
   j.dynamic_smem = 98304;
+  j.k_splits = 16;
+  j.k_slice = 288;
   return j;
 }
 
@@ -150,6 +152,8 @@ void check_same(const BenchJob& a, const BenchJob& b) {
     CHECK(a.block[d] == b.block[d]);
   }
   CHECK(a.dynamic_smem == b.dynamic_smem);
+  CHECK(a.k_splits == b.k_splits);
+  CHECK(a.k_slice == b.k_slice);
 }
 
 Frame frame_of(const std::string& bytes) {
@@ -304,6 +308,13 @@ TEST_CASE("worker protocol: GEMM Hello, the reference kernel in Support and dyna
   CHECK(sr2.reference.lowered_name == sr.reference.lowered_name);
   CHECK(sr2.reference.image == sr.reference.image);
   CHECK(sr2.reference.is_ptx);
+  CHECK(sr2.splitk_reduce.image.empty());  // no split-K candidate in this tune
+  sr.splitk_reduce = sample_job().kernel;
+  sr.splitk_reduce.lowered_name = "_ZN3swz3tpl25gemm_splitk_reduce_kernelILi0EEEvNS0_16GemmSplitKParamsE";
+  const SupportRequest sr3 = decode<SupportRequest>(frame_of(encode(sr)));
+  CHECK(sr3.splitk_reduce.lowered_name == sr.splitk_reduce.lowered_name);
+  CHECK(sr3.splitk_reduce.image == sr.splitk_reduce.image);
+  CHECK(sr3.reference.lowered_name == sr.reference.lowered_name);
   SupportRequest transpose_support;
   transpose_support.check = sample_job().kernel;
   CHECK(decode<SupportRequest>(frame_of(encode(transpose_support))).reference.image.empty());
@@ -313,6 +324,8 @@ TEST_CASE("worker protocol: GEMM Hello, the reference kernel in Support and dyna
   br.job.dynamic_smem = 200 * 1024;
   const BenchRequest br2 = decode<BenchRequest>(frame_of(encode(br)));
   CHECK(br2.job.dynamic_smem == 200u * 1024u);
+  CHECK(br2.job.k_splits == 16u);  // split-K candidates carry their slicing
+  CHECK(br2.job.k_slice == 288u);
   check_same(br.job, br2.job);
 }
 

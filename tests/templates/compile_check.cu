@@ -3,6 +3,7 @@
 #include "templates/common.cuh"
 #include "templates/gemm_common.cuh"
 #include "templates/gemm_reference.cuh"
+#include "templates/gemm_splitk.cuh"
 #include "templates/hgemm.cuh"
 #include "templates/sgemm.cuh"
 #include "templates/swizzle.cuh"
@@ -26,6 +27,12 @@ template __global__ void hgemm_kernel<kGemmBF16, kGemmF32, 128, 128, 32, 64, 32,
     const __grid_constant__ GemmParams);
 template __global__ void hgemm_kernel<kGemmF16, kGemmBF16, 64, 64, 32, 32, 32, 2, 1, 0, 1, 0, 0, 0, 0, 0, 0, 1>(
     const __grid_constant__ GemmParams);
+// Split-K: an HGEMM writing f32 partials, and the reduction for every output kind.
+template __global__ void hgemm_kernel<kGemmF16, kGemmF32, 64, 64, 32, 32, 32, 4, 1, 0, 8, 2, 3, 3, 2, 3, 3, 4>(
+    const __grid_constant__ GemmParams);
+template __global__ void gemm_splitk_reduce_kernel<kGemmF16>(const __grid_constant__ GemmSplitKParams);
+template __global__ void gemm_splitk_reduce_kernel<kGemmBF16>(const __grid_constant__ GemmSplitKParams);
+template __global__ void gemm_splitk_reduce_kernel<kGemmF32>(const __grid_constant__ GemmSplitKParams);
 template __global__ void gemm_reference_kernel<kGemmF32, kGemmF32, 1, 0, 1>(const __grid_constant__ GemmParams);
 template __global__ void gemm_reference_kernel<kGemmBF16, kGemmF16, 0, 1, 0>(const __grid_constant__ GemmParams);
 template __global__ void transpose_kernel<2, 64, 64, 256, 8, kSmemSwizzle, 0, 2, 0, 5, 3, 2, 7, 1, 1, 0>(
