@@ -59,15 +59,9 @@ TransposeProblem TransposeProblem::resolved() const {
 
 int TransposeProblem::max_vec_bytes(DevicePtr in, DevicePtr out) const {
   const TransposeProblem p = resolved();
-  const unsigned long long eb = static_cast<unsigned long long>(dtype_bytes(p.dtype));
-  int a = std::min(detail::pow2_alignment(in), detail::pow2_alignment(out));
-  a = std::min(a, detail::pow2_alignment(static_cast<unsigned long long>(p.ld_in) * eb));
-  a = std::min(a, detail::pow2_alignment(static_cast<unsigned long long>(p.ld_out) * eb));
-  if (p.batch > 1) {
-    a = std::min(a, detail::pow2_alignment(static_cast<unsigned long long>(p.stride_in) * eb));
-    a = std::min(a, detail::pow2_alignment(static_cast<unsigned long long>(p.stride_out) * eb));
-  }
-  return std::max<int>(a, static_cast<int>(eb));
+  const int eb = dtype_bytes(p.dtype);
+  return p.batch > 1 ? detail::access_alignment({in, out}, {p.ld_in, p.ld_out, p.stride_in, p.stride_out}, eb)
+                     : detail::access_alignment({in, out}, {p.ld_in, p.ld_out}, eb);
 }
 
 std::string TransposeProblem::key(int max_vec_bytes) const {

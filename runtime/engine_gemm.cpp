@@ -5,6 +5,7 @@
 // winner from the cache (runtime/autotune_gemm.cpp), else the default.
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -134,15 +135,9 @@ detail::GemmFrameDesc detail::gemm_frame(const GemmProblem& resolved) {
 
 int GemmProblem::max_vec_bytes(DevicePtr a, DevicePtr b) const {
   const GemmProblem p = resolved();
-  const unsigned long long eb = static_cast<unsigned long long>(dtype_bytes(p.dtype));
-  int al = std::min(detail::pow2_alignment(a), detail::pow2_alignment(b));
-  al = std::min(al, detail::pow2_alignment(static_cast<unsigned long long>(p.lda) * eb));
-  al = std::min(al, detail::pow2_alignment(static_cast<unsigned long long>(p.ldb) * eb));
-  if (p.batch > 1) {
-    al = std::min(al, detail::pow2_alignment(static_cast<unsigned long long>(p.stride_a) * eb));
-    al = std::min(al, detail::pow2_alignment(static_cast<unsigned long long>(p.stride_b) * eb));
-  }
-  return std::max<int>(al, static_cast<int>(eb));
+  const int eb = dtype_bytes(p.dtype);
+  return p.batch > 1 ? detail::access_alignment({a, b}, {p.lda, p.ldb, p.stride_a, p.stride_b}, eb)
+                     : detail::access_alignment({a, b}, {p.lda, p.ldb}, eb);
 }
 
 std::string GemmProblem::key(int max_vec_bytes) const {
@@ -274,8 +269,8 @@ Kernel load_entry(detail::GemmState& st, const KernelEntry& e, const std::string
 
 // A helper kernel (the reference, the split-K reduction): compiled through the cache and loaded once per
 // engine, like the configs' kernels.
-Kernel support_kernel(Engine& engine, detail::GemmState& st, const std::string& source,
-                      const std::string& source_name, const std::string& expression, int threads) {
+Kernel support_kernel(Engine& engine, detail::GemmState& st, const std::string& expression, int threads,
+                      const std::function<std::pair<std::string, std::string>()>& source_and_name) {
   {
     std::lock_guard<std::mutex> lock(st.mutex);
     auto it = st.kernels.find(expression);
@@ -283,13 +278,11 @@ Kernel support_kernel(Engine& engine, detail::GemmState& st, const std::string& 
   }
   const int device = engine.options().device;
   const std::string arch = engine_arch(st, device);
-  const KernelEntry e = build_entry(engine, source, source_name, expression, arch, threads, 0);
+  const auto src = source_and_name();  // generated only on the first call of the engine
+  const KernelEntry e = build_entry(engine, src.first, src.second, expression, arch, threads, 0);
   return load_entry(st, e, arch, expression, device, 0);
 }
 
-// A stream-ordered allocation from the engine's pool (cuMemAllocFromPoolAsync), freed on the same stream when the object goes: after
-// every kernel enqueued before, so an error between launches neither leaks it nor frees it under a
-// kernel that still uses it.
 CUmemoryPool workspace_pool(detail::GemmState& st, int device) {
   std::lock_guard<std::mutex> lock(st.mutex);
   if (st.pool) return st.pool;
@@ -313,6 +306,9 @@ CUmemoryPool workspace_pool(detail::GemmState& st, int device) {
   return pool;
 }
 
+// A stream-ordered allocation from the engine's pool (cuMemAllocFromPoolAsync), freed on the same stream
+// when the object goes: after every kernel enqueued before, so an error between launches neither leaks it
+// nor frees it under a kernel that still uses it.
 class StreamScratch {
  public:
   StreamScratch(std::size_t bytes, int device, CUstream stream, CUmemoryPool pool) : device_(device), stream_(stream) {
@@ -343,9 +339,9 @@ class StreamScratch {
 // C with the caller's alpha and beta. K = 0 needs no products: the reduction alone writes beta * C.
 void launch_split_gemm(Engine& engine, detail::GemmState& st, const Kernel& k, const GemmConfig& cfg,
                        const GemmProblem& p, const Frame& f, DevicePtr c, float alpha, float beta, CUstream stream) {
-  const Kernel reduce =
-      support_kernel(engine, st, gemm_splitk_reduce_source(p.out_dtype), gemm_splitk_reduce_source_name(p.out_dtype),
-                     gemm_splitk_reduce_name_expression(p.out_dtype), tpl::kGemmSplitKBlock);
+  const Kernel reduce = support_kernel(engine, st, gemm_splitk_reduce_name_expression(p.out_dtype), tpl::kGemmSplitKBlock, [&] {
+    return std::make_pair(gemm_splitk_reduce_source(p.out_dtype), gemm_splitk_reduce_source_name(p.out_dtype));
+  });
   const int splits = gemm_k_splits(cfg);
   const bool empty_k = p.k == 0;
   const long long ldw = gemm_splitk_workspace_ld(f.n), stride_w = gemm_splitk_workspace_stride(f.m, f.n);
@@ -530,8 +526,9 @@ void Engine::gemm_reference(const GemmProblem& problem, DevicePtr a, DevicePtr b
   spec.layout = f.layout;
   spec.f64_accumulate = f64_accumulate;
   detail::GemmState& st = gemm_state();
-  const Kernel k = support_kernel(*this, st, gemm_reference_source(spec), gemm_reference_source_name(spec),
-                                  gemm_reference_name_expression(spec), 256);
+  const Kernel k = support_kernel(*this, st, gemm_reference_name_expression(spec), 256, [&] {
+    return std::make_pair(gemm_reference_source(spec), gemm_reference_source_name(spec));
+  });
   tpl::GemmParams params{reinterpret_cast<const void*>(f.a), reinterpret_cast<const void*>(f.b),
                          reinterpret_cast<void*>(c), static_cast<int>(f.m), static_cast<int>(f.n),
                          static_cast<int>(p.k), f.lda, f.ldb, p.ldc, p.batch, f.stride_a, f.stride_b, p.stride_c,

@@ -1,6 +1,7 @@
 // runtime (internal): the cached compile path (jit_cache.hpp).
 #include "runtime/jit_cache.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "swzjit/error.hpp"
@@ -45,6 +46,15 @@ int pow2_alignment(unsigned long long v) {
   int a = 16;
   while (a > 1 && v % static_cast<unsigned long long>(a) != 0) a /= 2;
   return a;
+}
+
+int access_alignment(std::initializer_list<unsigned long long> pointers, std::initializer_list<long long> pitches,
+                     int elem_bytes) {
+  int a = 16;
+  for (unsigned long long p : pointers) a = std::min(a, pow2_alignment(p));
+  for (long long ld : pitches)
+    a = std::min(a, pow2_alignment(static_cast<unsigned long long>(ld) * static_cast<unsigned long long>(elem_bytes)));
+  return std::max(a, elem_bytes);
 }
 
 }  // namespace detail

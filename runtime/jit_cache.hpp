@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 
 #include "swzjit/cache.hpp"
 #include "swzjit/jit.hpp"
@@ -20,6 +21,11 @@ KernelEntry compile_through_cache(Cache& cache, const CompileRequest& request, i
 /// Largest power of two <= 16 that divides `v` (0 divides everything): the vector width an address,
 /// pitch or stride allows.
 int pow2_alignment(unsigned long long v);
+/// The widest access (bytes, a power of two in [elem_bytes, 16]) that pointers, pitches and strides of
+/// `elem_bytes`-byte elements all allow: the alignment of every address a kernel's vectors would touch.
+/// `pitches` are in elements; pass strides only when a batch uses them.
+int access_alignment(std::initializer_list<unsigned long long> pointers, std::initializer_list<long long> pitches,
+                     int elem_bytes);
 
 }  // namespace detail
 }  // namespace swz
