@@ -195,6 +195,22 @@ GemmConfig GemmConfig::parse(const std::string& text) {
   } else {
     throw_invalid("config: family '" + f.positional[0] + "' is not sgemm or hgemm" + form);
   }
+  // An omitted swa / swb takes the swizzle the bank analysis picks (as the search spaces do); an explicit
+  // one, 0:0:0 included, is kept.
+  bool has_swa = false, has_swb = false;
+  for (const auto& kv : f.kv) {
+    has_swa = has_swa || kv.first == "swa";
+    has_swb = has_swb || kv.first == "swb";
+  }
+  if (!has_swa || !has_swb) {
+    GemmConfig chosen = c;
+    if (gemm_choose_swizzles(chosen)) {
+      SwizzleSpec& a = c.kind == GemmKernelKind::Sgemm ? c.sgemm.swizzle_a : c.hgemm.swizzle_a;
+      SwizzleSpec& b = c.kind == GemmKernelKind::Sgemm ? c.sgemm.swizzle_b : c.hgemm.swizzle_b;
+      if (!has_swa) a = chosen.kind == GemmKernelKind::Sgemm ? chosen.sgemm.swizzle_a : chosen.hgemm.swizzle_a;
+      if (!has_swb) b = chosen.kind == GemmKernelKind::Sgemm ? chosen.sgemm.swizzle_b : chosen.hgemm.swizzle_b;
+    }
+  }
   c.validate();
   return c;
 }

@@ -252,8 +252,8 @@ std::vector<HgemmConfig> hgemm_space(DType in, DType out, GemmLayout layout, int
     c.bm = s[0], c.bn = s[1], c.bk = s[2], c.wm = s[3], c.wn = s[4], c.stages = s[5], c.raster = s[6];
     c.vec = vec;
     // Narrow copies (misaligned calls) multiply the address work per k-tile: keep the warp tiles small
-    // there so the kernel stays within its registers (64x64 warp tiles spill at vec <= 4).
-    if (vec <= 4 && (c.wm * c.wn > 64 * 32 || (vec == 2 && (c.bm + c.bn) * c.bk / (c.vec * c.threads()) > 16))) continue;
+    // for 4- and 2-byte copies so the kernel stays within its registers.
+    if (vec <= 2 && (c.wm * c.wn > 64 * 32 || (vec == 2 && (c.bm + c.bn) * c.bk / (c.vec * c.threads()) > 16))) continue;
     try {
       hgemm_validate(c);
     } catch (const Error&) {

@@ -105,6 +105,16 @@ SWZ_HD constexpr bool hgemm_ldsm_xor_is_add(const HgemmGeom& g, bool a) {
   for (int t = 0; t < (a ? g.wm : g.wn) / 16; ++t) consts |= a ? hgemm_a_ldsm_xor(g, t) : hgemm_b_ldsm_xor(g, t);
   return (bases & consts) == 0;
 }
+/// True when the k-step constants share no bit with any (thread base ^ tile constant): then the kernel keeps
+/// one register per tile (base ^ tile constant) and adds each k-step's constant as an immediate.
+SWZ_HD constexpr bool hgemm_ldsm_kxor_is_add(const HgemmGeom& g, bool a) {
+  int vals = 0, consts = 0;
+  for (int tid = 0; tid < g.threads; ++tid)
+    for (int t = 0; t < (a ? g.wm : g.wn) / 16; ++t)
+      vals |= a ? hgemm_a_ldsm_base(g, tid, 0) ^ hgemm_a_ldsm_xor(g, t) : hgemm_b_ldsm_base(g, tid, 0) ^ hgemm_b_ldsm_xor(g, t);
+  for (int kk = 0; kk < g.bk / 16; ++kk) consts |= a ? hgemm_a_ldsm_kxor(g, kk) : hgemm_b_ldsm_kxor(g, kk);
+  return (vals & consts) == 0;
+}
 /// Element offsets the kernel hands to ldmatrix (what the analyzer evaluates).
 SWZ_HD constexpr int hgemm_a_ldsm_offset(const HgemmGeom& g, int tid, int kk, int mi) {
   return hgemm_a_ldsm_base(g, tid, kk) ^ hgemm_a_ldsm_xor(g, mi);
@@ -185,9 +195,13 @@ struct HgemmTileCopy {
   template <int IT0, int IT1>
   __device__ __forceinline__ void copy_masked(unsigned char* tile, unsigned tile_u32, int tid, int mn_left,
                                               int k_left) const {
+    // Recomputed per call from an opaque copy of tid: hoisted out of the loop, the per-chunk source offsets
+    // would pin one 64-bit register pair per chunk for the whole edge loop (and spill on large tiles).
+    int t = tid;
+    asm volatile("" : "+r"(t));
 #pragma unroll
     for (int it = IT0; it < IT1; ++it) {
-      const int c = it * THREADS + tid;
+      const int c = it * THREADS + t;
       const int cmn = gemm_chunk_mn(MN_EXT, BK, KMAJOR, VEC, c), ck = gemm_chunk_k(MN_EXT, BK, KMAJOR, VEC, c);
       const int dst = dst_of(it);
       // Valid elements of this chunk along its contiguous dimension (0 .. VEC).
@@ -211,6 +225,14 @@ template <bool B> struct HgemmBool {
 };
 template <int I> struct HgemmInt {
   static constexpr int value = I;
+};
+/// Whether a k-tile iteration tagged T copies at all: HgemmBool (whole or masked tiles) does, HgemmInt<0> (the
+/// drain: the last STAGES - 1 iterations) does not.
+template <class T> struct HgemmCopies {
+  static constexpr bool value = true;
+};
+template <> struct HgemmCopies<HgemmInt<0>> {
+  static constexpr bool value = false;
 };
 
 template <int IN_KIND, int OUT_KIND, int BM, int BN, int BK, int WM, int WN, int STAGES, int A_KMAJOR, int B_KMAJOR,
@@ -284,8 +306,18 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1) hgemm_kernel(co
     for (int kk = 0; kk < KSTEPS; ++kk) copy_step(kt, stage, full, kk);
   };
 
-  // Per-thread ldmatrix bases (bytes); the k-step and mi / nj parts are compile-time XORs.
+  // Per-thread ldmatrix addresses (bytes). When an operand's tile constants fold into immediates (kAAdd), one
+  // base register serves every tile and k-step. Otherwise (the .trans side: the swizzle XORs into the bits the
+  // tile constant sets) one register per tile holds base ^ tile constant, and the k-step constant, which
+  // shares no bit with them (kAK), is added as an immediate; failing both, the XOR is computed per ldmatrix.
+  constexpr bool kAAdd = hgemm_ldsm_xor_is_add(g, true), kBAdd = hgemm_ldsm_xor_is_add(g, false);
+  constexpr bool kAK = !kAAdd && hgemm_ldsm_kxor_is_add(g, true), kBK = !kBAdd && hgemm_ldsm_kxor_is_add(g, false);
   const int a_ld0 = 2 * hgemm_a_ldsm_base(g, tid, 0), b_ld0 = 2 * hgemm_b_ldsm_base(g, tid, 0);
+  int a_tile_ld[kAK ? MI : 1], b_tile_ld[kBK ? NI / 2 : 1];
+#pragma unroll
+  for (int mi = 0; mi < (kAK ? MI : 1); ++mi) a_tile_ld[mi] = a_ld0 ^ (2 * hgemm_a_ldsm_xor(g, mi));
+#pragma unroll
+  for (int nj = 0; nj < (kBK ? NI / 2 : 1); ++nj) b_tile_ld[nj] = b_ld0 ^ (2 * hgemm_b_ldsm_xor(g, nj));
 
   float acc[MI][NI][4];
 #pragma unroll
@@ -295,21 +327,22 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1) hgemm_kernel(co
 #pragma unroll
       for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.0f;
 
+  // Fragments, double-buffered across k-steps: the next step's are loaded while this step's mma run.
   unsigned af[2][MI][4], bf[2][NI / 2][4];
-  constexpr bool kAAdd = hgemm_ldsm_xor_is_add(g, true), kBAdd = hgemm_ldsm_xor_is_add(g, false);
   auto load_frags = [&](int buf, int stage, int kk) {
     const unsigned a_addr = smem_u32 + stage * kStageBytes;
     const unsigned b_addr = a_addr + kABytes;
     const int a_ld = a_ld0 ^ (2 * hgemm_a_ldsm_kxor(g, kk)), b_ld = b_ld0 ^ (2 * hgemm_b_ldsm_kxor(g, kk));
-    const unsigned a_row = a_addr + a_ld, b_row = b_addr + b_ld;
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi)
-      gemm_ldmatrix_x4<!A_KMAJOR>(af[buf][mi], kAAdd ? a_row + 2 * hgemm_a_ldsm_xor(g, mi)
-                                                     : a_addr + (a_ld ^ (2 * hgemm_a_ldsm_xor(g, mi))));
+      gemm_ldmatrix_x4<!A_KMAJOR>(af[buf][mi], kAAdd ? a_addr + a_ld + 2 * hgemm_a_ldsm_xor(g, mi)
+                                               : kAK  ? a_addr + a_tile_ld[kAK ? mi : 0] + 2 * hgemm_a_ldsm_kxor(g, kk)
+                                                      : a_addr + (a_ld ^ (2 * hgemm_a_ldsm_xor(g, mi))));
 #pragma unroll
     for (int nj = 0; nj < NI / 2; ++nj)
-      gemm_ldmatrix_x4<!B_KMAJOR>(bf[buf][nj], kBAdd ? b_row + 2 * hgemm_b_ldsm_xor(g, nj)
-                                                     : b_addr + (b_ld ^ (2 * hgemm_b_ldsm_xor(g, nj))));
+      gemm_ldmatrix_x4<!B_KMAJOR>(bf[buf][nj], kBAdd ? b_addr + b_ld + 2 * hgemm_b_ldsm_xor(g, nj)
+                                               : kBK  ? b_addr + b_tile_ld[kBK ? nj : 0] + 2 * hgemm_b_ldsm_kxor(g, kk)
+                                                      : b_addr + (b_ld ^ (2 * hgemm_b_ldsm_xor(g, nj))));
   };
 
   // Prologue: STAGES - 1 tiles in flight, the first k-step's fragments in registers.
@@ -336,8 +369,8 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1) hgemm_kernel(co
 #pragma unroll
     for (int kk = 0; kk < KSTEPS; ++kk) {
       // Part kk of the copy of tile kt + STAGES - 1 (its stage was freed by the last barrier).
-      if (decltype(full)::value || kt + STAGES - 1 < kt_count)
-        copy_step(kt + STAGES - 1, write_stage, full, kk);
+      if (decltype(full)::value || (HgemmCopies<decltype(full)>::value && kt + STAGES - 1 < kt_count))
+        copy_step(kt + STAGES - 1, write_stage, HgemmBool<decltype(full)::value>(), kk);
       if (kk == KSTEPS - 1) {
         gemm_cp_async_commit();
         write_stage = write_stage + 1 == STAGES ? 0 : write_stage + 1;
@@ -362,7 +395,10 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1) hgemm_kernel(co
   const int kt_fast = kt_full - (STAGES - 1);
   int kt = 0;
   for (; kt < kt_fast; ++kt) k_tile(kt, HgemmBool<true>());
-  for (; kt < kt_count; ++kt) k_tile(kt, HgemmBool<false>());
+  // Edge tiles still to copy (masked), then the last STAGES - 1 iterations, which copy nothing: a loop of
+  // their own keeps the masked copies' registers out of the common drain.
+  for (; kt < kt_count - (STAGES - 1); ++kt) k_tile(kt, HgemmBool<false>());
+  for (; kt < kt_count; ++kt) k_tile(kt, HgemmInt<0>());
   gemm_cp_async_wait<0>();
 
   // Epilogue: C = alpha * acc + beta * C, converted; beta == 0 never reads C (it may hold NaN).

@@ -12,6 +12,8 @@ const char kGemmConfigHelp[] =
     "                 raster=R,swa=B:M:S,swb=B:M:S\n"
     "                 hgemm,IN>OUT,LAYOUT,tile=BMxBNxBK,warp=WMxWN,stages=S,vec=V,raster=R,swa=B:M:S,swb=B:M:S\n"
     "                 [,split=N]  (split-K: N slices of K into an f32 workspace, then a reduction; 1..64)\n"
+    "                 an omitted swa / swb gets the conflict-free swizzle the bank analysis picks;\n"
+    "                 swa=0:0:0 means no swizzle\n"
     "  --dtype T      f32|f16|bf16 (inputs; default f32)   --out T   f32|f16|bf16 (default: the input dtype)\n"
     "  --layout L     NN|NT|TN|TT: A then B; N = row-major as in C = A*B, T = column-major (default NN)\n";
 

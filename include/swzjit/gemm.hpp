@@ -135,7 +135,7 @@ bool gemm_choose_swizzles(GemmConfig& cfg);
 
 /// Version of the default GEMM tuning space (gemm_search_space and the autotuner's filter). Bump it when
 /// they change, so winners chosen from the old space are not reused (the space id includes it).
-constexpr int kGemmSpaceVersion = 2;
+constexpr int kGemmSpaceVersion = 3;
 
 /// Default search space of a dtype pair and layout: hand-picked tile shapes (about 10-30), alignment
 /// capped by `max_vec_bytes`, each with conflict-free swizzles chosen by static analysis.

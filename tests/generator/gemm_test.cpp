@@ -192,6 +192,25 @@ TEST_CASE("static analysis: seed 004's transposing store is 2-way conflicted; th
   CHECK(tn.excess() == 0);
 }
 
+TEST_CASE("an omitted swa / swb is chosen by the bank analysis; an explicit one is kept") {
+  const char* bare = "hgemm,f16>f16,NN,tile=128x256x64,warp=64x64,stages=3,vec=8,raster=8";
+  const GemmConfig h = GemmConfig::parse(bare);
+  CHECK(h.hgemm.swizzle_a.b > 0);
+  CHECK(h.hgemm.swizzle_b.b > 0);
+  CHECK(analyze_gemm(h).excess() == 0);
+  GemmConfig chosen = GemmConfig::parse(std::string(bare) + ",swa=0:0:0,swb=0:0:0");
+  CHECK(analyze_gemm(chosen).excess() > 0);  // explicit "no swizzle" stays unswizzled
+  CHECK(gemm_choose_swizzles(chosen));
+  CHECK(chosen.to_string() == h.to_string());
+  // Only the missing one is chosen.
+  const GemmConfig half = GemmConfig::parse(std::string(bare) + ",swa=0:0:0");
+  CHECK(half.hgemm.swizzle_a == SwizzleSpec{0, 0, 0});
+  CHECK(half.hgemm.swizzle_b == h.hgemm.swizzle_b);
+  const GemmConfig s = GemmConfig::parse("sgemm,NN,tile=128x128x8,warp=64x32,wniter=2,thread=4x4,threads=256,stages=2,vec=4,raster=8");
+  CHECK(s.sgemm.swizzle_a.b > 0);
+  CHECK(analyze_gemm(s).excess() == 0);
+}
+
 TEST_CASE("every config of every default gemm space is valid, unique and free of excess wavefronts") {
   for (const auto& pr : kPairs)
     for (GemmLayout l : kLayouts)

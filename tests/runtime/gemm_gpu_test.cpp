@@ -236,6 +236,7 @@ TEST_CASE("gemm: every config of several default spaces is correct on a tile-edg
       {{DType::BF16, DType::F32}, MatrixOrder::ColMajor, MatrixOrder::RowMajor, 16},
       {{DType::F16, DType::F32}, MatrixOrder::ColMajor, MatrixOrder::ColMajor, 4},
       {{DType::BF16, DType::BF16}, MatrixOrder::RowMajor, MatrixOrder::RowMajor, 2},
+      {{DType::F16, DType::F16}, MatrixOrder::RowMajor, MatrixOrder::RowMajor, 8},  // 64x64 warp tiles, 8-byte copies
   };
   for (const Space& s : spaces) {
     GemmProblem probe;
