@@ -183,7 +183,7 @@ std::string GemmConfig::to_string() const {
 GemmConfig GemmConfig::parse(const std::string& text) {
   const std::string form =
       " (forms: sgemm,LAYOUT,tile=BMxBNxBK,warp=WMxWN,wniter=I,thread=TMxTN,threads=N,stages=S,vec=V,raster=R,"
-      "swa=B:M:S,swb=B:M:S | hgemm,IN>OUT,LAYOUT,tile=BMxBNxBK,warp=WMxWN,stages=S,vec=V,raster=R,swa=B:M:S,"
+      "swa=B:M:S,swb=B:M:S[,split=N] | hgemm,IN>OUT,LAYOUT,tile=BMxBNxBK,warp=WMxWN,stages=S,vec=V,raster=R,swa=B:M:S,"
       "swb=B:M:S[,split=N]; LAYOUT NN|NT|TN|TT)";
   const detail::ConfigFields f = detail::split_config(text, form);
   if (f.positional.empty()) throw_invalid("config: '" + text + "' names no family (sgemm or hgemm)" + form);

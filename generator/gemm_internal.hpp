@@ -12,6 +12,9 @@
 namespace swz {
 namespace detail {
 
+/// Split-K slices (both families): more would only multiply the workspace traffic of the reduction.
+constexpr int kMaxSplit = 64;
+
 /// "key=value" fields of a config text after its leading positional items.
 struct ConfigFields {
   std::vector<std::string> positional;      ///< items without '=' in order

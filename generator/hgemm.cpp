@@ -15,8 +15,6 @@ namespace {
 // limit (sm_80: 163 KiB, sm_86 / sm_89: 99 KiB) are valid but not launchable there: the tuner skips them
 // (gemm_fits_device) and the engine's defaults stay within 99 KiB.
 constexpr int kMaxDynamicSmem = 227 * 1024;
-// Split-K slices: more would only multiply the workspace traffic of the reduction.
-constexpr int kMaxSplit = 64;
 
 tpl::HgemmGeom geom(const HgemmConfig& c) {
   return tpl::HgemmGeom{c.bm, c.bn, c.bk, c.wm, c.wn, c.threads(), gemm_a_kmajor(c.layout) ? 1 : 0,

@@ -52,6 +52,7 @@ std::string sgemm_to_string(const SgemmConfig& c) {
      << c.wn << ",wniter=" << c.wniter << ",thread=" << c.tm << "x" << c.tn << ",threads=" << c.threads
      << ",stages=" << c.stages << ",vec=" << c.vec << ",raster=" << c.raster << ",swa=" << swizzle_text(c.swizzle_a)
      << ",swb=" << swizzle_text(c.swizzle_b);
+  if (c.split > 1) os << ",split=" << c.split;  // only split configs name it: unsplit texts and keys stay as they were
   return os.str();
 }
 
@@ -85,6 +86,8 @@ SgemmConfig sgemm_parse(const ConfigFields& f, const std::string& form) {
       c.swizzle_a = config_swizzle(k, v, form);
     } else if (k == "swb") {
       c.swizzle_b = config_swizzle(k, v, form);
+    } else if (k == "split") {
+      c.split = config_int(k, v, form);
     } else {
       throw_invalid("config: unknown field '" + k + "'" + form);
     }
@@ -118,6 +121,8 @@ void sgemm_validate(const SgemmConfig& c) {
   if ((c.bm * c.bn) / c.threads > 128)
     bad("thread tile: " + s((c.bm * c.bn) / c.threads) + " accumulators per thread exceed 128 (register pressure)");
   if (c.stages != 1 && c.stages != 2) bad("stages " + s(c.stages) + " must be 1 (single buffer) or 2 (double buffer)");
+  if (c.split < 1 || c.split > kMaxSplit)
+    bad("split " + s(c.split) + " must be in [1, " + s(kMaxSplit) + "] (K slices; 1 = no split-K)");
   if (c.vec != 1 && c.vec != 2 && c.vec != 4) bad("vec " + s(c.vec) + " must be 1, 2 or 4 floats per global load");
   const bool ak = gemm_a_kmajor(c.layout), bk = gemm_b_kmajor(c.layout);
   if ((ak ? c.bk : c.bm) % c.vec != 0 || (bk ? c.bk : c.bn) % c.vec != 0 || (c.bm * c.bk) % (c.vec * c.threads) != 0 ||
@@ -255,6 +260,17 @@ std::vector<SgemmConfig> sgemm_space(GemmLayout layout, int max_vec_bytes) {
     }
     if (sgemm_choose_swizzles(c)) out.push_back(c);
   }
+  // Split-K variants for small M x N with long K (few block tiles, each looping over all of K); the tuner keeps
+  // them only where they can help (runtime/autotune_gemm.cpp), the engine's default picks one for such shapes.
+  SgemmConfig sk;
+  sk.layout = layout;
+  sk.bm = 64, sk.bn = 64, sk.bk = 8, sk.wm = 32, sk.wn = 32, sk.wniter = 2, sk.tm = 4, sk.tn = 4, sk.stages = 2;
+  sk.threads = 128, sk.vec = vec, sk.raster = 4;
+  if (sgemm_choose_swizzles(sk))
+    for (int split : {4, 8, 16, 32}) {
+      sk.split = split;
+      out.push_back(sk);
+    }
   return out;
 }
 

@@ -181,11 +181,11 @@ GemmConfig default_gemm_config(const GemmProblem& problem, int max_vec_bytes, co
       want_m = 64, want_n = 64, want_wm = 32, want_wn = 32;
     }
   }
-  // Split-K (tensor cores): fewer 64x64 tiles than half the SMs and a long K leave most of the GPU idle
+  // Split-K (both families): fewer 64x64 tiles than half the SMs and a long K leave most of the GPU idle
   // while each block walks all of K. Cut K into the most slices (32, 16, 8 or 4) that keep tiles x splits
   // within two waves and every slice at least 128 deep (the benchmark's 127x129x4100: 6 x 32 blocks).
   int want_split = 1;
-  if (p.dtype != DType::F32 && p.k >= 1024) {
+  if (p.k >= 1024) {
     const long long tiles_64 = ((f.m + 63) / 64) * ((f.n + 63) / 64) * std::max(1LL, p.batch);
     if (tiles_64 < kDefaultSmCount / 2)
       for (int split : {32, 16, 8, 4})
@@ -207,8 +207,12 @@ GemmConfig default_gemm_config(const GemmProblem& problem, int max_vec_bytes, co
     return nullptr;
   };
   // A space without split variants (narrow vectors) falls back to the unsplit choice.
-  if (want_split > 1)
+  if (want_split > 1) {
+    const int unsplit_k = want_k;
+    want_k = p.dtype == DType::F32 ? 8 : 32;  // the split variants' k-tile (generator/sgemm.cpp, hgemm.cpp)
     if (const GemmConfig* c = find(want_split, 64, 64, 32, 32)) return *c;
+    want_k = unsplit_k;
+  }
   if (const GemmConfig* c = find(1, want_m, want_n, want_wm, want_wn)) return *c;
   return space.front();
 }

@@ -193,16 +193,21 @@ __global__ void __launch_bounds__(THREADS, sgemm_min_blocks(THREADS, (BM * BN) /
   if (pid >= tiles_m * tiles_n) return;
   const int m0 = gemm_raster_m(pid, tiles_m, tiles_n, RASTER) * BM;
   const int n0 = gemm_raster_n(pid, tiles_m, tiles_n, RASTER) * BN;
-  const int kt_count = (p.k + BK - 1) / BK;
+  // Matrix of the batch and k-range (split-K: the host then points C at an f32 workspace, alpha = 1, beta = 0)
+  // of this blockIdx.z; the host splits batches past the grid limit into launches.
+  const GemmSlice sl = gemm_slice(p, blockIdx.z);
+  const int k_len = sl.k1 > sl.k0 ? sl.k1 - sl.k0 : 0;
+  const int kt_count = (k_len + BK - 1) / BK;
   const int read_m0 = sgemm_read_m(g, tid, 0), read_n0 = sgemm_read_n(g, tid, 0);
 
   {
-    // One matrix of the batch per blockIdx.z (the host splits batches past the grid limit into launches:
-    // a loop over the batch here costs the main loop its registers).
-    const long long b = blockIdx.z;
-    const float* a_base = static_cast<const float*>(p.a) + b * p.stride_a + (A_KMAJOR ? m0 * p.lda : m0);
-    const float* b_base = static_cast<const float*>(p.b) + b * p.stride_b + (B_KMAJOR ? n0 * p.ldb : n0);
-    float* c_base = static_cast<float*>(p.c) + b * p.stride_c;
+    // One matrix (and k-slice) per blockIdx.z: a loop over the batch here would cost the main loop its registers.
+    const long long b = sl.batch;
+    const float* a_base = static_cast<const float*>(p.a) + b * p.stride_a +
+                          (A_KMAJOR ? m0 * p.lda + sl.k0 : static_cast<long long>(sl.k0) * p.lda + m0);
+    const float* b_base = static_cast<const float*>(p.b) + b * p.stride_b +
+                          (B_KMAJOR ? n0 * p.ldb + sl.k0 : static_cast<long long>(sl.k0) * p.ldb + n0);
+    float* c_base = static_cast<float*>(p.c) + static_cast<long long>(blockIdx.z) * p.stride_c;
 
     float acc[WMITER * TM][WNITER * TN];
 #pragma unroll
@@ -238,8 +243,8 @@ __global__ void __launch_bounds__(THREADS, sgemm_min_blocks(THREADS, (BM * BN) /
       const int k0 = kt * BK;
       const float* a_k = a_base + (A_KMAJOR ? k0 : static_cast<long long>(k0) * p.lda);
       const float* b_k = b_base + (B_KMAJOR ? k0 : static_cast<long long>(k0) * p.ldb);
-      la.load(a_k, p.lda, p.m - m0, 0, p.k - k0, tid);
-      lb.load(b_k, p.ldb, p.n - n0, 0, p.k - k0, tid);
+      la.load(a_k, p.lda, p.m - m0, 0, k_len - k0, tid);
+      lb.load(b_k, p.ldb, p.n - n0, 0, k_len - k0, tid);
     };
 
     if (kt_count > 0) {

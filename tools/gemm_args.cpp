@@ -9,9 +9,10 @@ namespace cli {
 const char kGemmConfigHelp[] =
     "gemm config (one string, or the default for a dtype and layout):\n"
     "  --config STR   sgemm,LAYOUT,tile=BMxBNxBK,warp=WMxWN,wniter=I,thread=TMxTN,threads=N,stages=1|2,vec=V,\n"
-    "                 raster=R,swa=B:M:S,swb=B:M:S\n"
+    "                 raster=R,swa=B:M:S,swb=B:M:S[,split=N]\n"
     "                 hgemm,IN>OUT,LAYOUT,tile=BMxBNxBK,warp=WMxWN,stages=S,vec=V,raster=R,swa=B:M:S,swb=B:M:S\n"
-    "                 [,split=N]  (split-K: N slices of K into an f32 workspace, then a reduction; 1..64)\n"
+    "                 [,split=N]  (either family; split-K: N slices of K into an f32 workspace, then a\n"
+    "                 reduction applying alpha/beta; 1..64)\n"
     "                 an omitted swa / swb gets the conflict-free swizzle the bank analysis picks;\n"
     "                 swa=0:0:0 means no swizzle\n"
     "  --dtype T      f32|f16|bf16 (inputs; default f32)   --out T   f32|f16|bf16 (default: the input dtype)\n"

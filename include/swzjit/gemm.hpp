@@ -40,6 +40,8 @@ struct SgemmConfig {
   int raster = 8;     ///< block rasterization group (tile-rows per group; 1 = plain row-major raster)
   SwizzleSpec swizzle_a;  ///< on the A tile's element offsets ([bk][bm])
   SwizzleSpec swizzle_b;  ///< on the B tile's element offsets ([bk][bn])
+  /// Split-K, as for HGEMM: `split` slices of K into an f32 workspace, then a reduction applies alpha/beta.
+  int split = 1;
 
   int wmiter() const;
   int smem_bytes() const;  ///< static shared memory per block
@@ -70,7 +72,7 @@ enum class GemmKernelKind { Sgemm, Hgemm };
 /// A GEMM kernel configuration of either family. Canonical text (parse() reads it back):
 ///   "sgemm,NN,tile=128x128x8,warp=64x32,wniter=2,thread=4x4,threads=256,stages=2,vec=4,raster=8,swa=1:4:5,swb=0:0:0"
 ///   "hgemm,f16>f32,NT,tile=128x256x32,warp=64x64,stages=4,vec=8,raster=8,swa=2:3:3,swb=2:3:3"
-///   optional trailing field (printed only when not the default): hgemm split=N (split-K).
+///   optional trailing field (printed only when not the default): split=N (split-K, either family).
 struct GemmConfig {
   GemmKernelKind kind = GemmKernelKind::Sgemm;
   SgemmConfig sgemm;  ///< meaningful when kind == Sgemm

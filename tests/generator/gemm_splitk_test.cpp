@@ -1,4 +1,4 @@
-// tests/generator: split-K for the HGEMM family — the config field (text, parsing, validation), the f32
+// tests/generator: split-K for both GEMM families — the config field (text, parsing, validation), the f32
 // partial-sum instantiation, the slicing of K and the workspace geometry, the launch shape, the split
 // variants of the default spaces, the engine's default choice, and NVRTC compiles of the reduction and
 // of split configs for sm_80 and sm_90.
@@ -81,10 +81,17 @@ TEST_CASE("split-K config text: printed only when split > 1, parsed back, valida
   }
   CHECK(error_of(std::string(kUnsplit) + ",split=many").find("split='many' is not an integer") != std::string::npos);
   CHECK(error_of(split_text(4) + ",split=8").find("given twice") != std::string::npos);
-  // SGEMM configs have no split field.
-  CHECK(error_of("sgemm,NN,tile=128x128x8,warp=64x32,wniter=2,thread=4x4,threads=256,stages=2,vec=4,raster=8,"
-                 "swa=1:4:5,swb=0:0:0,split=4")
-            .find("unknown field 'split'") != std::string::npos);
+  // SGEMM configs take the same field.
+  const std::string sg = "sgemm,NN,tile=64x64x16,warp=32x32,wniter=2,thread=4x4,threads=128,stages=2,vec=4,raster=4,"
+                         "swa=1:4:5,swb=0:0:0";
+  CHECK(GemmConfig::parse(sg).to_string() == sg);
+  const GemmConfig sg8 = GemmConfig::parse(sg + ",split=8");
+  CHECK(sg8.sgemm.split == 8);
+  CHECK(gemm_k_splits(sg8) == 8);
+  CHECK(sg8.to_string() == sg + ",split=8");
+  CHECK(gemm_k_slice(sg8, 4100) == 528);  // ceil(4100 / 8) = 513 -> a multiple of bk = 16 (this config's)
+  CHECK(gemm_name_expression(sg8) == gemm_name_expression(GemmConfig::parse(sg)));  // f32 out: one kernel
+  CHECK(error_of(sg + ",split=65").find("[1, 64]") != std::string::npos);
 }
 
 TEST_CASE("split-K instantiation: the HGEMM writes f32 partials; the reduction converts") {
@@ -171,8 +178,20 @@ TEST_CASE("split-K in the default spaces and in the engine's default choice") {
           CHECK_MESSAGE(narrow == 4, to_string(in) << ">" << to_string(out) << " " << to_string(l) << " align " << align);
         }
       }
-  // SGEMM spaces never split.
-  for (const GemmConfig& c : gemm_search_space(DType::F32, DType::F32, GemmLayout::NN, 16)) CHECK(gemm_k_splits(c) == 1);
+  // SGEMM spaces: the same four splits of a 64x64 tile, at every alignment.
+  for (GemmLayout l : {GemmLayout::NN, GemmLayout::NT, GemmLayout::TN, GemmLayout::TT})
+    for (int align : {16, 8, 4}) {
+      int found = 0;
+      for (const GemmConfig& c : gemm_search_space(DType::F32, DType::F32, l, align))
+        if (gemm_k_splits(c) > 1) {
+          ++found;
+          CHECK(c.sgemm.bm == 64);
+          CHECK(c.sgemm.bn == 64);
+          CHECK(analyze_gemm(c).excess() == 0);
+          CHECK(GemmConfig::parse(c.to_string()) == c);
+        }
+      CHECK_MESSAGE(found == 4, to_string(l) << " align " << align);
+    }
 
   // The benchmark shape: 6 tiles of 64x64 for 132 SMs, K = 4100 -> 32 slices (192 blocks, 160 k each).
   const GemmConfig d = default_gemm_config(problem(DType::F16, DType::F16, 127, 129, 4100), 16);
@@ -184,10 +203,13 @@ TEST_CASE("split-K in the default spaces and in the engine's default choice") {
   CHECK(gemm_k_splits(default_gemm_config(problem(DType::F16, DType::F16, 256, 320, 4096), 16)) == 8);
   // K = 1500: 32 or 16 slices would be under 128 deep: 8.
   CHECK(gemm_k_splits(default_gemm_config(problem(DType::F16, DType::F16, 127, 129, 1500), 16)) == 8);
-  // Short K, big M x N, f32: no split.
+  // Short K or big M x N: no split; f32 splits like the 16-bit types.
   CHECK(gemm_k_splits(default_gemm_config(problem(DType::F16, DType::F16, 127, 129, 1000), 16)) == 1);
   CHECK(gemm_k_splits(default_gemm_config(problem(DType::F16, DType::F16, 4096, 4096, 4096), 16)) == 1);
-  CHECK(gemm_k_splits(default_gemm_config(problem(DType::F32, DType::F32, 127, 129, 4100), 16)) == 1);
+  const GemmConfig f32d = default_gemm_config(problem(DType::F32, DType::F32, 127, 129, 4100), 16);
+  CHECK(gemm_k_splits(f32d) == 32);
+  CHECK(f32d.kind == GemmKernelKind::Sgemm);
+  CHECK(gemm_k_splits(default_gemm_config(problem(DType::F32, DType::F32, 4096, 4096, 4096), 16)) == 1);
   // A batch fills the GPU by itself.
   GemmProblem batched = problem(DType::F16, DType::F16, 127, 129, 4100);
   batched.batch = 64;
@@ -204,14 +226,15 @@ TEST_CASE("NVRTC compiles the split-K reduction and split configs for sm_80 and 
       req.arch = arch;
       check_compiles(req, std::string(arch) + " reduction " + to_string(out));
     }
-    // The engine's default for the benchmark shape (f16 NT) and a bf16 > f32 MN-major split config.
-    std::vector<GemmConfig> configs = {default_gemm_config(problem(DType::F16, DType::F16, 127, 129, 4100), 16)};
+    // The engine's defaults for the benchmark shape (f16 and f32) and a bf16 > f32 MN-major split config.
+    std::vector<GemmConfig> configs = {default_gemm_config(problem(DType::F16, DType::F16, 127, 129, 4100), 16),
+                                       default_gemm_config(problem(DType::F32, DType::F32, 127, 129, 4100), 16)};
     for (const GemmConfig& c : gemm_search_space(DType::BF16, DType::F32, GemmLayout::TN, 16))
       if (gemm_k_splits(c) > 1) {
         configs.push_back(c);
         break;
       }
-    REQUIRE(configs.size() == 2);
+    REQUIRE(configs.size() == 3);
     for (const GemmConfig& c : configs) {
       REQUIRE(gemm_k_splits(c) > 1);
       CompileRequest req;

@@ -313,7 +313,7 @@ GemmConfig split_config(const Case& c, int split, int align = 16) {
   for (const GemmConfig& g : gemm_search_space(c.in, c.out, probe.kernel_layout(), align))
     if (gemm_k_splits(g) > 1) {
       GemmConfig s = g;
-      s.hgemm.split = split;
+      (g.kind == GemmKernelKind::Sgemm ? s.sgemm.split : s.hgemm.split) = split;
       s.validate();
       return s;
     }
@@ -409,5 +409,47 @@ TEST_CASE("gemm split-K: long K on few tiles, uneven and empty slices, batches, 
     c.config = &cfg;
     c.samples = 4000;
     check_case(engine, c, rng);
+  }
+  // SGEMM split-K: the benchmark shape in every A/B order with packed odd pitches (1-float loads) and
+  // 16-byte pitches, uneven and empty slices, a batch with alpha/beta, beta = 0 over NaN, K = 0, and the
+  // engine's own choice.
+  for (MatrixOrder ao : kOrders)
+    for (MatrixOrder bo : kOrders)
+      for (int ldm : {1, 4}) {
+        Case c;
+        c.in = DType::F32, c.out = DType::F32, c.ao = ao, c.bo = bo, c.co = ldm == 1 ? MatrixOrder::ColMajor : MatrixOrder::RowMajor;
+        c.m = 127, c.n = 129, c.k = 4100, c.ld_multiple = ldm;
+        const GemmConfig cfg = split_config(c, ldm == 1 ? 32 : 16, ldm == 1 ? 4 : 16);
+        c.config = &cfg;
+        check_case(engine, c, rng);
+      }
+  for (const auto& sk : {std::pair<int, long long>{5, 1000}, {64, 1000}, {16, 40}, {4, 1}}) {
+    Case c;
+    c.in = DType::F32, c.out = DType::F32, c.bo = MatrixOrder::ColMajor, c.m = 77, c.n = 93, c.k = sk.second;
+    c.ld_multiple = 4;
+    const GemmConfig cfg = split_config(c, sk.first);
+    c.config = &cfg;
+    CAPTURE(sk.first);
+    check_case(engine, c, rng);
+  }
+  {
+    Case c;
+    c.in = DType::F32, c.out = DType::F32, c.m = 70, c.n = 50, c.k = 600, c.batch = 3, c.pad = 5, c.ld_multiple = 1;
+    c.alpha = 1.5f, c.beta = 0.5f;
+    const GemmConfig cfg = split_config(c, 8, 4);
+    c.config = &cfg;
+    check_case(engine, c, rng);
+    c.beta = 0.0f;
+    check_case(engine, c, rng);
+    c.k = 0, c.beta = 0.25f;
+    check_case(engine, c, rng);
+  }
+  {
+    GemmProblem p;
+    p.dtype = DType::F32, p.out_dtype = DType::F32, p.m = 127, p.n = 129, p.k = 4100;
+    CHECK(gemm_k_splits(default_gemm_config(p, 16)) > 1);
+    Case c;
+    c.in = DType::F32, c.out = DType::F32, c.m = 127, c.n = 129, c.k = 4100;
+    check_case(engine, c, rng);  // config = nullptr: the engine's choice
   }
 }
