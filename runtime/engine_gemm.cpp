@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "swzjit/engine.hpp"
@@ -17,8 +18,10 @@
 #include "runtime/driver_api.hpp"
 #include "runtime/jit_cache.hpp"
 #include "swzjit/error.hpp"
+#include "swzjit/gemm_pack.hpp"
 #include "swzjit/gemm_splitk.hpp"
 #include "templates/gemm_common.cuh"
+#include "templates/gemm_pack.cuh"
 #include "templates/gemm_splitk.cuh"
 
 namespace swz {
@@ -30,6 +33,7 @@ struct GemmState {
   std::string device_arch;                 // filled on first GPU use
   std::map<std::string, Kernel> kernels;   // by generated name expression (one device per engine)
   std::map<std::string, GemmConfig> choices;  // gemm_config's answers, by problem key
+  std::set<std::string> validated;            // configs passed to gemm() that validated (10-20 us each)
   std::atomic<std::uint64_t> launches{0};
   // The split-K workspaces' memory pool (created on first use): the engine's own, so it can keep its
   // memory across synchronizations (release threshold: unlimited) without changing the device's
@@ -138,6 +142,33 @@ int GemmProblem::max_vec_bytes(DevicePtr a, DevicePtr b) const {
   const int eb = dtype_bytes(p.dtype);
   return p.batch > 1 ? detail::access_alignment({a, b}, {p.lda, p.ldb, p.stride_a, p.stride_b}, eb)
                      : detail::access_alignment({a, b}, {p.lda, p.ldb}, eb);
+}
+
+GemmProblem GemmProblem::staged(DevicePtr a, DevicePtr b, bool* stage_a, bool* stage_b) const {
+  GemmProblem p = resolved();
+  bool sa = false, sb = false;
+  if (p.m > 0 && p.n > 0 && p.k > 0 && p.batch > 0) {
+    const int eb = dtype_bytes(p.dtype);
+    const bool a_row = p.a_order == MatrixOrder::RowMajor, b_row = p.b_order == MatrixOrder::RowMajor;
+    const long long a_rows = a_row ? p.m : p.k, a_line = a_row ? p.k : p.m;
+    const long long b_rows = b_row ? p.k : p.n, b_line = b_row ? p.n : p.k;
+    constexpr long long kMaxStagedBytes = 1LL << 30;  // beyond: the narrow kernels, not a huge scratch
+    // Stages one operand: true when narrow and small enough; then its pitch and stride are the copy's.
+    const auto stage = [&](DevicePtr ptr, long long& ld, long long& stride, long long rows, long long line) {
+      const int align = p.batch > 1 ? detail::access_alignment({ptr}, {ld, stride}, eb) : detail::access_alignment({ptr}, {ld}, eb);
+      if (align >= 8) return false;
+      const long long packed = gemm_pack_ld(line, p.dtype);
+      if (p.batch * rows * packed * eb > kMaxStagedBytes) return false;
+      ld = packed;
+      stride = rows * packed;
+      return true;
+    };
+    sa = stage(a, p.lda, p.stride_a, a_rows, a_line);
+    sb = stage(b, p.ldb, p.stride_b, b_rows, b_line);
+  }
+  if (stage_a) *stage_a = sa;
+  if (stage_b) *stage_b = sb;
+  return p;
 }
 
 std::string GemmProblem::key(int max_vec_bytes) const {
@@ -319,7 +350,7 @@ class StreamScratch {
     detail::ContextGuard guard(device);
     CUdeviceptr ptr = 0;
     detail::check(detail::driver_api().cuMemAllocFromPoolAsync(&ptr, bytes, pool, stream),
-                  "allocating the split-K workspace (" + std::to_string(bytes) + " bytes, stream-ordered) on device " +
+                  "allocating GEMM scratch (split-K workspace or staged operands, " + std::to_string(bytes) + " bytes, stream-ordered) on device " +
                       std::to_string(device));
     ptr_ = ptr;
   }
@@ -407,8 +438,10 @@ Kernel Engine::gemm_kernel(const GemmConfig& cfg) {
 }
 
 GemmConfig Engine::gemm_config(const GemmProblem& problem, DevicePtr a, DevicePtr b) {
-  const GemmProblem p = problem.resolved();
-  const int align = p.max_vec_bytes(a, b);
+  // The problem gemm() runs: narrow operands staged (their copies are aligned: judged by pitch alone).
+  bool sa = false, sb = false;
+  const GemmProblem p = options().stage_narrow_operands ? problem.staged(a, b, &sa, &sb) : problem.resolved();
+  const int align = p.max_vec_bytes(sa ? 0 : a, sb ? 0 : b);
   const std::string pkey = p.key(align);
   detail::GemmState& st = gemm_state();
   {
@@ -504,19 +537,77 @@ void Engine::gemm(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePt
   const GemmProblem p = problem.resolved();
   if (p.m == 0 || p.n == 0 || p.batch == 0) return;
   if (!c || (p.k > 0 && (!a || !b))) throw_invalid("gemm: null device pointer");
+  bool sa = false, sb = false;
+  GemmProblem ps = p;
+  GemmConfig chosen;
   if (config) {
-    config->validate();
-    const int align = p.max_vec_bytes(a, b);
-    if (config->vec_bytes() > align) {
+    // An explicit config runs as given when the call's own alignment fits it; else on staged operands
+    // when staging makes it fit; else it is refused with the widest vec that would run.
+    const std::string text = config->to_string();
+    detail::GemmState& st = gemm_state();
+    bool known;
+    {
+      std::lock_guard<std::mutex> lock(st.mutex);
+      known = st.validated.count(text) > 0;
+    }
+    if (!known) {
+      config->validate();
+      std::lock_guard<std::mutex> lock(st.mutex);
+      st.validated.insert(text);
+    }
+    int align = p.max_vec_bytes(a, b);
+    if (config->vec_bytes() <= align) {
+      launch_gemm(*config, p, a, b, c, alpha, beta, stream);
+      return;
+    }
+    if (options().stage_narrow_operands) {
+      ps = p.staged(a, b, &sa, &sb);
+      align = std::max(align, ps.max_vec_bytes(sa ? 0 : a, sb ? 0 : b));
+    }
+    if (config->vec_bytes() > align || (!sa && !sb)) {
       const int eb = dtype_bytes(p.dtype);
-      throw_invalid("gemm: config " + config->to_string() + " loads " + std::to_string(config->vec_bytes()) +
+      throw_invalid("gemm: config " + text + " loads " + std::to_string(config->vec_bytes()) +
                     " bytes at a time; this call's pointers, leading dimensions and strides allow " +
                     std::to_string(align) + " bytes (use vec=" + std::to_string(align / eb) + ")");
     }
-    launch_gemm(*config, p, a, b, c, alpha, beta, stream);
+    chosen = *config;
+  } else {
+    if (options().stage_narrow_operands) ps = p.staged(a, b, &sa, &sb);
+    chosen = gemm_config(p, a, b);  // stages the same way
+  }
+  if (!sa && !sb) {
+    launch_gemm(chosen, ps, a, b, c, alpha, beta, stream);
     return;
   }
-  launch_gemm(gemm_config(p, a, b), p, a, b, c, alpha, beta, stream);
+  // Staging: one stream-ordered scratch for both copies (freed in stream order after the GEMM).
+  detail::GemmState& st = gemm_state();
+  const Kernel pack = support_kernel(*this, st, gemm_pack_name_expression(p.dtype), tpl::kGemmPackBlock, [&] {
+    return std::make_pair(gemm_pack_source(p.dtype), gemm_pack_source_name(p.dtype));
+  });
+  const long long eb = dtype_bytes(p.dtype);
+  const auto rows_of = [&](bool is_a) {
+    return is_a ? (p.a_order == MatrixOrder::RowMajor ? p.m : p.k) : (p.b_order == MatrixOrder::RowMajor ? p.k : p.n);
+  };
+  const auto round256 = [](long long x) { return (x + 255) / 256 * 256; };
+  const long long a_bytes = sa ? round256(p.batch * ps.stride_a * eb) : 0;
+  const long long b_bytes = sb ? round256(p.batch * ps.stride_b * eb) : 0;
+  StreamScratch scratch(static_cast<std::size_t>(a_bytes + b_bytes), options().device, stream,
+                        workspace_pool(st, options().device));
+  const auto copy = [&](DevicePtr src, long long ld_src, long long stride_src, DevicePtr dst, long long ld_dst,
+                        long long stride_dst, bool is_a) {
+    const long long rows = rows_of(is_a);
+    const long long cols = is_a ? (p.a_order == MatrixOrder::RowMajor ? p.k : p.m)
+                                : (p.b_order == MatrixOrder::RowMajor ? p.n : p.k);
+    tpl::GemmPackParams pp{reinterpret_cast<const void*>(src), reinterpret_cast<void*>(dst), rows, cols, ld_src,
+                           stride_src, ld_dst, stride_dst, p.batch};
+    void* args[] = {&pp};
+    const LaunchShape s = gemm_pack_launch_shape(rows, ld_dst, p.batch, p.dtype);
+    pack.launch(Dim3{s.grid[0], 1, 1}, Dim3{s.block[0], 1, 1}, 0, stream, args);
+  };
+  const DevicePtr a2 = sa ? scratch.ptr() : a, b2 = sb ? scratch.ptr() + static_cast<DevicePtr>(a_bytes) : b;
+  if (sa) copy(a, p.lda, p.stride_a, a2, ps.lda, ps.stride_a, true);
+  if (sb) copy(b, p.ldb, p.stride_b, b2, ps.ldb, ps.stride_b, false);
+  launch_gemm(chosen, ps, a2, b2, c, alpha, beta, stream);
 }
 
 void Engine::gemm_reference(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c, float alpha, float beta,

@@ -1,5 +1,5 @@
-// templates: the split-K reduction. An HGEMM config with split > 1 computes K in `splits` slices into
-// an f32 workspace (hgemm.cuh with OUT_KIND = f32, one workspace matrix per blockIdx.z); this kernel
+// templates: the split-K reduction. A GEMM config with split > 1 computes K in `splits` slices into
+// an f32 workspace (hgemm.cuh with OUT_KIND = f32, or sgemm.cuh; one workspace matrix per blockIdx.z); this kernel
 // sums the slices and applies alpha, beta and the conversion to C's element kind.
 #pragma once
 

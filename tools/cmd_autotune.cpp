@@ -329,7 +329,13 @@ int run_autotune(Args& args) {
       const GemmProblem p = gproblem.resolved();
       rate = Rate{"TFLOP/s", 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) *
                                  static_cast<double>(p.batch), 1e9};
-      report = autotune_gemm(engine, p, p.max_vec_bytes(0, 0), options);
+      // Tune what Engine::gemm will run: narrow operands staged into 16-byte pitches.
+      bool sa = false, sb = false;
+      const GemmProblem ps = p.staged(0, 0, &sa, &sb);
+      if ((sa || sb) && !quiet)
+        std::fprintf(stderr, "note: %s%s%s pitch allows < 8-byte accesses; gemm() stages it into a 16-byte pitch, so "
+                     "the staged problem is tuned\n", sa ? "A" : "", sa && sb ? " and B" : "", sb && !sa ? "B" : "");
+      report = autotune_gemm(engine, ps, ps.max_vec_bytes(0, 0), options);
     } else {
       const TransposeProblem p = problem.resolved();
       rate.work = 2.0 * static_cast<double>(p.rows) * static_cast<double>(p.cols) * static_cast<double>(p.batch) *

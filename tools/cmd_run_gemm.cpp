@@ -140,6 +140,11 @@ int run_gemm(Args& args) {
   const double median = times.empty() ? 0 : times[times.size() / 2];
   const double tflops = median > 0 ? 2.0 * r.m * r.n * static_cast<double>(r.k) * r.batch / (median * 1e9) : 0;
   std::printf("gemm %s on %s\n", r.key(r.max_vec_bytes(da.ptr(), db.ptr())).c_str(), dev.name.c_str());
+  bool sa = false, sb = false;
+  const GemmProblem rs = r.staged(da.ptr(), db.ptr(), &sa, &sb);
+  if (sa || sb)
+    std::printf("staged       %s%s%s into 16-byte pitches (lda %lld, ldb %lld) before the kernel\n", sa ? "A" : "",
+                sa && sb ? " and " : "", sb ? "B" : "", rs.lda, rs.ldb);
   std::printf("config       %s (%s)\n", cfg.to_string().c_str(),
               explicit_config ? "given" : tuned ? "tuned: the cached autotuner winner" : "default: no tuned winner cached");
   std::printf("verified     %s: relative Frobenius error %.3g vs the f64 reference (limit %.0e), guards %s\n",

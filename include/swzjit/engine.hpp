@@ -27,6 +27,10 @@ struct EngineOptions {
   std::string cache_dir;
   /// Without a cache every kernel is compiled in this process (kept in memory only).
   bool use_cache = true;
+  /// gemm(): copy an operand whose pointer, pitch or batch stride allow fewer than 8 bytes per access
+  /// into stream-ordered scratch with 16-byte pitches first (gemm_staged_problem), so full-width kernels
+  /// run on it. Off: such calls run the narrow-copy kernels of their alignment.
+  bool stage_narrow_operands = true;
 };
 
 /// A transpose problem: `batch` row-major R x C matrices, out[b][c][r] = in[b][r][c].
@@ -75,6 +79,11 @@ struct GemmProblem {
   /// Every 0 replaced by its packed value; throws InvalidArgument naming the field (negative sizes,
   /// pitches below a row, overlapping batch strides, sizes past 2^31 - 1) and Unsupported for dtype pairs.
   GemmProblem resolved() const;
+  /// The problem gemm() runs for operands at `a` and `b` (resolved): an operand whose pointer, pitch or
+  /// batch stride allow fewer than 8 bytes per access (K > 0, staged copy <= 1 GiB) gets the packed pitch
+  /// (its line rounded up to 16 bytes) and stride of its staged copy, and *stage_a / *stage_b say so.
+  /// Pass 0 for a pointer to judge pitches only (as the autotuner does).
+  GemmProblem staged(DevicePtr a, DevicePtr b, bool* stage_a, bool* stage_b) const;
   /// The kernel layout this problem runs as (C column-major is computed as C^T = B^T A^T).
   GemmLayout kernel_layout() const;
   /// Largest global access width in bytes (2..16) the A and B pointers, pitches and strides allow.
@@ -150,14 +159,16 @@ class Engine {
   KernelEntry compile_gemm(const GemmConfig& cfg, const std::string& arch = {});
   /// The kernel of `cfg`, loaded on this engine's device (dynamic shared memory limit raised).
   Kernel gemm_kernel(const GemmConfig& cfg);
-  /// The configuration gemm() would use for a problem: the cached tuned winner (autotune_gemm), else
+  /// The configuration gemm() would use for a problem (after staging narrow operands, so for the staged
+  /// problem when there are any): the cached tuned winner (autotune_gemm), else
   /// (TunePolicy::TuneOnMiss) a fresh tune, else default_gemm_config for the device's arch. The choice
   /// is remembered per problem key for the engine's life.
   GemmConfig gemm_config(const GemmProblem& problem, DevicePtr a, DevicePtr b);
   /// The tuning key of a GEMM problem on this engine's device (operation "gemm").
   TuningProblemKey gemm_tuning_key(const GemmProblem& problem, int max_vec_bytes);
   /// C = alpha * A * B + beta * C on `stream`. `config` overrides the choice; it must match the
-  /// problem's dtypes and kernel layout and fit its alignment (InvalidArgument says which vec would).
+  /// problem's dtypes and kernel layout and fit its alignment, after staging (InvalidArgument says which
+  /// vec would). Narrow operands are staged (EngineOptions::stage_narrow_operands; GemmProblem::staged).
   /// M or N = 0 (or batch = 0) does nothing; K = 0 writes beta * C (beta = 0: zeros, C never read).
   void gemm(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c, float alpha, float beta,
             CUstream stream, const GemmConfig* config = nullptr);

@@ -1,4 +1,4 @@
-// swzjit public API: split-K for the HGEMM family (generator/gemm_splitk.cpp). A config with split > 1
+// swzjit public API: split-K for both GEMM families (generator/gemm_splitk.cpp). A config with split > 1
 // computes K in slices into an f32 workspace (one matrix per slice), then the reduction kernel of
 // templates/gemm_splitk.cuh sums the slices into C with alpha, beta and the conversion.
 #pragma once
@@ -11,7 +11,7 @@
 
 namespace swz {
 
-/// The K slices of a config: 1 for SGEMM and for HGEMM configs with split <= 1.
+/// The K slices of a config: 1 for configs with split <= 1.
 int gemm_k_splits(const GemmConfig& cfg);
 
 /// k elements per slice for a problem of depth `k`: ceil(k / splits) rounded up to the config's k-tile

@@ -260,6 +260,40 @@ TEST_CASE("gemm: every config of several default spaces is correct on a tile-edg
   }
 }
 
+TEST_CASE("gemm staging: narrow operands are copied into 16-byte pitches and full-width kernels run on them") {
+  Engine engine(EngineOptions{0, TunePolicy::Default, temp_cache_dir(), true});
+  std::mt19937_64 rng(std::random_device{}());
+  // The engine's choice for odd pitches is a full-width config (the staged problem's).
+  {
+    GemmProblem p;
+    p.dtype = DType::F16, p.out_dtype = DType::F16, p.m = 127, p.n = 129, p.k = 4096;  // B's pitch (129) is odd
+    DeviceBuffer a(1 << 21), b(1 << 21);
+    CHECK(engine.gemm_config(p, a.ptr(), b.ptr()).vec_bytes() == 16);
+    CHECK(engine.gemm_config(p, a.ptr() + 2, b.ptr()).vec_bytes() == 16);  // misaligned A: staged too
+  }
+  // Explicit 16-byte configs on odd pitches, misaligned pointers and batches with odd strides, every
+  // order and dtype pair: staged, right, guards and gaps untouched.
+  for (const Pair& pr : kPairs)
+    for (MatrixOrder ao : kOrders)
+      for (MatrixOrder bo : kOrders) {
+        Case c;
+        c.in = pr.in, c.out = pr.out, c.ao = ao, c.bo = bo, c.m = 77, c.n = 93, c.k = 301, c.batch = 3, c.pad = 2;
+        c.alpha = 0.5f, c.beta = 0.25f;
+        GemmProblem probe;
+        probe.dtype = c.in, probe.out_dtype = c.out, probe.a_order = ao, probe.b_order = bo;
+        const std::vector<GemmConfig> space = gemm_search_space(c.in, c.out, probe.kernel_layout(), 16);
+        const GemmConfig cfg = space.back();  // a small-tile (split-K) config
+        const GemmConfig big = space.front();
+        c.config = &cfg;
+        check_case(engine, c, rng);
+        c.config = &big;
+        c.misalign = 1, c.batch = 1, c.beta = 0.0f;
+        check_case(engine, c, rng);
+        c.config = nullptr;  // the engine's choice, staged
+        check_case(engine, c, rng);
+      }
+}
+
 TEST_CASE("gemm: refusals and no-ops") {
   Engine engine(EngineOptions{0, TunePolicy::Default, temp_cache_dir(), true});
   DeviceBuffer a(1 << 16), b(1 << 16), c(1 << 16);
@@ -268,14 +302,28 @@ TEST_CASE("gemm: refusals and no-ops") {
   p.dtype = DType::F32;
   p.out_dtype = DType::F32;
   p.m = 16, p.n = 16, p.k = 16;
-  // A 16-byte-vector config on a 4-byte-aligned pointer is refused with the width that would fit.
+  // A 16-byte-vector config on a 4-byte-aligned pointer is refused with the width that would fit when
+  // staging is off; with staging (the default) A is copied into aligned scratch and the config runs.
   const GemmConfig cfg = gemm_search_space(DType::F32, DType::F32, GemmLayout::NN, 16).front();
+  EngineOptions no_staging{0, TunePolicy::Default, temp_cache_dir(), true};
+  no_staging.stage_narrow_operands = false;
+  Engine strict(no_staging);
   try {
-    engine.gemm(p, a.ptr() + 4, b.ptr(), c.ptr(), 1, 0, nullptr, &cfg);
+    strict.gemm(p, a.ptr() + 4, b.ptr(), c.ptr(), 1, 0, nullptr, &cfg);
     FAIL("expected InvalidArgument");
   } catch (const Error& e) {
     CHECK(e.kind() == ErrorKind::InvalidArgument);
     CHECK(std::string(e.what()).find("vec=1") != std::string::npos);
+  }
+  engine.gemm(p, a.ptr() + 4, b.ptr(), c.ptr(), 1, 0, nullptr, &cfg);
+  synchronize(nullptr);
+  // Staging cannot help an operand that is already 8-byte aligned: a 16-byte config on it is refused.
+  try {
+    engine.gemm(p, a.ptr() + 8, b.ptr(), c.ptr(), 1, 0, nullptr, &cfg);
+    FAIL("expected InvalidArgument");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::InvalidArgument);
+    CHECK(std::string(e.what()).find("vec=2") != std::string::npos);
   }
   // A config for another layout or dtype is refused.
   p.a_order = MatrixOrder::ColMajor;
