@@ -82,6 +82,16 @@ std::string hex_name(const std::string& prefix, const std::string& text) {
   return buf;
 }
 
+LaunchShape grid_stride_launch_shape(long long items, int block) {
+  const long long blocks = (std::max(1LL, items) + block - 1) / block;
+  LaunchShape s{};
+  s.grid[0] = static_cast<unsigned>(std::max(1LL, std::min(blocks, 1LL << 20)));
+  s.grid[1] = s.grid[2] = 1;
+  s.block[0] = static_cast<unsigned>(block);
+  s.block[1] = s.block[2] = 1;
+  return s;
+}
+
 void add_instruction(SmemInstrStats& row, const std::vector<long long>& addresses, int width, bool ldmatrix) {
   SmemInstruction ins;
   ins.op = ldmatrix ? SmemOp::LdmatrixX4 : (row.is_store ? SmemOp::Sts : SmemOp::Lds);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "swzjit/gemm.hpp"
+#include "swzjit/transpose.hpp"  // LaunchShape
 
 namespace swz {
 namespace detail {
@@ -31,6 +32,9 @@ SwizzleSpec config_swizzle(const std::string& field, const std::string& v, const
 std::string swizzle_text(const SwizzleSpec& s);  ///< "B:M:S"
 int log2_exact(long long v);                    ///< log2 of a power of two (-1 otherwise)
 std::string hex_name(const std::string& prefix, const std::string& text);  ///< "prefix_<fnv64>.cu"
+/// A 1-D launch of `block` threads for a grid-stride kernel over `items` work items: enough blocks to
+/// cover them, at most 2^20 (the kernel loops for the rest).
+LaunchShape grid_stride_launch_shape(long long items, int block);
 
 /// Accumulates one warp-wide instruction into an SmemInstrStats row (through analyze_bank).
 void add_instruction(SmemInstrStats& row, const std::vector<long long>& addresses, int width, bool ldmatrix);

@@ -26,13 +26,7 @@ std::string gemm_pack_source_name(DType t) {
 
 LaunchShape gemm_pack_launch_shape(long long rows, long long ld_dst, long long batch, DType t) {
   const long long chunks = std::max(1LL, batch) * std::max(1LL, rows) * std::max(1LL, ld_dst * dtype_bytes(t) / 16);
-  const long long blocks = (chunks + tpl::kGemmPackBlock - 1) / tpl::kGemmPackBlock;
-  LaunchShape s{};
-  s.grid[0] = static_cast<unsigned>(std::max(1LL, std::min(blocks, 1LL << 20)));
-  s.grid[1] = s.grid[2] = 1;
-  s.block[0] = static_cast<unsigned>(tpl::kGemmPackBlock);
-  s.block[1] = s.block[2] = 1;
-  return s;
+  return detail::grid_stride_launch_shape(chunks, tpl::kGemmPackBlock);
 }
 
 }  // namespace swz

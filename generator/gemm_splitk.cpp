@@ -55,14 +55,7 @@ std::string gemm_splitk_reduce_source_name(DType out) {
 
 LaunchShape gemm_splitk_reduce_launch_shape(long long m, long long n, long long batch) {
   const long long groups = std::max(1LL, batch) * std::max(1LL, m) * ((std::max(1LL, n) + tpl::kGemmSplitKVec - 1) / tpl::kGemmSplitKVec);
-  const long long blocks = (groups + tpl::kGemmSplitKBlock - 1) / tpl::kGemmSplitKBlock;
-  LaunchShape s{};
-  // The kernel loops grid-stride, so the grid only needs to fill the GPU several times over.
-  s.grid[0] = static_cast<unsigned>(std::max(1LL, std::min(blocks, 1LL << 20)));
-  s.grid[1] = s.grid[2] = 1;
-  s.block[0] = static_cast<unsigned>(tpl::kGemmSplitKBlock);
-  s.block[1] = s.block[2] = 1;
-  return s;
+  return detail::grid_stride_launch_shape(groups, tpl::kGemmSplitKBlock);
 }
 
 }  // namespace swz
