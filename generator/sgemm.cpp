@@ -165,6 +165,7 @@ std::string sgemm_template_args(const SgemmConfig& c) {
      << c.tn << ", " << c.threads << ", " << c.stages << ", " << g.a_kmajor << ", " << g.b_kmajor << ", " << c.vec
      << ", " << g.swa_b << ", " << g.swa_m << ", " << g.swa_s << ", " << g.swb_b << ", " << g.swb_m << ", " << g.swb_s
      << ", " << c.raster;
+  if (c.split > 1) os << ", 1";  // SPLIT: k-slices from the launch (unsplit configs keep K a parameter constant)
   return os.str();
 }
 

@@ -171,7 +171,8 @@ struct SgemmOperandLoader {
 };
 
 template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN, int THREADS, int STAGES, int A_KMAJOR,
-          int B_KMAJOR, int VEC, int SWA_B, int SWA_M, int SWA_S, int SWB_B, int SWB_M, int SWB_S, int RASTER>
+          int B_KMAJOR, int VEC, int SWA_B, int SWA_M, int SWA_S, int SWB_B, int SWB_M, int SWB_S, int RASTER,
+          int SPLIT = 0>
 __global__ void __launch_bounds__(THREADS, sgemm_min_blocks(THREADS, (BM * BN) / THREADS))
     sgemm_kernel(const __grid_constant__ GemmParams p) {
   constexpr SgemmGeom g{BM, BN, BK, WM, WN, WNITER, TM, TN, THREADS, A_KMAJOR, B_KMAJOR, VEC,
@@ -194,9 +195,10 @@ __global__ void __launch_bounds__(THREADS, sgemm_min_blocks(THREADS, (BM * BN) /
   const int m0 = gemm_raster_m(pid, tiles_m, tiles_n, RASTER) * BM;
   const int n0 = gemm_raster_n(pid, tiles_m, tiles_n, RASTER) * BN;
   // Matrix of the batch and k-range (split-K: the host then points C at an f32 workspace, alpha = 1, beta = 0)
-  // of this blockIdx.z; the host splits batches past the grid limit into launches.
-  const GemmSlice sl = gemm_slice(p, blockIdx.z);
-  const int k_len = sl.k1 > sl.k0 ? sl.k1 - sl.k0 : 0;
+  // of this blockIdx.z; the host splits batches past the grid limit into launches. SPLIT = 0 (unsplit
+  // configs) keeps K a kernel-parameter constant: the main loop of this register-bound kernel stays as lean.
+  const GemmSlice sl = SPLIT ? gemm_slice(p, blockIdx.z) : GemmSlice{static_cast<long long>(blockIdx.z), 0, p.k};
+  const int k_len = SPLIT ? (sl.k1 > sl.k0 ? sl.k1 - sl.k0 : 0) : p.k;
   const int kt_count = (k_len + BK - 1) / BK;
   const int read_m0 = sgemm_read_m(g, tid, 0), read_n0 = sgemm_read_n(g, tid, 0);
 
