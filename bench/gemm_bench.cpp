@@ -132,7 +132,7 @@ int run_ncu(Engine& engine, const std::string& list) {
                        reinterpret_cast<DevicePtr>(cc), 1, 0, nullptr);
     check(cudaDeviceSynchronize(), "ncu launch");
     const LaunchShape ls = gemm_launch_shape(c, s.m, s.n, 1);
-    const int bk = c.kind == GemmKernelKind::Sgemm ? c.sgemm.bk : c.hgemm.bk;
+    const int bk = c.tile().bk;
     const long long blocks = ls.grid[0], ktiles = (s.k + bk - 1) / bk;
     const GemmAnalysis an = analyze_gemm(c);
     std::printf("%s;%lldx%lldx%lld;%lld;%lld;%lld;%lld;%lld;%lld\n", c.to_string().c_str(), s.m, s.n, s.k, blocks, ktiles,

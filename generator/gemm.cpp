@@ -185,6 +185,13 @@ int GemmConfig::threads() const { return kind == GemmKernelKind::Sgemm ? sgemm.t
 int GemmConfig::vec_bytes() const { return kind == GemmKernelKind::Sgemm ? 4 * sgemm.vec : 2 * hgemm.vec; }
 int GemmConfig::dynamic_smem_bytes() const { return kind == GemmKernelKind::Sgemm ? 0 : hgemm.smem_bytes(); }
 int GemmConfig::smem_bytes() const { return kind == GemmKernelKind::Sgemm ? sgemm.smem_bytes() : hgemm.smem_bytes(); }
+GemmTileShape GemmConfig::tile() const {
+  if (kind == GemmKernelKind::Sgemm)
+    return GemmTileShape{sgemm.bm, sgemm.bn, sgemm.bk, sgemm.wm, sgemm.wn, sgemm.stages, std::max(1, sgemm.split)};
+  return GemmTileShape{hgemm.bm, hgemm.bn, hgemm.bk, hgemm.wm, hgemm.wn, hgemm.stages, std::max(1, hgemm.split)};
+}
+SwizzleSpec& GemmConfig::swizzle_a() { return kind == GemmKernelKind::Sgemm ? sgemm.swizzle_a : hgemm.swizzle_a; }
+SwizzleSpec& GemmConfig::swizzle_b() { return kind == GemmKernelKind::Sgemm ? sgemm.swizzle_b : hgemm.swizzle_b; }
 
 std::string GemmConfig::to_string() const {
   return kind == GemmKernelKind::Sgemm ? detail::sgemm_to_string(sgemm) : detail::hgemm_to_string(hgemm);
@@ -215,10 +222,8 @@ GemmConfig GemmConfig::parse(const std::string& text) {
   if (!has_swa || !has_swb) {
     GemmConfig chosen = c;
     if (gemm_choose_swizzles(chosen)) {
-      SwizzleSpec& a = c.kind == GemmKernelKind::Sgemm ? c.sgemm.swizzle_a : c.hgemm.swizzle_a;
-      SwizzleSpec& b = c.kind == GemmKernelKind::Sgemm ? c.sgemm.swizzle_b : c.hgemm.swizzle_b;
-      if (!has_swa) a = chosen.kind == GemmKernelKind::Sgemm ? chosen.sgemm.swizzle_a : chosen.hgemm.swizzle_a;
-      if (!has_swb) b = chosen.kind == GemmKernelKind::Sgemm ? chosen.sgemm.swizzle_b : chosen.hgemm.swizzle_b;
+      if (!has_swa) c.swizzle_a() = chosen.swizzle_a();
+      if (!has_swb) c.swizzle_b() = chosen.swizzle_b();
     }
   }
   c.validate();
@@ -250,8 +255,8 @@ std::string gemm_source_name(const GemmConfig& cfg) {
 }
 
 LaunchShape gemm_launch_shape(const GemmConfig& cfg, long long m, long long n, long long batch) {
-  const int bm = cfg.kind == GemmKernelKind::Sgemm ? cfg.sgemm.bm : cfg.hgemm.bm;
-  const int bn = cfg.kind == GemmKernelKind::Sgemm ? cfg.sgemm.bn : cfg.hgemm.bn;
+  const GemmTileShape t = cfg.tile();
+  const int bm = t.bm, bn = t.bn;
   const long long tiles = ((m + bm - 1) / bm) * ((n + bn - 1) / bn);
   if (tiles > 2147483647LL) throw_invalid("gemm: " + std::to_string(tiles) + " block tiles exceed the grid limit");
   LaunchShape s{};

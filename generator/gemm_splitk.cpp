@@ -18,15 +18,12 @@ int elem_kind(DType t) { return t == DType::F16 ? tpl::kGemmF16 : t == DType::BF
 
 }  // namespace
 
-int gemm_k_splits(const GemmConfig& cfg) {
-  const int split = cfg.kind == GemmKernelKind::Hgemm ? cfg.hgemm.split : cfg.sgemm.split;
-  return split > 1 ? split : 1;
-}
+int gemm_k_splits(const GemmConfig& cfg) { return cfg.tile().split; }
 
 int gemm_k_slice(const GemmConfig& cfg, long long k) {
   const int splits = gemm_k_splits(cfg);
   if (splits <= 1) return 0;
-  const long long bk = cfg.kind == GemmKernelKind::Hgemm ? cfg.hgemm.bk : cfg.sgemm.bk;
+  const long long bk = cfg.tile().bk;
   const long long per = (std::max(0LL, k) + splits - 1) / splits;
   return static_cast<int>(std::max(bk, (per + bk - 1) / bk * bk));  // k <= 2^31 - 1: fits an int
 }

@@ -68,9 +68,8 @@ std::string gemm_split_mismatch(const GemmConfig& cfg, const GemmProblem& resolv
            " exceeds the grid's 65535 (tune a smaller batch)";
   if (requested) return "";
   const GemmFrameDesc f = gemm_frame(p);
-  const bool s = cfg.kind == GemmKernelKind::Sgemm;
-  const long long bm = s ? cfg.sgemm.bm : cfg.hgemm.bm, bn = s ? cfg.sgemm.bn : cfg.hgemm.bn;
-  const long long tiles = ((f.m + bm - 1) / bm) * ((f.n + bn - 1) / bn) * p.batch;
+  const GemmTileShape t = cfg.tile();
+  const long long tiles = ((f.m + t.bm - 1) / t.bm) * ((f.n + t.bn - 1) / t.bn) * p.batch;
   if (tiles >= kSplitMaxTiles)
     return "split-K: " + std::to_string(tiles) + " block tiles already fill the GPU without splitting K";
   if (p.k < splits * kSplitMinSlice)

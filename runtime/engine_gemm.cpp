@@ -83,6 +83,16 @@ Frame to_frame(const GemmProblem& p, DevicePtr a, DevicePtr b) {
   return Frame{l, p.n, p.m, b, a, p.ldb, p.lda, p.stride_b, p.stride_a};
 }
 
+// A or B as stored: its number of lines (rows of a row-major matrix, columns of a column-major one) and
+// the elements of a line (contiguous in memory).
+struct OperandLines {
+  long long rows, line;
+};
+OperandLines operand_lines(const GemmProblem& p, bool a) {
+  if (a) return p.a_order == MatrixOrder::RowMajor ? OperandLines{p.m, p.k} : OperandLines{p.k, p.m};
+  return p.b_order == MatrixOrder::RowMajor ? OperandLines{p.k, p.n} : OperandLines{p.n, p.k};
+}
+
 std::string supported_archs_text() {
   std::string s;
   for (const auto& a : known_archs()) s += (s.empty() ? "" : ", ") + a;
@@ -100,11 +110,9 @@ GemmProblem GemmProblem::resolved() const {
   if (p.n < 0 || p.n > kMax) bad("n " + std::to_string(p.n) + " must be in [0, 2^31 - 1]");
   if (p.k < 0 || p.k > kMax) bad("k " + std::to_string(p.k) + " must be in [0, 2^31 - 1]");
   if (p.batch < 0) bad("batch " + std::to_string(p.batch) + " must be >= 0");
-  const bool a_row = p.a_order == MatrixOrder::RowMajor, b_row = p.b_order == MatrixOrder::RowMajor,
-             c_row = p.c_order == MatrixOrder::RowMajor;
-  // Rows of a row-major matrix are its "lines"; a column-major matrix's lines are its columns.
-  const long long a_rows = a_row ? p.m : p.k, a_line = a_row ? p.k : p.m;
-  const long long b_rows = b_row ? p.k : p.n, b_line = b_row ? p.n : p.k;
+  const bool c_row = p.c_order == MatrixOrder::RowMajor;
+  const OperandLines la = operand_lines(p, true), lb = operand_lines(p, false);
+  const long long a_rows = la.rows, a_line = la.line, b_rows = lb.rows, b_line = lb.line;
   const long long c_rows = c_row ? p.m : p.n, c_line = c_row ? p.n : p.m;
   if (p.lda == 0) p.lda = std::max(1LL, a_line);
   if (p.ldb == 0) p.ldb = std::max(1LL, b_line);
@@ -149,22 +157,19 @@ GemmProblem GemmProblem::staged(DevicePtr a, DevicePtr b, bool* stage_a, bool* s
   bool sa = false, sb = false;
   if (p.m > 0 && p.n > 0 && p.k > 0 && p.batch > 0) {
     const int eb = dtype_bytes(p.dtype);
-    const bool a_row = p.a_order == MatrixOrder::RowMajor, b_row = p.b_order == MatrixOrder::RowMajor;
-    const long long a_rows = a_row ? p.m : p.k, a_line = a_row ? p.k : p.m;
-    const long long b_rows = b_row ? p.k : p.n, b_line = b_row ? p.n : p.k;
     constexpr long long kMaxStagedBytes = 1LL << 30;  // beyond: the narrow kernels, not a huge scratch
     // Stages one operand: true when narrow and small enough; then its pitch and stride are the copy's.
-    const auto stage = [&](DevicePtr ptr, long long& ld, long long& stride, long long rows, long long line) {
+    const auto stage = [&](DevicePtr ptr, long long& ld, long long& stride, const OperandLines& l) {
       const int align = p.batch > 1 ? detail::access_alignment({ptr}, {ld, stride}, eb) : detail::access_alignment({ptr}, {ld}, eb);
       if (align >= 8) return false;
-      const long long packed = gemm_pack_ld(line, p.dtype);
-      if (p.batch * rows * packed * eb > kMaxStagedBytes) return false;
+      const long long packed = gemm_pack_ld(l.line, p.dtype);
+      if (p.batch * l.rows * packed * eb > kMaxStagedBytes) return false;
       ld = packed;
-      stride = rows * packed;
+      stride = l.rows * packed;
       return true;
     };
-    sa = stage(a, p.lda, p.stride_a, a_rows, a_line);
-    sb = stage(b, p.ldb, p.stride_b, b_rows, b_line);
+    sa = stage(a, p.lda, p.stride_a, operand_lines(p, true));
+    sb = stage(b, p.ldb, p.stride_b, operand_lines(p, false));
   }
   if (stage_a) *stage_a = sa;
   if (stage_b) *stage_b = sb;
@@ -225,26 +230,20 @@ GemmConfig default_gemm_config(const GemmProblem& problem, int max_vec_bytes, co
           break;
         }
   }
-  const auto find = [&](int split, int bm_want, int bn_want, int wm_want, int wn_want) -> const GemmConfig* {
+  const auto find = [&](const GemmTileShape& want) -> const GemmConfig* {
     for (const GemmConfig& c : space) {
-      const bool s = c.kind == GemmKernelKind::Sgemm;
-      const int bm = s ? c.sgemm.bm : c.hgemm.bm, bn = s ? c.sgemm.bn : c.hgemm.bn, bk = s ? c.sgemm.bk : c.hgemm.bk;
-      const int wm = s ? c.sgemm.wm : c.hgemm.wm, wn = s ? c.sgemm.wn : c.hgemm.wn;
-      const int st = s ? c.sgemm.stages : c.hgemm.stages;
-      if (bm == bm_want && bn == bn_want && bk == want_k && wm == wm_want && wn == wn_want && st == want_stages &&
-          gemm_k_splits(c) == split)
+      const GemmTileShape t = c.tile();
+      if (t.bm == want.bm && t.bn == want.bn && t.bk == want.bk && t.wm == want.wm && t.wn == want.wn &&
+          t.stages == want.stages && t.split == want.split)
         return &c;
     }
     return nullptr;
   };
-  // A space without split variants (narrow vectors) falls back to the unsplit choice.
-  if (want_split > 1) {
-    const int unsplit_k = want_k;
-    want_k = p.dtype == DType::F32 ? 8 : 32;  // the split variants' k-tile (generator/sgemm.cpp, hgemm.cpp)
-    if (const GemmConfig* c = find(want_split, 64, 64, 32, 32)) return *c;
-    want_k = unsplit_k;
-  }
-  if (const GemmConfig* c = find(1, want_m, want_n, want_wm, want_wn)) return *c;
+  // The split variants: 64x64 tiles of 32x32 warps, k-tile 8 (f32) or 32 (generator/sgemm.cpp, hgemm.cpp). A space
+  // without them (narrow vectors) falls back to the unsplit choice.
+  if (want_split > 1)
+    if (const GemmConfig* c = find({64, 64, p.dtype == DType::F32 ? 8 : 32, 32, 32, want_stages, want_split})) return *c;
+  if (const GemmConfig* c = find({want_m, want_n, want_k, want_wm, want_wn, want_stages, 1})) return *c;
   return space.front();
 }
 
@@ -346,11 +345,13 @@ CUmemoryPool workspace_pool(detail::GemmState& st, int device) {
 // nor frees it under a kernel that still uses it.
 class StreamScratch {
  public:
-  StreamScratch(std::size_t bytes, int device, CUstream stream, CUmemoryPool pool) : device_(device), stream_(stream) {
+  // `what` names the scratch and what the caller can do without it, for the error when the device is full.
+  StreamScratch(std::size_t bytes, int device, CUstream stream, CUmemoryPool pool, const char* what)
+      : device_(device), stream_(stream) {
     detail::ContextGuard guard(device);
     CUdeviceptr ptr = 0;
     detail::check(detail::driver_api().cuMemAllocFromPoolAsync(&ptr, bytes, pool, stream),
-                  "allocating GEMM scratch (split-K workspace or staged operands, " + std::to_string(bytes) + " bytes, stream-ordered) on device " +
+                  std::string("allocating ") + what + " (" + std::to_string(bytes) + " bytes, stream-ordered) on device " +
                       std::to_string(device));
     ptr_ = ptr;
   }
@@ -386,7 +387,8 @@ void launch_split_gemm(Engine& engine, detail::GemmState& st, const Kernel& k, c
   std::optional<StreamScratch> ws;
   if (!empty_k)
     ws.emplace(static_cast<std::size_t>(per_launch * matrix_bytes), engine.options().device, stream,
-               workspace_pool(st, engine.options().device));
+               workspace_pool(st, engine.options().device),
+               "the split-K workspace (free device memory, or pass an unsplit config)");
   const long long eb_in = dtype_bytes(p.dtype), eb_out = dtype_bytes(p.out_dtype);
   for (long long b0 = 0; b0 < p.batch; b0 += per_launch) {
     const long long nb = std::min(per_launch, p.batch - b0);
@@ -585,23 +587,20 @@ void Engine::gemm(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePt
     return std::make_pair(gemm_pack_source(p.dtype), gemm_pack_source_name(p.dtype));
   });
   const long long eb = dtype_bytes(p.dtype);
-  const auto rows_of = [&](bool is_a) {
-    return is_a ? (p.a_order == MatrixOrder::RowMajor ? p.m : p.k) : (p.b_order == MatrixOrder::RowMajor ? p.k : p.n);
-  };
   const auto round256 = [](long long x) { return (x + 255) / 256 * 256; };
   const long long a_bytes = sa ? round256(p.batch * ps.stride_a * eb) : 0;
   const long long b_bytes = sb ? round256(p.batch * ps.stride_b * eb) : 0;
   StreamScratch scratch(static_cast<std::size_t>(a_bytes + b_bytes), options().device, stream,
-                        workspace_pool(st, options().device));
+                        workspace_pool(st, options().device),
+                        "the staged copy of a narrow operand (free device memory, or set "
+                        "EngineOptions::stage_narrow_operands = false to run narrow-copy kernels on it)");
   const auto copy = [&](DevicePtr src, long long ld_src, long long stride_src, DevicePtr dst, long long ld_dst,
                         long long stride_dst, bool is_a) {
-    const long long rows = rows_of(is_a);
-    const long long cols = is_a ? (p.a_order == MatrixOrder::RowMajor ? p.k : p.m)
-                                : (p.b_order == MatrixOrder::RowMajor ? p.n : p.k);
-    tpl::GemmPackParams pp{reinterpret_cast<const void*>(src), reinterpret_cast<void*>(dst), rows, cols, ld_src,
+    const OperandLines l = operand_lines(p, is_a);
+    tpl::GemmPackParams pp{reinterpret_cast<const void*>(src), reinterpret_cast<void*>(dst), l.rows, l.line, ld_src,
                            stride_src, ld_dst, stride_dst, p.batch};
     void* args[] = {&pp};
-    const LaunchShape s = gemm_pack_launch_shape(rows, ld_dst, p.batch, p.dtype);
+    const LaunchShape s = gemm_pack_launch_shape(l.rows, ld_dst, p.batch, p.dtype);
     pack.launch(Dim3{s.grid[0], 1, 1}, Dim3{s.block[0], 1, 1}, 0, stream, args);
   };
   const DevicePtr a2 = sa ? scratch.ptr() : a, b2 = sb ? scratch.ptr() + static_cast<DevicePtr>(a_bytes) : b;

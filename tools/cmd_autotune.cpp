@@ -333,8 +333,8 @@ int run_autotune(Args& args) {
       bool sa = false, sb = false;
       const GemmProblem ps = p.staged(0, 0, &sa, &sb);
       if ((sa || sb) && !quiet)
-        std::fprintf(stderr, "note: %s%s%s pitch allows < 8-byte accesses; gemm() stages it into a 16-byte pitch, so "
-                     "the staged problem is tuned\n", sa ? "A" : "", sa && sb ? " and B" : "", sb && !sa ? "B" : "");
+        std::fprintf(stderr, "note: %s: pointer, pitch or stride allow < 8-byte accesses; gemm() stages it into "
+                     "16-byte pitches, so the staged problem is tuned\n", staged_operands(sa, sb));
       report = autotune_gemm(engine, ps, ps.max_vec_bytes(0, 0), options);
     } else {
       const TransposeProblem p = problem.resolved();

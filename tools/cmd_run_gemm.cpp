@@ -143,8 +143,8 @@ int run_gemm(Args& args) {
   bool sa = false, sb = false;
   const GemmProblem rs = r.staged(da.ptr(), db.ptr(), &sa, &sb);
   if (sa || sb)
-    std::printf("staged       %s%s%s into 16-byte pitches (lda %lld, ldb %lld) before the kernel\n", sa ? "A" : "",
-                sa && sb ? " and " : "", sb ? "B" : "", rs.lda, rs.ldb);
+    std::printf("staged       %s into 16-byte pitches (lda %lld, ldb %lld) before the kernel\n", staged_operands(sa, sb),
+                rs.lda, rs.ldb);
   std::printf("config       %s (%s)\n", cfg.to_string().c_str(),
               explicit_config ? "given" : tuned ? "tuned: the cached autotuner winner" : "default: no tuned winner cached");
   std::printf("verified     %s: relative Frobenius error %.3g vs the f64 reference (limit %.0e), guards %s\n",

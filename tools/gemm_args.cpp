@@ -18,6 +18,8 @@ const char kGemmConfigHelp[] =
     "  --dtype T      f32|f16|bf16 (inputs; default f32)   --out T   f32|f16|bf16 (default: the input dtype)\n"
     "  --layout L     NN|NT|TN|TT: A then B; N = row-major as in C = A*B, T = column-major (default NN)\n";
 
+const char* staged_operands(bool stage_a, bool stage_b) { return stage_a ? (stage_b ? "A and B" : "A") : "B"; }
+
 void read_gemm_layout(Args& args, GemmProblem& p) {
   const std::string l = parse_choice("--layout", args.value_or("layout", "NN"), {"NN", "NT", "TN", "TT"});
   p.a_order = l[0] == 'N' ? MatrixOrder::RowMajor : MatrixOrder::ColMajor;

@@ -18,5 +18,8 @@ GemmConfig read_gemm_config(Args& args);
 /// --layout NN|NT|TN|TT and --c-order row|col into a problem's storage orders.
 void read_gemm_layout(Args& args, GemmProblem& p);
 
+/// "A", "B" or "A and B": the operands GemmProblem::staged reported staging.
+const char* staged_operands(bool stage_a, bool stage_b);
+
 }  // namespace cli
 }  // namespace swz

@@ -28,7 +28,7 @@ struct EngineOptions {
   /// Without a cache every kernel is compiled in this process (kept in memory only).
   bool use_cache = true;
   /// gemm(): copy an operand whose pointer, pitch or batch stride allow fewer than 8 bytes per access
-  /// into stream-ordered scratch with 16-byte pitches first (gemm_staged_problem), so full-width kernels
+  /// into stream-ordered scratch with 16-byte pitches first (GemmProblem::staged), so full-width kernels
   /// run on it. Off: such calls run the narrow-copy kernels of their alignment.
   bool stage_narrow_operands = true;
 };

@@ -69,6 +69,14 @@ struct HgemmConfig {
 
 enum class GemmKernelKind { Sgemm, Hgemm };
 
+/// The block-level shape both families share (GemmConfig::tile()).
+struct GemmTileShape {
+  int bm, bn, bk;  ///< block tile and k-tile
+  int wm, wn;      ///< warp tile
+  int stages;
+  int split;       ///< split-K slices (1 = none)
+};
+
 /// A GEMM kernel configuration of either family. Canonical text (parse() reads it back):
 ///   "sgemm,NN,tile=128x128x8,warp=64x32,wniter=2,thread=4x4,threads=256,stages=2,vec=4,raster=8,swa=1:4:5,swb=0:0:0"
 ///   "hgemm,f16>f32,NT,tile=128x256x32,warp=64x64,stages=4,vec=8,raster=8,swa=2:3:3,swb=2:3:3"
@@ -87,6 +95,9 @@ struct GemmConfig {
   int vec_bytes() const;           ///< bytes per global load (the alignment A and B must have)
   int dynamic_smem_bytes() const;  ///< launch-time shared memory (HGEMM), 0 for SGEMM (static)
   int smem_bytes() const;          ///< total shared memory per block
+  GemmTileShape tile() const;
+  SwizzleSpec& swizzle_a();        ///< the A / B tile swizzles of whichever family
+  SwizzleSpec& swizzle_b();
 
   std::string to_string() const;
   static GemmConfig parse(const std::string& text);
