@@ -30,6 +30,34 @@ std::vector<int> config_dims(const std::string& field, const std::string& v, std
 /// "B:M:S".
 SwizzleSpec config_swizzle(const std::string& field, const std::string& v, const std::string& form);
 std::string swizzle_text(const SwizzleSpec& s);  ///< "B:M:S"
+
+/// The config fields both families spell alike (tile, warp, stages, vec, raster, swa, swb, split) into `c`;
+/// false when `k` is none of them (the family's own fields, or an unknown one).
+template <class Config>
+bool parse_common_gemm_field(Config& c, const std::string& k, const std::string& v, const std::string& form) {
+  if (k == "tile") {
+    const auto d = config_dims("tile", v, 3, form);
+    c.bm = d[0], c.bn = d[1], c.bk = d[2];
+  } else if (k == "warp") {
+    const auto d = config_dims("warp", v, 2, form);
+    c.wm = d[0], c.wn = d[1];
+  } else if (k == "stages") {
+    c.stages = config_int(k, v, form);
+  } else if (k == "vec") {
+    c.vec = config_int(k, v, form);
+  } else if (k == "raster") {
+    c.raster = config_int(k, v, form);
+  } else if (k == "swa") {
+    c.swizzle_a = config_swizzle(k, v, form);
+  } else if (k == "swb") {
+    c.swizzle_b = config_swizzle(k, v, form);
+  } else if (k == "split") {
+    c.split = config_int(k, v, form);
+  } else {
+    return false;
+  }
+  return true;
+}
 int log2_exact(long long v);                    ///< log2 of a power of two (-1 otherwise)
 std::string hex_name(const std::string& prefix, const std::string& text);  ///< "prefix_<fnv64>.cu"
 /// A 1-D launch of `block` threads for a grid-stride kernel over `items` work items: enough blocks to

@@ -77,27 +77,7 @@ HgemmConfig hgemm_parse(const ConfigFields& f, const std::string& form) {
   for (const auto& kv : f.kv) {
     const std::string& k = kv.first;
     const std::string& v = kv.second;
-    if (k == "tile") {
-      const auto t = config_dims("tile", v, 3, form);
-      c.bm = t[0], c.bn = t[1], c.bk = t[2];
-    } else if (k == "warp") {
-      const auto t = config_dims("warp", v, 2, form);
-      c.wm = t[0], c.wn = t[1];
-    } else if (k == "stages") {
-      c.stages = config_int(k, v, form);
-    } else if (k == "vec") {
-      c.vec = config_int(k, v, form);
-    } else if (k == "raster") {
-      c.raster = config_int(k, v, form);
-    } else if (k == "swa") {
-      c.swizzle_a = config_swizzle(k, v, form);
-    } else if (k == "swb") {
-      c.swizzle_b = config_swizzle(k, v, form);
-    } else if (k == "split") {
-      c.split = config_int(k, v, form);
-    } else {
-      throw_invalid("config: unknown field '" + k + "'" + form);
-    }
+    if (!parse_common_gemm_field(c, k, v, form)) throw_invalid("config: unknown field '" + k + "'" + form);
   }
   return c;
 }

@@ -63,31 +63,14 @@ SgemmConfig sgemm_parse(const ConfigFields& f, const std::string& form) {
   for (const auto& kv : f.kv) {
     const std::string& k = kv.first;
     const std::string& v = kv.second;
-    if (k == "tile") {
-      const auto d = config_dims("tile", v, 3, form);
-      c.bm = d[0], c.bn = d[1], c.bk = d[2];
-    } else if (k == "warp") {
-      const auto d = config_dims("warp", v, 2, form);
-      c.wm = d[0], c.wn = d[1];
-    } else if (k == "thread") {
+    if (parse_common_gemm_field(c, k, v, form)) continue;
+    if (k == "thread") {
       const auto d = config_dims("thread", v, 2, form);
       c.tm = d[0], c.tn = d[1];
     } else if (k == "wniter") {
       c.wniter = config_int(k, v, form);
     } else if (k == "threads") {
       c.threads = config_int(k, v, form);
-    } else if (k == "stages") {
-      c.stages = config_int(k, v, form);
-    } else if (k == "vec") {
-      c.vec = config_int(k, v, form);
-    } else if (k == "raster") {
-      c.raster = config_int(k, v, form);
-    } else if (k == "swa") {
-      c.swizzle_a = config_swizzle(k, v, form);
-    } else if (k == "swb") {
-      c.swizzle_b = config_swizzle(k, v, form);
-    } else if (k == "split") {
-      c.split = config_int(k, v, form);
     } else {
       throw_invalid("config: unknown field '" + k + "'" + form);
     }
