@@ -8,6 +8,9 @@
 //   --verbose prints every config's time; --extra adds configs (those matching the dtype and layout of a
 //   measurement) to the default space, for exploring candidates before they enter the space.
 //   swz_bench_gemm --ncu "CONFIG@MxNxK[;...]"   (one launch each, for ncu; prints predicted wavefronts)
+//   swz_bench_gemm --tuned [...]   instead of the sweep: per shape, the autotuner's winner (autotune_gemm, as
+//   `swz autotune gemm` and TunePolicy::TuneOnMiss run it) and the engine's untuned default, re-timed
+//   interleaved in this run beside cuBLAS; prints tuned/default (issue 10: tuned >= default everywhere).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -22,6 +25,7 @@
 #include <vector>
 
 #include "bench/bench_common.hpp"
+#include "swzjit/autotune.hpp"
 #include "swzjit/engine.hpp"
 #include "swzjit/error.hpp"
 
@@ -143,11 +147,93 @@ int run_ncu(Engine& engine, const std::string& list) {
   return 0;
 }
 
+// --tuned: what an application gets, untuned and tuned, in one run. The two configs are timed in
+// alternating rounds (so clocks and neighbours affect both alike); each round's time is a median.
+int run_tuned(Engine& engine, cudaStream_t stream, cublasHandle_t handle, bench::Timer& timer, int reps,
+              const std::vector<DType>& dtypes, const std::vector<std::string>& layouts, const std::vector<Shape>& shapes) {
+  std::vector<std::string> table = {
+      "| dtype | layout | M x N x K | cuBLAS TFLOP/s | default TFLOP/s | tuned TFLOP/s | tuned / default (time) | "
+      "tuned vs cuBLAS | tune s | default config | tuned config |",
+      "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |"};
+  int slower = 0, wrong = 0;
+  const std::string arch = device_info(engine.options().device).arch();
+  for (DType t : dtypes)
+    for (const std::string& layout : layouts)
+      for (const Shape& s : shapes) {
+        const GemmProblem p = make_problem(t, layout, s);
+        const std::size_t eb = dtype_bytes(t);
+        const std::size_t a_elems = static_cast<std::size_t>(s.m * s.k), b_elems = static_cast<std::size_t>(s.k * s.n),
+                          c_elems = static_cast<std::size_t>(s.m * s.n);
+        void *a, *b, *c, *cref;
+        check(cudaMalloc(&a, a_elems * eb), "cudaMalloc(A)");
+        check(cudaMalloc(&b, b_elems * eb), "cudaMalloc(B)");
+        check(cudaMalloc(&c, c_elems * eb), "cudaMalloc(C)");
+        check(cudaMalloc(&cref, c_elems * eb), "cudaMalloc(Cref)");
+        fill_uniform(a, a_elems, t, 11 + s.m);
+        fill_uniform(b, b_elems, t, 17 + s.n);
+        const DevicePtr da = reinterpret_cast<DevicePtr>(a), db = reinterpret_cast<DevicePtr>(b),
+                        dc = reinterpret_cast<DevicePtr>(c);
+        const double flops = 2.0 * s.m * s.n * static_cast<double>(s.k);
+        bool sa = false, sb = false;
+        const GemmProblem ps = p.staged(da, db, &sa, &sb);
+        const int align = ps.max_vec_bytes(sa ? 0 : da, sb ? 0 : db);
+        const GemmConfig def = default_gemm_config(ps, align, arch);
+        const TuneReport rep = autotune_gemm(engine, ps, align);
+        if (rep.winner.empty()) {
+          std::printf("# %s %s %lldx%lldx%lld: the tune found no winner\n", to_string(t).c_str(), layout.c_str(), s.m,
+                      s.n, s.k);
+          ++wrong;
+          cudaFree(a), cudaFree(b), cudaFree(c), cudaFree(cref);
+          continue;
+        }
+        const GemmConfig tuned = GemmConfig::parse(rep.winner);
+        std::vector<double> cb_ms, def_ms, tuned_ms;
+        for (int round = 0; round < 5; ++round) {
+          cb_ms.push_back(timer.time([&] { cublas_gemm(handle, p, a, b, cref); }, reps).median);
+          def_ms.push_back(timer.time([&] { engine.gemm(p, da, db, dc, 1.0f, 0.0f, stream, &def); }, reps).median);
+          tuned_ms.push_back(timer.time([&] { engine.gemm(p, da, db, dc, 1.0f, 0.0f, stream, &tuned); }, reps).median);
+        }
+        const auto median = [](std::vector<double> v) {
+          std::sort(v.begin(), v.end());
+          return v[v.size() / 2];
+        };
+        const double cbm = median(cb_ms), dm = median(def_ms), tm = median(tuned_ms);
+        // Both results checked against cuBLAS on the same inputs.
+        double err = 0;
+        for (const GemmConfig* cfg : {&def, &tuned}) {
+          check(cudaMemsetAsync(c, 0xff, c_elems * eb, stream), "poison");
+          engine.gemm(p, da, db, dc, 1.0f, 0.0f, stream, cfg);
+          cublas_gemm(handle, p, a, b, cref);
+          check(cudaStreamSynchronize(stream), "verify");
+          err = std::max(err, rel_frobenius(to_doubles(c, c_elems, t), to_doubles(cref, c_elems, t)));
+        }
+        const double tol = t == DType::F32 ? 1e-5 : 1e-2;
+        if (!(err < tol)) ++wrong;
+        if (tm > dm) ++slower;
+        const std::string row = "| " + to_string(t) + " | " + layout + " | " + std::to_string(s.m) + "x" +
+                                std::to_string(s.n) + "x" + std::to_string(s.k) + " | " + fmt(flops / (cbm * 1e9), 1) +
+                                " | " + fmt(flops / (dm * 1e9), 1) + " | " + fmt(flops / (tm * 1e9), 1) + " | " +
+                                fmt(tm / dm, 3) + (tm > dm ? " SLOWER" : "") + " | " + fmt(cbm / tm, 2) + "x | " +
+                                fmt(rep.seconds, 1) + " | " + def.to_string() + " | " +
+                                (tuned == def ? std::string("(the default)") : tuned.to_string()) +
+                                (err < tol ? "" : " MISMATCH") + " |";
+        std::printf("%s\n", row.c_str());
+        std::fflush(stdout);
+        table.push_back(row);
+        cudaFree(a), cudaFree(b), cudaFree(c), cudaFree(cref);
+      }
+  std::printf("\n");
+  for (const auto& line : table) std::printf("%s\n", line.c_str());
+  std::printf("\ntuned slower than the default (time ratio > 1.000): %d; wrong results or failed tunes: %d\n", slower,
+              wrong);
+  return wrong ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int reps = 20;
-  bool quick = false, verbose = false;
+  bool quick = false, verbose = false, tuned_mode = false;
   std::vector<std::string> extra;
   std::string ncu, only_dtype, only_layout, only_shape;
   for (int i = 1; i < argc; ++i) {
@@ -156,6 +242,8 @@ int main(int argc, char** argv) {
       reps = std::max(5, std::atoi(argv[++i]));
     } else if (a == "--quick") {
       quick = true;
+    } else if (a == "--tuned") {
+      tuned_mode = true;
     } else if (a == "--verbose") {
       verbose = true;
     } else if (a == "--extra" && i + 1 < argc) {
@@ -174,7 +262,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: swz_bench_gemm [--reps N] [--quick] [--dtype f32|f16|bf16] [--layout NN|NT|TN|TT] "
-                   "[--shape MxNxK] [--verbose] [--extra \"CONFIG[;...]\"] | --ncu \"CONFIG@MxNxK[;...]\"\n");
+                   "[--shape MxNxK] [--verbose] [--tuned] [--extra \"CONFIG[;...]\"] | --ncu \"CONFIG@MxNxK[;...]\"\n");
       return a == "--help" || a == "-h" ? 0 : 2;
     }
   }
@@ -212,6 +300,8 @@ int main(int argc, char** argv) {
   if (!only_layout.empty()) layouts = {only_layout};
   std::vector<DType> dtypes = {DType::F32, DType::F16, DType::BF16};
   if (!only_dtype.empty()) dtypes = {parse_dtype(only_dtype)};
+
+  if (tuned_mode) return run_tuned(engine, stream, handle, timer, reps, dtypes, layouts, shapes);
 
   std::vector<std::string> table = {
       "| dtype | layout | M x N x K | cuBLAS ms | cuBLAS TFLOP/s | swz ms | swz TFLOP/s | vs cuBLAS (time) | "
