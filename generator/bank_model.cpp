@@ -16,6 +16,8 @@ constexpr int kBanks = 32;
 constexpr int kBankBytes = 4;
 constexpr int kWavefrontBytes = kBanks * kBankBytes;  // 128 bytes served per wavefront
 constexpr int kWarpLanes = 32;
+// Far beyond any shared memory; keeps address + width and the word arithmetic clear of overflow.
+constexpr long long kMaxAddress = 1LL << 40;
 
 bool is_ldmatrix(SmemOp op) {
   return op == SmemOp::LdmatrixX1 || op == SmemOp::LdmatrixX2 || op == SmemOp::LdmatrixX4;
@@ -52,6 +54,9 @@ void validate(const SmemInstruction& in) {
     if (a < 0)
       throw_invalid("addresses: lane " + std::to_string(lane) + " has negative address " + std::to_string(a) +
                     " (allowed: byte offsets >= 0)");
+    if (a > kMaxAddress)
+      throw_invalid("addresses: lane " + std::to_string(lane) + " address " + std::to_string(a) +
+                    " is past 2^40 bytes (allowed: byte offsets in [0, 2^40])");
     if (a % in.width != 0)
       throw_invalid("addresses: lane " + std::to_string(lane) + " address " + std::to_string(a) +
                     " is not aligned to the access width of " + std::to_string(in.width) +

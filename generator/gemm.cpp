@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "generator/checked_arith.hpp"
 #include "generator/gemm_internal.hpp"
 #include "swzjit/bank.hpp"
 #include "swzjit/error.hpp"
@@ -20,6 +21,8 @@ namespace detail {
 
 ConfigFields split_config(const std::string& text, const std::string& form) {
   ConfigFields f;
+  // NOTE: getline drops a trailing empty field, so "…,split=2," would read as if the comma were not there.
+  if (!text.empty() && text.back() == ',') throw_invalid("config: '" + text + "' ends in ','" + form);
   std::stringstream ss(text);
   std::string item;
   while (std::getline(ss, item, ',')) {
@@ -37,11 +40,11 @@ ConfigFields split_config(const std::string& text, const std::string& form) {
 }
 
 int config_int(const std::string& field, const std::string& v, const std::string& form) {
-  char* end = nullptr;
-  const long x = std::strtol(v.c_str(), &end, 10);
-  if (v.empty() || *end != '\0' || x < -1000000 || x > 1000000)
-    throw_invalid("config: " + field + "='" + v + "' is not an integer" + form);
-  return static_cast<int>(x);
+  try {
+    return static_cast<int>(parse_integer(field, v, -1000000, 1000000));
+  } catch (const Error&) {
+    throw_invalid("config: " + field + "='" + v + "' is not an integer in [-1000000, 1000000]" + form);
+  }
 }
 
 std::vector<int> config_dims(const std::string& field, const std::string& v, std::size_t parts, const std::string& form) {
@@ -49,6 +52,7 @@ std::vector<int> config_dims(const std::string& field, const std::string& v, std
   std::stringstream ss(v);
   std::string p;
   while (std::getline(ss, p, 'x')) out.push_back(config_int(field, p, form));
+  if (!v.empty() && v.back() == 'x') out.push_back(config_int(field, "", form));
   if (out.size() != parts)
     throw_invalid("config: " + field + "='" + v + "' is not " + (parts == 2 ? "AxB" : "AxBxC") + form);
   return out;
@@ -59,12 +63,26 @@ SwizzleSpec config_swizzle(const std::string& field, const std::string& v, const
   std::stringstream ss(v);
   std::string p;
   while (std::getline(ss, p, ':')) out.push_back(config_int(field, p, form));
+  if (!v.empty() && v.back() == ':') out.push_back(config_int(field, "", form));
   if (out.size() != 3) throw_invalid("config: " + field + "='" + v + "' is not B:M:S (0:0:0 = none)" + form);
   return SwizzleSpec{out[0], out[1], out[2]};
 }
 
 std::string swizzle_text(const SwizzleSpec& s) {
   return std::to_string(s.b) + ":" + std::to_string(s.m) + ":" + std::to_string(s.s);
+}
+
+int tile_smem_bytes(const char* family, long long stages, long long bm, long long bn, long long bk, long long elem_bytes) {
+  // NOTE: public smem_bytes() is called on unvalidated configs (parse output, user structs): no int overflow.
+  const long long bytes = checked_mul(checked_mul(checked_mul(stages, checked_add(bm, bn, "shared memory bytes"),
+                                                              "shared memory bytes"),
+                                                  bk, "shared memory bytes"),
+                                      elem_bytes, "shared memory bytes");
+  if (stages < 0 || bm < 0 || bn < 0 || bk < 0 || bytes > 2147483647LL)
+    throw_invalid(std::string(family) + " config: shared memory of stages " + std::to_string(stages) + " x (bm " +
+                  std::to_string(bm) + " + bn " + std::to_string(bn) + ") x bk " + std::to_string(bk) +
+                  " is negative or past 2^31 - 1 bytes; use a valid tile");
+  return static_cast<int>(bytes);
 }
 
 int log2_exact(long long v) {
@@ -83,7 +101,7 @@ std::string hex_name(const std::string& prefix, const std::string& text) {
 }
 
 LaunchShape grid_stride_launch_shape(long long items, int block) {
-  const long long blocks = (std::max(1LL, items) + block - 1) / block;
+  const long long blocks = ceil_div_ll(std::max(1LL, items), block);
   LaunchShape s{};
   s.grid[0] = static_cast<unsigned>(std::max(1LL, std::min(blocks, 1LL << 20)));
   s.grid[1] = s.grid[2] = 1;
@@ -256,8 +274,14 @@ std::string gemm_source_name(const GemmConfig& cfg) {
 
 LaunchShape gemm_launch_shape(const GemmConfig& cfg, long long m, long long n, long long batch) {
   const GemmTileShape t = cfg.tile();
+  // NOTE: a full validate() costs 10-20 us; check what the arithmetic below divides by.
+  if (t.bm < 1 || t.bn < 1 || t.bk < 1 || t.split > detail::kMaxSplit || cfg.threads() < 1 || cfg.threads() > 1024)
+    cfg.validate();  // throws, naming the field
+  if (m < 0 || n < 0 || batch < 0)
+    throw_invalid("gemm launch shape: m " + std::to_string(m) + ", n " + std::to_string(n) + ", batch " +
+                  std::to_string(batch) + " must be >= 0");
   const int bm = t.bm, bn = t.bn;
-  const long long tiles = ((m + bm - 1) / bm) * ((n + bn - 1) / bn);
+  const long long tiles = detail::checked_mul(detail::ceil_div_ll(m, bm), detail::ceil_div_ll(n, bn), "gemm block tiles");
   if (tiles > 2147483647LL) throw_invalid("gemm: " + std::to_string(tiles) + " block tiles exceed the grid limit");
   LaunchShape s{};
   s.grid[0] = static_cast<unsigned>(std::max(1LL, tiles));
@@ -300,8 +324,11 @@ std::string gemm_reference_source_name(const GemmReferenceSpec& spec) {
 LaunchShape gemm_reference_launch_shape(long long m, long long n, long long batch) {
   const long long b = tpl::kGemmReferenceBlock;
   LaunchShape s{};
-  s.grid[0] = static_cast<unsigned>(std::max(1LL, std::min((n + b - 1) / b, 2147483647LL)));
-  s.grid[1] = static_cast<unsigned>(std::max(1LL, std::min((m + b - 1) / b, 65535LL)));
+  if (m < 0 || n < 0 || batch < 0)
+    throw_invalid("gemm reference launch shape: m " + std::to_string(m) + ", n " + std::to_string(n) + ", batch " +
+                  std::to_string(batch) + " must be >= 0");
+  s.grid[0] = static_cast<unsigned>(std::max(1LL, std::min(detail::ceil_div_ll(n, b), 2147483647LL)));
+  s.grid[1] = static_cast<unsigned>(std::max(1LL, std::min(detail::ceil_div_ll(m, b), 65535LL)));
   s.grid[2] = static_cast<unsigned>(std::max(1LL, std::min(batch, 65535LL)));
   s.block[0] = s.block[1] = static_cast<unsigned>(b);
   s.block[2] = 1;

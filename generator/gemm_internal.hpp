@@ -58,6 +58,8 @@ bool parse_common_gemm_field(Config& c, const std::string& k, const std::string&
   }
   return true;
 }
+/// stages * (bm + bn) * bk * elem_bytes, for any field values: InvalidArgument (naming `family`) past 2^31 - 1.
+int tile_smem_bytes(const char* family, long long stages, long long bm, long long bn, long long bk, long long elem_bytes);
 int log2_exact(long long v);                    ///< log2 of a power of two (-1 otherwise)
 std::string hex_name(const std::string& prefix, const std::string& text);  ///< "prefix_<fnv64>.cu"
 /// A 1-D launch of `block` threads for a grid-stride kernel over `items` work items: enough blocks to

@@ -3,12 +3,18 @@
 
 #include <algorithm>
 
+#include "generator/checked_arith.hpp"
 #include "generator/gemm_internal.hpp"
+#include "swzjit/error.hpp"
 #include "templates/gemm_pack.cuh"
 
 namespace swz {
 
-long long gemm_pack_ld(long long cols, DType t) { return tpl::gemm_pack_ld(cols, dtype_bytes(t)); }
+long long gemm_pack_ld(long long cols, DType t) {
+  if (cols < 0 || cols > detail::kMaxElements)
+    throw_invalid("gemm staging: a line of " + std::to_string(cols) + " elements must be in [0, 2^62]");
+  return tpl::gemm_pack_ld(cols, dtype_bytes(t));
+}
 
 std::string gemm_pack_name_expression(DType t) {
   return "swz::tpl::gemm_pack_kernel<" + std::to_string(dtype_bytes(t)) + ">";
@@ -25,7 +31,10 @@ std::string gemm_pack_source_name(DType t) {
 }
 
 LaunchShape gemm_pack_launch_shape(long long rows, long long ld_dst, long long batch, DType t) {
-  const long long chunks = std::max(1LL, batch) * std::max(1LL, rows) * std::max(1LL, ld_dst * dtype_bytes(t) / 16);
+  const char* what = "gemm staging chunks";
+  const long long chunks = detail::checked_mul(
+      detail::checked_mul(std::max(1LL, batch), std::max(1LL, rows), what),
+      std::max(1LL, detail::checked_mul(ld_dst, dtype_bytes(t), what) / 16), what);
   return detail::grid_stride_launch_shape(chunks, tpl::kGemmPackBlock);
 }
 

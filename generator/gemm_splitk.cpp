@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "generator/checked_arith.hpp"
 #include "generator/gemm_internal.hpp"
 #include "swzjit/error.hpp"
 #include "templates/gemm_splitk.cuh"
@@ -18,21 +19,37 @@ int elem_kind(DType t) { return t == DType::F16 ? tpl::kGemmF16 : t == DType::BF
 
 }  // namespace
 
-int gemm_k_splits(const GemmConfig& cfg) { return cfg.tile().split; }
+int gemm_k_splits(const GemmConfig& cfg) {
+  const int split = cfg.tile().split;
+  if (split > detail::kMaxSplit)
+    throw_invalid("gemm config: split " + std::to_string(split) + " must be in [1, " + std::to_string(detail::kMaxSplit) +
+                  "] (K slices; 1 = no split-K)");
+  return split;  // tile() maps split < 1 to 1
+}
 
 int gemm_k_slice(const GemmConfig& cfg, long long k) {
   const int splits = gemm_k_splits(cfg);
   if (splits <= 1) return 0;
   const long long bk = cfg.tile().bk;
+  if (bk < 1 || k > 2147483647LL)
+    throw_invalid("gemm split-K slice: k-tile " + std::to_string(bk) + " must be >= 1 and k " + std::to_string(k) +
+                  " at most 2^31 - 1");
   const long long per = (std::max(0LL, k) + splits - 1) / splits;
   return static_cast<int>(std::max(bk, (per + bk - 1) / bk * bk));  // k <= 2^31 - 1: fits an int
 }
 
 long long gemm_max_batch_per_launch(const GemmConfig& cfg) { return kMaxGridZ / gemm_k_splits(cfg); }
 
-long long gemm_splitk_workspace_ld(long long n) { return tpl::gemm_splitk_ldw(n); }
+long long gemm_splitk_workspace_ld(long long n) {
+  if (n < 0 || n > detail::kMaxElements)
+    throw_invalid("gemm split-K workspace: n " + std::to_string(n) + " must be in [0, 2^62]");
+  return tpl::gemm_splitk_ldw(n);
+}
 
-long long gemm_splitk_workspace_stride(long long m, long long n) { return m * tpl::gemm_splitk_ldw(n); }
+long long gemm_splitk_workspace_stride(long long m, long long n) {
+  if (m < 0) throw_invalid("gemm split-K workspace: m " + std::to_string(m) + " must be >= 0");
+  return detail::checked_mul(m, gemm_splitk_workspace_ld(n), "gemm split-K workspace elements");
+}
 
 std::string gemm_splitk_reduce_name_expression(DType out) {
   if (out != DType::F16 && out != DType::BF16 && out != DType::F32)
@@ -51,7 +68,9 @@ std::string gemm_splitk_reduce_source_name(DType out) {
 }
 
 LaunchShape gemm_splitk_reduce_launch_shape(long long m, long long n, long long batch) {
-  const long long groups = std::max(1LL, batch) * std::max(1LL, m) * ((std::max(1LL, n) + tpl::kGemmSplitKVec - 1) / tpl::kGemmSplitKVec);
+  const char* what = "gemm split-K reduction groups";
+  const long long groups = detail::checked_mul(detail::checked_mul(std::max(1LL, batch), std::max(1LL, m), what),
+                                               detail::ceil_div_ll(std::max(1LL, n), tpl::kGemmSplitKVec), what);
   return detail::grid_stride_launch_shape(groups, tpl::kGemmSplitKBlock);
 }
 

@@ -51,7 +51,15 @@ bool maps_agree(const tpl::HgemmGeom& g, bool a) {
 
 }  // namespace
 
-int HgemmConfig::smem_bytes() const { return stages * (bm + bn) * bk * 2; }
+int HgemmConfig::smem_bytes() const { return detail::tile_smem_bytes("hgemm", stages, bm, bn, bk, 2); }
+
+int HgemmConfig::threads() const {
+  // NOTE: public and called on unvalidated configs; a zero warp tile must not be a SIGFPE.
+  if (wm < 1 || wn < 1 || wm > bm || wn > bn)
+    throw_invalid("hgemm config: threads need a warp tile " + std::to_string(wm) + "x" + std::to_string(wn) +
+                  " with 1 <= wm <= bm " + std::to_string(bm) + " and 1 <= wn <= bn " + std::to_string(bn));
+  return (bm / wm) * (bn / wn) * 32;
+}
 
 namespace detail {
 

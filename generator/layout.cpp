@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "swzjit/error.hpp"
+#include "swzjit/types.hpp"
 #include "templates/swizzle.cuh"
 
 namespace swz {
@@ -13,13 +14,21 @@ namespace swz {
 namespace {
 
 constexpr long long kMaxCells = 1LL << 20;
+// |strides| bound: offsets stay below 2^51 and offset * elem_bytes (SVG banks) below 2^55, so nothing overflows.
+constexpr long long kMaxStride = 1LL << 30;
+// An SVG cell is ~300 bytes: 128x128 cells make ~5 MB; 1024x1024 made 316 MB (issue 10 item 13).
+constexpr long long kMaxSvgCells = 1LL << 14;
 
 tpl::SwizzleRt rt(const SwizzleSpec& s) { return tpl::SwizzleRt{s.b, s.m, s.s}; }
 tpl::Layout2D rt(const LayoutSpec& l) { return tpl::Layout2D{l.rows, l.cols, l.stride_row, l.stride_col}; }
 
 }  // namespace
 
-long long SwizzleSpec::operator()(long long offset) const { return rt(*this)(offset); }
+long long SwizzleSpec::operator()(long long offset) const {
+  // NOTE: an invalid B shifts 1LL by 64 or more (undefined); validating costs four compares.
+  if (!tpl::swizzle_valid(b, m, s)) validate();
+  return rt(*this)(offset);
+}
 
 void SwizzleSpec::validate() const {
   if (b < 0) throw_invalid("swizzle: B = " + std::to_string(b) + " must be >= 0");
@@ -28,7 +37,8 @@ void SwizzleSpec::validate() const {
     throw_invalid("swizzle: |S| = " + std::to_string(tpl::iabs(s)) + " must be >= B = " + std::to_string(b) +
                   " (the XOR fields would overlap)");
   if (!tpl::swizzle_valid(b, m, s))
-    throw_invalid("swizzle: B + M + |S| must be <= 40 (got " + std::to_string(b + m + tpl::iabs(s)) + ")");
+    throw_invalid("swizzle: B + M + |S| must be <= 40 (got " +
+                  std::to_string(static_cast<long long>(b) + m + tpl::iabs(s)) + ")");
 }
 
 std::string SwizzleSpec::to_string() const {
@@ -36,26 +46,23 @@ std::string SwizzleSpec::to_string() const {
 }
 
 SwizzleSpec parse_swizzle(const std::string& text) {
-  SwizzleSpec spec;
-  long long v[3];
-  int n = 0;
+  static const char* const kForm = " (expected B,M,S: three integers, e.g. 3,3,3 or 1,0,-1)";
+  std::vector<int> v;
   std::size_t start = 0;
-  while (n < 3) {
+  while (true) {
     const std::size_t comma = text.find(',', start);
     const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    char* end = nullptr;
-    const long long x = std::strtoll(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || x < -64 || x > 64)
-      throw_invalid("--swizzle: '" + text + "' is not B,M,S (three integers, e.g. 3,3,3 or 1,0,-1)");
-    v[n++] = x;
+    if (v.size() == 3) throw_invalid("--swizzle: '" + text + "' has more than three numbers" + kForm);
+    try {
+      v.push_back(static_cast<int>(parse_integer("--swizzle", item, -64, 64)));
+    } catch (const Error& e) {
+      throw_invalid(std::string(e.what()) + kForm);
+    }
     if (comma == std::string::npos) break;
     start = comma + 1;
-    if (n == 3) throw_invalid("--swizzle: '" + text + "' has more than three numbers (expected B,M,S)");
   }
-  if (n != 3) throw_invalid("--swizzle: '" + text + "' is not B,M,S (three integers, e.g. 3,3,3 or 1,0,-1)");
-  spec.b = static_cast<int>(v[0]);
-  spec.m = static_cast<int>(v[1]);
-  spec.s = static_cast<int>(v[2]);
+  if (v.size() != 3) throw_invalid("--swizzle: '" + text + "' is not B,M,S" + kForm);
+  SwizzleSpec spec{v[0], v[1], v[2]};
   spec.validate();
   return spec;
 }
@@ -66,6 +73,9 @@ void LayoutSpec::validate() const {
                   " must be positive (rows,cols >= 1)");
   if (rows > kMaxCells || cols > kMaxCells || rows * cols > kMaxCells)
     throw_invalid("layout: shape " + std::to_string(rows) + "x" + std::to_string(cols) + " has more than 2^20 cells");
+  if (stride_row < -kMaxStride || stride_row > kMaxStride || stride_col < -kMaxStride || stride_col > kMaxStride)
+    throw_invalid("layout: strides " + std::to_string(stride_row) + "," + std::to_string(stride_col) +
+                  " must be in [-2^30, 2^30]");
 }
 
 std::vector<long long> layout_offsets(const SwizzleSpec& swizzle, const LayoutSpec& layout) {
@@ -127,6 +137,12 @@ std::string format_layout_text(const SwizzleSpec& swizzle, const LayoutSpec& lay
 std::string format_layout_svg(const SwizzleSpec& swizzle, const LayoutSpec& layout, int elem_bytes) {
   if (elem_bytes != 1 && elem_bytes != 2 && elem_bytes != 4 && elem_bytes != 8 && elem_bytes != 16)
     throw_invalid("--elem-bytes: " + std::to_string(elem_bytes) + " is not allowed (allowed: 1|2|4|8|16)");
+  layout.validate();
+  if (layout.rows * layout.cols > kMaxSvgCells)
+    throw_invalid("layout: an SVG of " + std::to_string(layout.rows) + "x" + std::to_string(layout.cols) +
+                  " cells would take about " + std::to_string(layout.rows * layout.cols * 300 / 1000000) +
+                  " MB; svg draws at most " + std::to_string(kMaxSvgCells) +
+                  " cells (e.g. 128x128): pass a smaller --shape (one tile, e.g. 32,32) or use --format text|csv");
   const auto offs = layout_offsets(swizzle, layout);
   const int cell = 44, margin = 36, legend = 40;
   const long long w = margin + layout.cols * cell + 8, h = margin + layout.rows * cell + legend;

@@ -41,8 +41,13 @@ bool reads_match_tile(const tpl::SgemmGeom& g, bool a) {
 
 }  // namespace
 
-int SgemmConfig::wmiter() const { return tm * tn * wniter > 0 ? (wm * wn) / (32 * tm * tn * wniter) : 0; }
-int SgemmConfig::smem_bytes() const { return stages * (bm + bn) * bk * 4; }
+int SgemmConfig::wmiter() const {
+  // 0 (invalid) for fields out of the ranges validate() allows, rather than an overflow or a SIGFPE.
+  if (tm < 1 || tn < 1 || wniter < 1 || tm > 64 || tn > 64 || wniter > 64 || wm < 0 || wn < 0 || wm > 4096 || wn > 4096)
+    return 0;
+  return (wm * wn) / (32 * tm * tn * wniter);
+}
+int SgemmConfig::smem_bytes() const { return detail::tile_smem_bytes("sgemm", stages, bm, bn, bk, 4); }
 
 namespace detail {
 

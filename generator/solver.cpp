@@ -55,6 +55,11 @@ Expansion expand_logical(const SmemTile& t, const AccessPattern& p) {
   const long long e = t.elem_bytes;
   const long long re = t.row_elems();
   const long long total_bytes = static_cast<long long>(t.rows) * t.row_bytes;
+  const bool sized = p.kind == AccessPattern::Kind::Store || p.kind == AccessPattern::Kind::Load ||
+                     p.kind == AccessPattern::Kind::TransposedStore;
+  // NOTE: an AccessPattern built in code skips parse_access_pattern; a width of 0 would divide by zero.
+  if (sized && p.width != 1 && p.width != 2 && p.width != 4 && p.width != 8 && p.width != 16)
+    bad_pattern(p, t, "width " + std::to_string(p.width) + " is not allowed (allowed: 1, 2, 4, 8, 16)");
   switch (p.kind) {
     case AccessPattern::Kind::Store:
     case AccessPattern::Kind::Load: {

@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <set>
 #include <sstream>
 
+#include "generator/checked_arith.hpp"
 #include "swzjit/bank.hpp"
 #include "swzjit/error.hpp"
 #include "templates/transpose.cuh"
@@ -63,6 +65,14 @@ std::string to_string(SmemLayout l) {
   return "?";
 }
 
+int TransposeConfig::elems_per_thread() const {
+  // NOTE: public and called before validate() by callers; a zero divisor must not be a SIGFPE.
+  if (tile_rows < 1 || tile_rows > 256 || tile_cols < 1 || tile_cols > 256 || threads < 1 || threads > 1024)
+    throw_invalid("transpose config: elements per thread need tile sides in [1, 256] and threads in [1, 1024] (got tile " +
+                  std::to_string(tile_rows) + "x" + std::to_string(tile_cols) + ", threads " + std::to_string(threads) + ")");
+  return tile_rows * tile_cols / threads;
+}
+
 int TransposeConfig::smem_bytes() const {
   const tpl::TransposeGeom g = geom(*this);
   return tpl::transpose_smem_elems(g) * g.elem_bytes;
@@ -91,12 +101,15 @@ TransposeConfig TransposeConfig::parse(const std::string& text) {
   std::stringstream ss(text);
   std::string item;
   auto num = [&](const std::string& field, const std::string& v) -> int {
-    char* end = nullptr;
-    const long x = std::strtol(v.c_str(), &end, 10);
-    if (v.empty() || *end != '\0' || x < -1000000 || x > 1000000)
-      throw_invalid("config: " + field + "='" + v + "' is not an integer" + form);
-    return static_cast<int>(x);
+    try {
+      return static_cast<int>(parse_integer(field, v, -1000000, 1000000));
+    } catch (const Error&) {
+      throw_invalid("config: " + field + "='" + v + "' is not an integer in [-1000000, 1000000]" + form);
+    }
   };
+  std::set<std::string> seen;
+  // NOTE: getline drops a trailing empty field, so "…,raster=1," or "swizzle:5:0:5:" would read as valid.
+  if (!text.empty() && text.back() == ',') throw_invalid("config: '" + text + "' ends in ','" + form);
   while (std::getline(ss, item, ',')) {
     const auto eq = item.find('=');
     if (eq == std::string::npos) {
@@ -106,6 +119,8 @@ TransposeConfig TransposeConfig::parse(const std::string& text) {
       continue;
     }
     const std::string key = item.substr(0, eq), val = item.substr(eq + 1);
+    // NOTE: a repeated field would silently override the first (issue 10 item 7): refuse it.
+    if (!seen.insert(key).second) throw_invalid("config: field '" + key + "' given twice" + form);
     if (key == "tile") {
       const auto x = val.find('x');
       if (x == std::string::npos) throw_invalid("config: tile='" + val + "' is not RxC" + form);
@@ -130,7 +145,11 @@ TransposeConfig TransposeConfig::parse(const std::string& text) {
       if (plus != std::string::npos) {
         first = val.substr(0, plus);
         second = val.substr(plus + 1);
+        if (first.rfind("swizzle:", 0) != 0)
+          throw_invalid("config: smem='" + val + "': '+' composes swizzles only (smem=swizzle:B:M:S+B:M:S)" + form);
+        if (second.empty()) throw_invalid("config: smem='" + val + "' ends in '+' (expected swizzle:B:M:S+B:M:S)" + form);
       }
+      if (!val.empty() && val.back() == ':') throw_invalid("config: smem='" + val + "' ends in ':'" + form);
       std::vector<std::string> parts;
       std::stringstream ps(first);
       std::string p;
@@ -248,7 +267,13 @@ std::string transpose_source_name(const TransposeConfig& cfg) {
 }
 
 LaunchShape transpose_launch_shape(const TransposeConfig& cfg, long long rows, long long cols, long long batch) {
-  long long tr = (rows + cfg.tile_rows - 1) / cfg.tile_rows, tc = (cols + cfg.tile_cols - 1) / cfg.tile_cols;
+  // NOTE: a full validate() costs more than a launch should; check what the arithmetic below divides by.
+  if (cfg.tile_rows < 1 || cfg.tile_cols < 1 || cfg.threads < 1 || cfg.threads > 1024 || (cfg.raster != 0 && cfg.raster != 1))
+    cfg.validate();  // throws, naming the field
+  if (rows < 0 || cols < 0 || batch < 0)
+    throw_invalid("transpose launch shape: rows " + std::to_string(rows) + ", cols " + std::to_string(cols) +
+                  ", batch " + std::to_string(batch) + " must be >= 0");
+  long long tr = detail::ceil_div_ll(rows, cfg.tile_rows), tc = detail::ceil_div_ll(cols, cfg.tile_cols);
   if (cfg.raster == 1) std::swap(tr, tc);  // x walks row tiles
   LaunchShape s{};
   s.grid[0] = static_cast<unsigned>(std::max(1LL, std::min(tc, 2147483647LL)));

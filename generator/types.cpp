@@ -27,6 +27,28 @@ DType parse_dtype(const std::string& text) {
   throw_invalid("dtype: '" + text + "' is not supported (allowed: f32|f16|bf16)");
 }
 
+long long parse_integer(const std::string& what, const std::string& text, long long lo, long long hi) {
+  const std::string allowed = " (allowed: a decimal integer from " + std::to_string(lo) + " to " + std::to_string(hi) + ")";
+  const bool negative = !text.empty() && text[0] == '-';
+  const std::size_t first = negative ? 1 : 0;
+  if (text.empty()) throw_invalid(what + ": empty value" + allowed);
+  // NOTE: digits only: strtoll's leading spaces, '+' and (base 0) hex made options disagree (issue 10).
+  bool digits = text.size() > first;
+  for (std::size_t i = first; i < text.size(); ++i) digits = digits && text[i] >= '0' && text[i] <= '9';
+  if (!digits) throw_invalid(what + ": '" + text + "' is not a whole number" + allowed);
+  if (negative && lo >= 0) throw_invalid(what + ": " + text + " is out of range (negative)" + allowed);
+  // Accumulate toward the sign's side so LLONG_MIN parses; past 64 bits is out of range too.
+  long long v = 0;
+  for (std::size_t i = first; i < text.size(); ++i) {
+    const int digit = text[i] - '0';
+    if (__builtin_mul_overflow(v, 10LL, &v) ||
+        (negative ? __builtin_sub_overflow(v, digit, &v) : __builtin_add_overflow(v, digit, &v)))
+      throw_invalid(what + ": " + text + " is out of range" + allowed);
+  }
+  if (v < lo || v > hi) throw_invalid(what + ": " + text + " is out of range" + allowed);
+  return v;
+}
+
 namespace {
 
 std::uint16_t f32_to_f16_bits(float f) {

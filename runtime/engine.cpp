@@ -10,6 +10,7 @@
 #include <tuple>
 #include <sstream>
 
+#include "generator/checked_arith.hpp"
 #include "runtime/autotune_internal.hpp"
 #include "runtime/jit_cache.hpp"
 #include "swzjit/error.hpp"
@@ -43,17 +44,25 @@ TransposeProblem TransposeProblem::resolved() const {
   if (p.rows < 0) bad("rows " + std::to_string(p.rows) + " must be >= 0");
   if (p.cols < 0) bad("cols " + std::to_string(p.cols) + " must be >= 0");
   if (p.batch < 0) bad("batch " + std::to_string(p.batch) + " must be >= 0");
+  if (p.ld_in < 0 || p.ld_out < 0 || p.stride_in < 0 || p.stride_out < 0)
+    bad("pitches and batch strides must be >= 0 (0 = packed)");
   if (p.rows > (1LL << 40) || p.cols > (1LL << 40)) bad("rows/cols must be < 2^40");
   if (p.ld_in == 0) p.ld_in = p.cols;
   if (p.ld_out == 0) p.ld_out = p.rows;
   if (p.ld_in < p.cols) bad("ld_in " + std::to_string(p.ld_in) + " is smaller than cols " + std::to_string(p.cols));
   if (p.ld_out < p.rows) bad("ld_out " + std::to_string(p.ld_out) + " is smaller than rows " + std::to_string(p.rows));
-  if (p.stride_in == 0) p.stride_in = p.rows * p.ld_in;
-  if (p.stride_out == 0) p.stride_out = p.cols * p.ld_out;
-  if (p.stride_in < 0 || p.stride_out < 0) bad("batch strides must be >= 0");
-  if (p.batch > 1 && (p.stride_in < p.rows * p.ld_in || p.stride_out < p.cols * p.ld_out))
+  // NOTE: checked, so a huge shape is an InvalidArgument, not a wrapped (negative) stride (issue 10).
+  const long long in_matrix = detail::checked_mul(p.rows, p.ld_in, "transpose input matrix (rows * ld_in)");
+  const long long out_matrix = detail::checked_mul(p.cols, p.ld_out, "transpose output matrix (cols * ld_out)");
+  if (p.stride_in == 0) p.stride_in = in_matrix;
+  if (p.stride_out == 0) p.stride_out = out_matrix;
+  if (p.batch > 1 && (p.stride_in < in_matrix || p.stride_out < out_matrix))
     bad("batch strides " + std::to_string(p.stride_in) + "," + std::to_string(p.stride_out) +
         " would make matrices overlap (need >= rows*ld_in, cols*ld_out)");
+  // The 2^62 limit, on elements and on bytes, so byte offsets computed from them fit a 64-bit integer.
+  const int eb = dtype_bytes(p.dtype);
+  detail::checked_extent(p.batch, p.stride_in, p.rows, p.ld_in, p.cols, eb, "transpose input");
+  detail::checked_extent(p.batch, p.stride_out, p.cols, p.ld_out, p.rows, eb, "transpose output");
   return p;
 }
 

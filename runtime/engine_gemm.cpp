@@ -14,6 +14,7 @@
 
 #include "swzjit/engine.hpp"
 
+#include "generator/checked_arith.hpp"
 #include "runtime/autotune_internal.hpp"
 #include "runtime/driver_api.hpp"
 #include "runtime/jit_cache.hpp"
@@ -120,13 +121,21 @@ GemmProblem GemmProblem::resolved() const {
   if (p.lda < a_line) bad("lda " + std::to_string(p.lda) + " is smaller than a line of A (" + std::to_string(a_line) + ")");
   if (p.ldb < b_line) bad("ldb " + std::to_string(p.ldb) + " is smaller than a line of B (" + std::to_string(b_line) + ")");
   if (p.ldc < c_line) bad("ldc " + std::to_string(p.ldc) + " is smaller than a line of C (" + std::to_string(c_line) + ")");
-  if (p.stride_a == 0) p.stride_a = a_rows * p.lda;
-  if (p.stride_b == 0) p.stride_b = b_rows * p.ldb;
-  if (p.stride_c == 0) p.stride_c = c_rows * p.ldc;
-  if (p.batch > 1 && p.stride_c < c_rows * p.ldc)
+  // NOTE: checked, so a huge pitch is an InvalidArgument, not a wrapped (negative) stride (issue 10).
+  const long long a_matrix = detail::checked_mul(a_rows, p.lda, "gemm A matrix (lines * lda)");
+  const long long b_matrix = detail::checked_mul(b_rows, p.ldb, "gemm B matrix (lines * ldb)");
+  const long long c_matrix = detail::checked_mul(c_rows, p.ldc, "gemm C matrix (lines * ldc)");
+  if (p.stride_a == 0) p.stride_a = a_matrix;
+  if (p.stride_b == 0) p.stride_b = b_matrix;
+  if (p.stride_c == 0) p.stride_c = c_matrix;
+  if (p.batch > 1 && p.stride_c < c_matrix)
     bad("stride_c " + std::to_string(p.stride_c) + " would make the C matrices overlap (need >= " +
-        std::to_string(c_rows * p.ldc) + ")");
+        std::to_string(c_matrix) + ")");
   if (p.stride_a < 0 || p.stride_b < 0) bad("batch strides must be >= 0 (0 = packed)");
+  // The 2^62 limit on elements and bytes of each operand, so byte offsets computed from them fit.
+  detail::checked_extent(p.batch, p.stride_a, a_rows, p.lda, a_line, dtype_bytes(p.dtype), "gemm A");
+  detail::checked_extent(p.batch, p.stride_b, b_rows, p.ldb, b_line, dtype_bytes(p.dtype), "gemm B");
+  detail::checked_extent(p.batch, p.stride_c, c_rows, p.ldc, c_line, dtype_bytes(p.out_dtype), "gemm C");
   return p;
 }
 
@@ -163,7 +172,8 @@ GemmProblem GemmProblem::staged(DevicePtr a, DevicePtr b, bool* stage_a, bool* s
       const int align = p.batch > 1 ? detail::access_alignment({ptr}, {ld, stride}, eb) : detail::access_alignment({ptr}, {ld}, eb);
       if (align >= 8) return false;
       const long long packed = gemm_pack_ld(l.line, p.dtype);
-      if (p.batch * l.rows * packed * eb > kMaxStagedBytes) return false;
+      // NOTE: each factor is below 2^31 (K, M, N; 16-byte pitches), but their product is not: divide, not multiply.
+      if (l.rows > kMaxStagedBytes / packed / eb || p.batch > kMaxStagedBytes / (l.rows * packed * eb)) return false;
       ld = packed;
       stride = l.rows * packed;
       return true;
@@ -381,7 +391,8 @@ void launch_split_gemm(Engine& engine, detail::GemmState& st, const Kernel& k, c
   const int splits = gemm_k_splits(cfg);
   const bool empty_k = p.k == 0;
   const long long ldw = gemm_splitk_workspace_ld(f.n), stride_w = gemm_splitk_workspace_stride(f.m, f.n);
-  const long long matrix_bytes = static_cast<long long>(splits) * stride_w * static_cast<long long>(sizeof(float));
+  const long long matrix_bytes = detail::checked_mul(detail::checked_mul(splits, stride_w, "gemm split-K workspace"),
+                                                     static_cast<long long>(sizeof(float)), "gemm split-K workspace bytes");
   const long long per_launch = std::min(
       p.batch, std::min(gemm_max_batch_per_launch(cfg), std::max(1LL, kMaxSplitWorkspaceBytes / matrix_bytes)));
   std::optional<StreamScratch> ws;

@@ -16,7 +16,8 @@ namespace tpl {
 
 SWZ_HD constexpr int imax(int a, int b) { return a > b ? a : b; }
 SWZ_HD constexpr int imin(int a, int b) { return a < b ? a : b; }
-SWZ_HD constexpr int iabs(int a) { return a < 0 ? -a : a; }
+// NOTE: long long, so iabs(INT_MIN) is 2^31 rather than an overflow.
+SWZ_HD constexpr long long iabs(int a) { return a < 0 ? -static_cast<long long>(a) : a; }
 SWZ_HD constexpr bool is_pow2(long long v) { return v > 0 && (v & (v - 1)) == 0; }
 SWZ_HD constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
 

@@ -34,7 +34,7 @@ SWZ_HD constexpr long long swizzle_apply(long long offset, int b, int m, int s) 
 }
 /// True when (b, m, s) satisfies the invariants the compile-time functor asserts.
 SWZ_HD constexpr bool swizzle_valid(int b, int m, int s) {
-  return b >= 0 && m >= 0 && iabs(s) >= b && b + m + iabs(s) <= 40;
+  return b >= 0 && m >= 0 && iabs(s) >= b && static_cast<long long>(b) + m + iabs(s) <= 40;  // no int overflow
 }
 
 template <int BBits, int MBase, int SShift = BBits>

@@ -1,8 +1,11 @@
 // tools: argument parsing shared by every `swz` subcommand (see cli.hpp).
 #include "cli.hpp"
 
-#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+
+#include "swzjit/error.hpp"
+#include "swzjit/types.hpp"
 
 namespace swz {
 namespace cli {
@@ -107,14 +110,31 @@ void Args::finish() const {
 }
 
 long long parse_int(const std::string& arg, const std::string& text, long long lo, long long hi) {
-  const std::string range = " (allowed: an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + ")";
-  if (text.empty()) throw UsageError(arg + ": empty value" + range);
-  errno = 0;
-  char* end = nullptr;
-  const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (errno == ERANGE || end == text.c_str() || *end != '\0' || text.find_first_of(" \t") != std::string::npos)
-    throw UsageError(arg + ": '" + text + "' is not a whole number" + range);
-  if (v < lo || v > hi) throw UsageError(arg + ": " + text + " is out of range" + range);
+  // NOTE: the library's parser, so options, lists and config fields read numbers alike (issue 10).
+  try {
+    return parse_integer(arg, text, lo, hi);
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+}
+
+double parse_real(const std::string& arg, const std::string& text, double lo, double hi) {
+  char range[96];
+  std::snprintf(range, sizeof range, " (allowed: a decimal number from %g to %g)", lo, hi);
+  // The same strictness as parse_integer: digits, one optional '.', a '-' only where negatives mean something.
+  const std::size_t first = !text.empty() && text[0] == '-' && lo < 0 ? 1 : 0;
+  const std::size_t dot = text.find('.', first);
+  const auto all_digits = [&](std::size_t from, std::size_t to) {
+    if (from >= to) return false;
+    for (std::size_t j = from; j < to; ++j)
+      if (text[j] < '0' || text[j] > '9') return false;
+    return true;
+  };
+  const bool ok = dot == std::string::npos ? all_digits(first, text.size())
+                                           : all_digits(first, dot) && all_digits(dot + 1, text.size());
+  if (!ok) throw UsageError(arg + ": '" + text + "' is not a decimal number" + range);
+  const double v = std::strtod(text.c_str(), nullptr);
+  if (!(v >= lo && v <= hi)) throw UsageError(arg + ": " + text + " is out of range" + range);
   return v;
 }
 

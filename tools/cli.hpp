@@ -45,8 +45,12 @@ class Args {
   std::vector<bool> used_;
 };
 
-/// Parse a whole decimal integer in [lo, hi]; a UsageError names `arg` and the allowed range.
+/// Parse a decimal integer in [lo, hi] with swz::parse_integer (digits, '-' only when lo < 0); a
+/// UsageError names `arg` and the allowed range. Every numeric option and list goes through it.
 long long parse_int(const std::string& arg, const std::string& text, long long lo, long long hi);
+/// Parse a plain decimal number ("2", "0.5", "-1.25" when lo < 0; no spaces, '+', hex, exponent, inf
+/// or nan) in [lo, hi]; a UsageError names `arg` and the allowed range.
+double parse_real(const std::string& arg, const std::string& text, double lo, double hi);
 /// Parse "a,b,c" into integers in [lo, hi]; `count` > 0 requires exactly that many.
 std::vector<long long> parse_int_list(const std::string& arg, const std::string& text, long long lo,
                                       long long hi, std::size_t count = 0);

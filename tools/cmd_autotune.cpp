@@ -107,13 +107,7 @@ std::string num(double v) {
 
 std::string u(std::uint64_t v) { return std::to_string(v); }
 
-double parse_seconds(const std::string& arg, const std::string& text, double hi) {
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || end == nullptr || *end != '\0' || !(v >= 0) || v > hi)
-    throw UsageError(arg + ": '" + text + "' is not a number of seconds from 0 to " + num(hi));
-  return v;
-}
+double parse_seconds(const std::string& arg, const std::string& text, double hi) { return parse_real(arg, text, 0, hi); }
 
 // Progress on stderr: a redrawn bar on a terminal, one line per event otherwise.
 class ProgressView {
@@ -268,13 +262,7 @@ int run_autotune(Args& args) {
   if (gemm) {
     const auto m = args.value("m"), n = args.value("n"), k = args.value("k");
     if (!m || !n || !k) throw UsageError("--m M, --n N and --k K are required");
-    try {
-      gproblem.dtype = parse_dtype(args.value_or("dtype", "f32"));
-      gproblem.out_dtype = parse_dtype(args.value_or("out", to_string(gproblem.dtype)));
-      check_gemm_dtypes(gproblem.dtype, gproblem.out_dtype);
-    } catch (const Error& e) {
-      throw UsageError(std::string("--dtype/--out: ") + e.what());
-    }
+    read_gemm_dtypes(args, gproblem, "f32");
     read_gemm_layout(args, gproblem);
     gproblem.m = parse_int("--m", *m, 1, 2147483647LL);
     gproblem.n = parse_int("--n", *n, 1, 2147483647LL);
@@ -317,6 +305,10 @@ int run_autotune(Args& args) {
     std::vector<std::string> archs = known_archs();
     parse_choice("--arch", options.arch, archs);
   }
+
+  // Bad sizes are usage errors (exit 2), found before the cache is opened or anything is compiled.
+  if (gemm) gproblem.resolved().staged(0, 0, nullptr, nullptr);
+  else problem.resolved();
 
   Engine engine(eo);
   ProgressView view(quiet, options.compile_only);

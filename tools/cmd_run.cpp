@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "../generator/checked_arith.hpp"  // the library's checked size arithmetic (header-only)
 #include "cli.hpp"
 #include "commands.hpp"
 #include "swzjit/device.hpp"
@@ -98,8 +99,11 @@ int run_run(Args& args) {
   args.finish();
   const TransposeProblem p = problem.resolved();
   const int eb = dtype_bytes(p.dtype);
-  const std::size_t in_bytes = static_cast<std::size_t>(p.batch * p.stride_in * eb);
-  const std::size_t out_bytes = static_cast<std::size_t>(p.batch * p.stride_out * eb);
+  // Checked: resolved() bounds the spans, not batch whole strides (issue 10).
+  const std::size_t in_bytes = static_cast<std::size_t>(
+      detail::checked_mul(detail::checked_mul(p.batch, p.stride_in, "input elements"), eb, "input bytes"));
+  const std::size_t out_bytes = static_cast<std::size_t>(
+      detail::checked_mul(detail::checked_mul(p.batch, p.stride_out, "output elements"), eb, "output bytes"));
 
   // 1. The CUDA context (excluded from the first-launch figure, as is the application's own data).
   const auto t_ctx0 = Clock::now();

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../generator/checked_arith.hpp"  // the library's checked size arithmetic (header-only)
 #include "cli.hpp"
 #include "commands.hpp"
 #include "gemm_args.hpp"
@@ -62,8 +63,8 @@ int run_gemm(Args& args) {
   const bool explicit_config = args.given("config");
   GemmConfig forced;
   if (explicit_config) forced = GemmConfig::parse(*args.value("config"));
-  p.dtype = parse_dtype(args.value_or("dtype", explicit_config ? to_string(forced.in_dtype()) : "f32"));
-  p.out_dtype = parse_dtype(args.value_or("out", explicit_config ? to_string(forced.out_dtype()) : to_string(p.dtype)));
+  read_gemm_dtypes(args, p, explicit_config ? to_string(forced.in_dtype()) : "f32",
+                   explicit_config ? to_string(forced.out_dtype()) : "");
   read_gemm_layout(args, p);
   const auto m = args.value("m"), n = args.value("n"), k = args.value("k");
   if (!m || !n || !k) throw UsageError("--m M, --n N and --k K are required");
@@ -71,8 +72,8 @@ int run_gemm(Args& args) {
   p.n = parse_int("--n", *n, 0, 2147483647LL);
   p.k = parse_int("--k", *k, 0, 2147483647LL);
   p.batch = parse_int("--batch", args.value_or("batch", "1"), 1, 1 << 20);
-  const float alpha = std::stof(args.value_or("alpha", "1"));
-  const float beta = std::stof(args.value_or("beta", "0"));
+  const float alpha = static_cast<float>(parse_real("--alpha", args.value_or("alpha", "1"), -1e30, 1e30));
+  const float beta = static_cast<float>(parse_real("--beta", args.value_or("beta", "0"), -1e30, 1e30));
   const int reps = static_cast<int>(parse_int("--reps", args.value_or("reps", "20"), 1, 100000));
   const std::string cache_dir = args.value_or("cache-dir", "");
   args.finish();
@@ -84,9 +85,16 @@ int run_gemm(Args& args) {
   const std::size_t ei = static_cast<std::size_t>(dtype_bytes(r.dtype)), eo = static_cast<std::size_t>(dtype_bytes(r.out_dtype));
   const bool ar = r.a_order == MatrixOrder::RowMajor, br = r.b_order == MatrixOrder::RowMajor,
              cr = r.c_order == MatrixOrder::RowMajor;
-  const std::size_t a_bytes = static_cast<std::size_t>((r.batch - 1) * r.stride_a + (ar ? r.m : r.k) * r.lda) * ei;
-  const std::size_t b_bytes = static_cast<std::size_t>((r.batch - 1) * r.stride_b + (br ? r.k : r.n) * r.ldb) * ei;
-  const std::size_t c_bytes = static_cast<std::size_t>((r.batch - 1) * r.stride_c + (cr ? r.m : r.n) * r.ldc) * eo;
+  // Checked: resolved() bounds each operand's span, not these whole-pitch sizes (issue 10).
+  const auto bytes = [](long long batch, long long stride, long long lines, long long ld, std::size_t eb, const char* what) {
+    using detail::checked_add;
+    using detail::checked_mul;
+    return static_cast<std::size_t>(checked_mul(
+        checked_add(checked_mul(batch - 1, stride, what), checked_mul(lines, ld, what), what), static_cast<long long>(eb), what));
+  };
+  const std::size_t a_bytes = bytes(r.batch, r.stride_a, ar ? r.m : r.k, r.lda, ei, "bytes of A");
+  const std::size_t b_bytes = bytes(r.batch, r.stride_b, br ? r.k : r.n, r.ldb, ei, "bytes of B");
+  const std::size_t c_bytes = bytes(r.batch, r.stride_c, cr ? r.m : r.n, r.ldc, eo, "bytes of C");
   std::vector<std::uint8_t> ha(a_bytes), hb(b_bytes), hc(c_bytes + 2 * kGuard);
   fill(ha, r.dtype, 1), fill(hb, r.dtype, 2), fill(hc, r.out_dtype, 3);
   DeviceBuffer da(std::max<std::size_t>(a_bytes, 16)), db(std::max<std::size_t>(b_bytes, 16)), dc(hc.size()), dref(hc.size());

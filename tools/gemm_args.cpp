@@ -28,17 +28,25 @@ void read_gemm_layout(Args& args, GemmProblem& p) {
   p.c_order = c == "row" ? MatrixOrder::RowMajor : MatrixOrder::ColMajor;
 }
 
+void read_gemm_dtypes(Args& args, GemmProblem& p, const std::string& in_fallback, const std::string& out_fallback) {
+  // NOTE: one place, so `--dtype f32 --out f16` is exit 2 (bad usage) in gen, analyze, compile, run and autotune.
+  try {
+    p.dtype = parse_dtype(args.value_or("dtype", in_fallback));
+    p.out_dtype = parse_dtype(args.value_or("out", out_fallback.empty() ? to_string(p.dtype) : out_fallback));
+    check_gemm_dtypes(p.dtype, p.out_dtype);
+  } catch (const Error& e) {
+    throw UsageError(std::string("--dtype/--out: ") + e.what());
+  }
+}
+
 GemmConfig read_gemm_config(Args& args) {
-  const auto config = args.value("config");
-  const auto dtype = args.value("dtype");
-  const auto out = args.value("out");
-  if (config) {
-    if (dtype || out || args.given("layout")) throw UsageError("--config cannot be combined with --dtype/--out/--layout");
-    return GemmConfig::parse(*config);
+  if (args.given("config")) {
+    if (args.given("dtype") || args.given("out") || args.given("layout"))
+      throw UsageError("--config cannot be combined with --dtype/--out/--layout");
+    return GemmConfig::parse(*args.value("config"));
   }
   GemmProblem p;
-  p.dtype = parse_dtype(dtype ? *dtype : "f32");
-  p.out_dtype = out ? parse_dtype(*out) : p.dtype;
+  read_gemm_dtypes(args, p, "f32");
   p.m = p.n = p.k = 4096;
   read_gemm_layout(args, p);
   return default_gemm_config(p, 16);

@@ -15,6 +15,10 @@ extern const char kGemmConfigHelp[];
 /// (default f32), --out (default: the input dtype) and --layout (default NN).
 GemmConfig read_gemm_config(Args& args);
 
+/// --dtype (default `in_fallback`) and --out (default `out_fallback`, empty = the input dtype) into a
+/// problem; an unknown or unsupported pair is a UsageError (exit 2 in every command).
+void read_gemm_dtypes(Args& args, GemmProblem& p, const std::string& in_fallback, const std::string& out_fallback = {});
+
 /// --layout NN|NT|TN|TT and --c-order row|col into a problem's storage orders.
 void read_gemm_layout(Args& args, GemmProblem& p);
 

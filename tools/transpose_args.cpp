@@ -61,6 +61,11 @@ TransposeConfig read_transpose_config(Args& args, const std::string& dtype_fallb
   if (raster) c.raster = static_cast<int>(parse_int("--raster", *raster, 0, 1));
   if (cache) c.streaming = parse_choice("--cache", *cache, {"default", "cs"}) == "cs";
   std::string layout = smem ? *smem : "swizzle";
+  // NOTE: --smem is spliced into a config text below; a ',' or '=' would smuggle in other fields
+  // ("swizzle:2:0:5,tile=32x32" changed the tile, issue 10 item 7).
+  if (layout.find_first_of(",=") != std::string::npos)
+    throw UsageError("--smem: '" + layout + "' is not plain | pad[:P] | swizzle[:B:M:S][+B:M:S] (no ',' or '=': "
+                     "give other fields with their own options)");
   const auto colon = layout.find(':');
   const std::string kind = parse_choice("--smem", layout.substr(0, colon), {"plain", "pad", "swizzle"});
   c.swizzle = c.swizzle2 = SwizzleSpec{};

@@ -44,7 +44,7 @@ struct BankReport {
 };
 
 /// Throws InvalidArgument on: more than 32 lanes, a width not allowed for the op, a negative
-/// address, an address not aligned to the access width. Every message starts with the name of the
+/// address or one past 2^40 bytes, an address not aligned to the access width. Every message starts with the name of the
 /// offending field ("op", "width", "addresses") and says what is allowed.
 ///
 /// Phases: widths 1, 2, 4 form one phase of lanes 0-31; width 8 two phases of 16 lanes; width 16

@@ -44,7 +44,7 @@ struct SgemmConfig {
   int split = 1;
 
   int wmiter() const;
-  int smem_bytes() const;  ///< static shared memory per block
+  int smem_bytes() const;  ///< static shared memory per block; InvalidArgument past 2^31 - 1
 };
 
 /// One HGEMM configuration (the template arguments of templates/hgemm.cuh).
@@ -63,8 +63,9 @@ struct HgemmConfig {
   SwizzleSpec swizzle_a;  ///< on the A tile ([bm][bk] if A is K-contiguous, else [bk][bm])
   SwizzleSpec swizzle_b;  ///< on the B tile ([bn][bk] if B is K-contiguous, else [bk][bn])
 
-  int threads() const { return (bm / wm) * (bn / wn) * 32; }
-  int smem_bytes() const;  ///< dynamic shared memory per block (all stages)
+  /// (bm / wm) * (bn / wn) * 32; throws InvalidArgument unless 1 <= wm <= bm and 1 <= wn <= bn.
+  int threads() const;
+  int smem_bytes() const;  ///< dynamic shared memory per block (all stages); InvalidArgument past 2^31 - 1
 };
 
 enum class GemmKernelKind { Sgemm, Hgemm };
@@ -113,6 +114,7 @@ std::string gemm_name_expression(const GemmConfig& cfg);
 std::string gemm_source_name(const GemmConfig& cfg);
 /// Grid for an M x N problem in the kernel's frame: x = tiles (rasterized in the kernel), z = matrices
 /// x split-K slices, at most 65535 / split matrices per launch (the engine splits larger batches).
+/// Throws InvalidArgument for an invalid config, negative sizes or more than 2^31 - 1 block tiles.
 LaunchShape gemm_launch_shape(const GemmConfig& cfg, long long m, long long n, long long batch);
 
 /// The reference kernel (templates/gemm_reference.cuh): one thread per element, f64 or f32 sums.

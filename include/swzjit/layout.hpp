@@ -14,7 +14,7 @@ struct SwizzleSpec {
   int m = 0;
   int s = 0;
 
-  /// Apply to one offset.
+  /// Apply to one offset; throws InvalidArgument (as validate()) for an invalid spec.
   long long operator()(long long offset) const;
   /// Throws swz::Error(InvalidArgument) naming the broken rule (B, M >= 0; |S| >= B; width <= 40 bits).
   void validate() const;
@@ -35,7 +35,8 @@ struct LayoutSpec {
   long long stride_col = 0;
   static LayoutSpec row_major(long long rows, long long cols) { return {rows, cols, cols, 1}; }
   static LayoutSpec col_major(long long rows, long long cols) { return {rows, cols, 1, rows}; }
-  /// Throws InvalidArgument for a non-positive shape or a shape too large to print (> 2^20 cells).
+  /// Throws InvalidArgument for a non-positive shape, a shape too large to print (> 2^20 cells) or a
+  /// stride outside [-2^30, 2^30].
   void validate() const;
 };
 
@@ -46,7 +47,8 @@ std::vector<long long> layout_offsets(const SwizzleSpec& swizzle, const LayoutSp
 std::string format_layout_text(const SwizzleSpec& swizzle, const LayoutSpec& layout);
 /// The same as CSV: rows lines of cols comma-separated offsets.
 std::string format_layout_csv(const SwizzleSpec& swizzle, const LayoutSpec& layout);
-/// The same as an SVG grid, each cell coloured by the 4-byte bank of offset*elem_bytes.
+/// The same as an SVG grid, each cell coloured by the 4-byte bank of offset*elem_bytes. At most 2^14
+/// cells (e.g. 128x128, about 5 MB); larger shapes throw InvalidArgument saying how to get a smaller picture.
 std::string format_layout_svg(const SwizzleSpec& swizzle, const LayoutSpec& layout, int elem_bytes);
 
 }  // namespace swz

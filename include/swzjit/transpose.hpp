@@ -31,8 +31,9 @@ struct TransposeConfig {
   /// registers), so every shared access is a full word and there are half as many of them.
   bool pair = false;
 
-  /// Elements each thread moves: tile_rows * tile_cols / threads.
-  int elems_per_thread() const { return tile_rows * tile_cols / threads; }
+  /// Elements each thread moves: tile_rows * tile_cols / threads. Throws InvalidArgument unless the
+  /// tile sides are in [1, 256] and threads in [1, 1024].
+  int elems_per_thread() const;
   int smem_bytes() const;
   /// Canonical text, e.g. "f32,tile=32x32,threads=256,vec=4,smem=swizzle:5:0:5" (parse() reads it back);
   /// a composed swizzle reads "swizzle:2:0:5+4:1:7"; ",raster=1", ",cache=cs", ",pair=1" appear when set.
@@ -57,7 +58,7 @@ std::string transpose_probe_source(const TransposeConfig& cfg);
 std::string transpose_probe_name_expression(const TransposeConfig& cfg);
 
 /// Grid for a problem: x = column tiles, y = row tiles, z = batch (each clamped to the hardware limits;
-/// the kernel loops over what does not fit).
+/// the kernel loops over what does not fit). Throws InvalidArgument for an invalid config or negative sizes.
 struct LaunchShape {
   unsigned grid[3];
   unsigned block[3];

@@ -326,3 +326,14 @@ TEST_CASE("bank: parse_smem_op") {
     }
   }
 }
+
+TEST_CASE("addresses near LLONG_MAX are refused, not overflowed (issue 10 item 6)") {
+  // a + width - 1 overflowed for these; they pass the sign and alignment checks
+  SmemInstruction in;
+  in.op = SmemOp::Lds;
+  in.width = 16;
+  in.addresses = {0, 9223372036854775792LL};  // LLONG_MAX - 15, 16-byte aligned
+  check_invalid(in, {"addresses", "lane 1", "2^40"});
+  in.addresses = {1LL << 40};
+  CHECK(analyze_bank(in).wavefronts == 1);  // the bound itself is fine
+}

@@ -318,3 +318,14 @@ TEST_CASE("NVRTC compiles the reference kernel for every dtype pair and layout")
     CHECK_NOTHROW(compile(req));
   }
 }
+
+TEST_CASE("GemmConfig::parse: trailing separators and non-decimal numbers are errors (issue 10)") {
+  CHECK(error_of(std::string(kSgemm) + ",").find("ends in ','") != std::string::npos);
+  CHECK(error_of(with(kHgemm, "tile", "128x256x32x")).find("tile") != std::string::npos);
+  CHECK(error_of(with(kHgemm, "swa", "2:3:3:")).find("swa") != std::string::npos);
+  CHECK(error_of(with(kHgemm, "stages", "+4")).find("is not an integer") != std::string::npos);
+  CHECK(error_of(with(kHgemm, "vec", "0x8")).find("is not an integer") != std::string::npos);
+  CHECK(error_of(with(kHgemm, "raster", " 8")).find("is not an integer") != std::string::npos);
+  CHECK(error_of(std::string(kHgemm) + ",stages=2").find("given twice") != std::string::npos);
+  CHECK(GemmConfig::parse(kHgemm).to_string() == kHgemm);
+}

@@ -1,8 +1,25 @@
 // tests/generator: swizzled layouts and their text/csv/svg renderings (generator/layout.cpp).
 #include <doctest/doctest.h>
 
+#include <climits>
+#include <string>
+
 #include "swzjit/error.hpp"
 #include "swzjit/layout.hpp"
+
+namespace {
+
+template <class F>
+std::string invalid_message(F&& f) {
+  try {
+    f();
+  } catch (const swz::Error& e) {
+    return e.kind() == swz::ErrorKind::InvalidArgument ? std::string(e.what()) : std::string("wrong kind");
+  }
+  return "no error";
+}
+
+}  // namespace
 
 TEST_CASE("layout_offsets composes the layout first, then the swizzle") {
   const auto offs = swz::layout_offsets({2, 1, 2}, swz::LayoutSpec{8, 8, 8, 1});
@@ -50,4 +67,36 @@ TEST_CASE("text looks like print_layout and svg colours by bank") {
   for (int bank = 0; bank < 32; ++bank) CHECK(svg.find("bank " + std::to_string(bank) + "<") != std::string::npos);
   CHECK_THROWS_AS(swz::format_layout_svg({0, 0, 0}, swz::LayoutSpec::row_major(2, 2), 3), swz::Error);
   CHECK_THROWS_AS(swz::layout_offsets({0, 0, 0}, swz::LayoutSpec{-1, 2, 2, 1}), swz::Error);
+}
+
+TEST_CASE("SwizzleSpec validation and application never overflow (issue 10 item 6)") {
+  // B + M + |S| in int wrapped for these; now each is an InvalidArgument saying why.
+  CHECK(invalid_message([] { swz::SwizzleSpec{INT_MAX, 0, INT_MAX}.validate(); }).find("<= 40") != std::string::npos);
+  CHECK(invalid_message([] { swz::SwizzleSpec{1, INT_MAX, INT_MIN}.validate(); }).find("<= 40") != std::string::npos);
+  CHECK(invalid_message([] { swz::SwizzleSpec{0, 0, INT_MIN}.validate(); }).find("<= 40") != std::string::npos);
+  // operator() on an invalid spec validates instead of shifting 1LL by 64 or more
+  CHECK(invalid_message([] { (void)swz::SwizzleSpec{70, 0, 70}(5); }).find("swizzle") != std::string::npos);
+  CHECK(swz::SwizzleSpec{1, 1, 1}(6) == 4);
+  CHECK(swz::parse_swizzle("-0,0,0") == swz::SwizzleSpec{0, 0, 0});
+  for (const char* bad : {" 3,3,3", "3, 3,3", "+3,3,3", "0x3,3,3", "3,3,3,", "3,3,"})
+    CHECK_MESSAGE(invalid_message([&] { swz::parse_swizzle(bad); }).find("--swizzle") == 0, bad);
+}
+
+TEST_CASE("layouts with strides near LLONG_MAX are refused; SVG output is capped (issue 10)") {
+  CHECK(invalid_message([] { swz::layout_offsets({0, 0, 0}, swz::LayoutSpec{4, 4, LLONG_MAX, 1}); }).find("strides") !=
+        std::string::npos);
+  CHECK(invalid_message([] { swz::layout_offsets({0, 0, 0}, swz::LayoutSpec{4, 4, 1, LLONG_MIN}); }) != "no error");
+  CHECK(invalid_message([] { swz::LayoutSpec{LLONG_MAX, LLONG_MAX, 1, 1}.validate(); }).find("2^20") !=
+        std::string::npos);
+  // the largest strides allowed still give exact offsets and banks
+  const auto offs = swz::layout_offsets({0, 0, 0}, swz::LayoutSpec{2, 2, 1LL << 30, -(1LL << 30)});
+  CHECK(offs[3] == 0);
+  CHECK(offs[1] == -(1LL << 30));
+  CHECK(swz::format_layout_svg({0, 0, 0}, swz::LayoutSpec{2, 2, 1LL << 30, -(1LL << 30)}, 16).find("bank 0<") !=
+        std::string::npos);
+  // 1024x1024 made a 316 MB SVG; now refused with the limit and a way out
+  const std::string m = invalid_message([] { swz::format_layout_svg({3, 3, 3}, swz::LayoutSpec::row_major(1024, 1024), 4); });
+  CHECK(m.find("at most 16384 cells") != std::string::npos);
+  CHECK(m.find("smaller --shape") != std::string::npos);
+  CHECK(swz::format_layout_svg({3, 3, 3}, swz::LayoutSpec::row_major(128, 128), 4).size() < 8000000);
 }

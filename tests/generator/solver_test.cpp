@@ -266,3 +266,18 @@ TEST_CASE("solver: a tile that is already free needs no swizzle; the order is de
   const SolveResult b = solve({16, 512, 2}, {"ldmatrix.flat", "ldmatrix"});
   CHECK(a.swizzles == b.swizzles);
 }
+
+TEST_CASE("solver: a pattern built in code with width 0 is an InvalidArgument, not SIGFPE (issue 10)") {
+  SmemTile t;
+  t.rows = 32;
+  t.row_bytes = 128;
+  t.elem_bytes = 4;
+  for (auto kind : {AccessPattern::Kind::Store, AccessPattern::Kind::Load, AccessPattern::Kind::TransposedStore}) {
+    AccessPattern p;
+    p.kind = kind;
+    p.width = 0;
+    check_invalid([&] { swz::evaluate_pattern(t, p); }, "pattern");
+    check_invalid([&] { swz::expand_pattern(t, p); }, "pattern");
+    check_invalid([&] { swz::solve_swizzle(t, {p}); }, "pattern");
+  }
+}

@@ -139,3 +139,23 @@ TEST_CASE("launch shape covers the problem and clamps to hardware limits") {
   s = swz::transpose_launch_shape(c, 0, 0, 1);
   CHECK(s.grid[0] == 1);
 }
+
+TEST_CASE("TransposeConfig::parse refuses what it used to let override or ignore (issue 10 item 7)") {
+  const std::string base = "f32,tile=32x32,threads=256,vec=4";
+  CHECK(error_of(base + ",smem=plain,tile=64x64").find("field 'tile' given twice") != std::string::npos);
+  CHECK(error_of(base + ",smem=plain,smem=pad:1").find("field 'smem' given twice") != std::string::npos);
+  CHECK(error_of(base + ",raster=0,raster=1").find("given twice") != std::string::npos);
+  CHECK(error_of(base + ",smem=plain+3:3:3").find("composes swizzles only") != std::string::npos);
+  CHECK(error_of(base + ",smem=pad:1+3:3:3").find("composes swizzles only") != std::string::npos);
+  CHECK(error_of(base + ",smem=swizzle:2:0:5+").find("ends in '+'") != std::string::npos);
+  CHECK(error_of(base + ",smem=swizzle:2:0:5:").find("ends in ':'") != std::string::npos);
+  CHECK(error_of(base + ",smem=plain,").find("ends in ','") != std::string::npos);
+  // numbers: decimal only
+  CHECK(error_of("f32,tile= 32x32,threads=256,vec=4,smem=plain").find("is not an integer") != std::string::npos);
+  CHECK(error_of("f32,tile=32x32,threads=+256,vec=4,smem=plain").find("is not an integer") != std::string::npos);
+  CHECK(error_of("f32,tile=32x32,threads=0x100,vec=4,smem=plain").find("is not an integer") != std::string::npos);
+  // the canonical forms still round-trip
+  for (const char* ok : {"f32,tile=32x32,threads=256,vec=4,smem=swizzle:2:0:5+1:0:6",
+                         "f16,tile=32x128,threads=256,vec=4,smem=plain,raster=1,pair=1"})
+    CHECK(cfg(ok).to_string() == ok);
+}

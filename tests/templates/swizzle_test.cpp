@@ -109,3 +109,15 @@ TEST_CASE("every swizzle is a bijection of each aligned block of its period") {
         }
       }
 }
+
+TEST_CASE("iabs and swizzle_valid are defined for every int (no overflow, issue 10)") {
+  static_assert(swz::tpl::iabs(-2147483647 - 1) == 2147483648LL, "iabs(INT_MIN) is 2^31");
+  static_assert(swz::tpl::iabs(-5) == 5 && swz::tpl::iabs(7) == 7, "iabs");
+  // B + M + |S| used to be computed in int: INT_MAX + 0 + INT_MAX wrapped negative and passed "<= 40".
+  CHECK_FALSE(swz::tpl::swizzle_valid(2147483647, 0, 2147483647));
+  CHECK_FALSE(swz::tpl::swizzle_valid(2147483647, 2147483647, -2147483647 - 1));
+  CHECK_FALSE(swz::tpl::swizzle_valid(0, 2147483647, 0));
+  CHECK(swz::tpl::swizzle_valid(3, 3, 3));
+  CHECK(swz::tpl::swizzle_valid(10, 20, 10));
+  CHECK_FALSE(swz::tpl::swizzle_valid(10, 21, 10));
+}
