@@ -102,9 +102,11 @@ VerifyReport Cache::verify() {
     return r;
   }
   if (!im.repaired.empty()) {
-    // Damage found when this Cache opened the database: report it even though the new one is fine.
+    // Damage found when this Cache opened the database: report it (once) even though the new one
+    // is fine, so `swz cache verify` does not say "ok" over a file it just had to move aside.
     r.database_ok = false;
     r.integrity = "damaged: " + im.repaired;
+    im.repaired.clear();
     return r;
   }
   const std::uint64_t corrupt_before = im.corrupt;

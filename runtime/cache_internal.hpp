@@ -1,5 +1,6 @@
 // runtime: internals shared by the cache's source files (cache.cpp, cache_open.cpp, cache_keys.cpp,
-// cache_tuning.cpp, cache_admin.cpp): hashing, row codecs and the state behind swz::Cache.
+// cache_tuning.cpp, cache_admin.cpp, cache_transfer.cpp): hashing, row codecs, the schema check and
+// the state behind swz::Cache. Build locks, export targets and signatures have their own headers.
 #pragma once
 
 #include <sys/types.h>
@@ -142,7 +143,7 @@ struct Cache::Impl {
   std::string mode = "memory";  // "disk", "read-only", "memory"
   bool read_only = false;       // asked for (settings.read_only) or found (a disk we may not write)
   std::string degraded_reason;
-  std::string repaired;         // why a damaged database was moved aside by this object ("" if never)
+  std::string repaired;  // why a damaged database was moved aside by this object ("" if never)
   std::set<std::string> warned;
   std::map<std::string, detail::MemoryKernel> memory_kernels;
   std::map<std::string, detail::MemoryProblem> memory_problems;
@@ -150,8 +151,8 @@ struct Cache::Impl {
   std::int64_t last_stamp = 0;
 
   // --- counters ---------------------------------------------------------------------------------
-  std::atomic<std::uint64_t> hits{0}, misses{0}, builds{0}, joined{0}, corrupt{0}, store_failures{0},
-      evictions{0}, tuning_hits{0}, tuning_misses{0}, wait_timeouts{0};
+  std::atomic<std::uint64_t> hits{0}, misses{0}, builds{0}, joined{0}, corrupt{0}, store_failures{0}, evictions{0},
+      tuning_hits{0}, tuning_misses{0}, wait_timeouts{0};
 
   // --- single flight, guarded by flight_mu ------------------------------------------------------
   std::mutex flight_mu;

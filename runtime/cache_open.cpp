@@ -252,9 +252,9 @@ std::string immutable_uri(const std::string& path) {
 }  // namespace
 
 std::unique_ptr<detail::Db> Cache::Impl::open_connection(bool read_only_open) {
-  auto db = std::make_unique<detail::Db>(db_path, read_only_open ? SQLITE_OPEN_READONLY
-                                                                 : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE),
-                                         settings.statement_limit_ms);
+  auto db = std::make_unique<detail::Db>(
+      db_path, read_only_open ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE),
+      settings.statement_limit_ms);
   sqlite3_busy_timeout(db->get(), settings.busy_timeout_ms);
   if (!read_only_open) return db;
   try {
@@ -354,8 +354,9 @@ void Cache::Impl::open() {
         degraded_reason.clear();
         if (!read_only_reason.empty()) {
           degraded_reason = read_only_reason;
-          warn_once("read-only", read_only_reason + "; using it read-only: stored kernels are used, new ones are "
-                                                    "kept in memory for this process");
+          warn_once("read-only", read_only_reason +
+                                     "; using it read-only: stored kernels are used, new ones are "
+                                     "kept in memory for this process");
         }
         return;
       } catch (const WrongFormat& e) {
@@ -379,8 +380,8 @@ void Cache::Impl::open() {
     }
     const std::string aside = move_aside(db_path, dev, ino);
     if (!aside.empty()) {
-      repaired = "the cache database " + db_path + " " + problem + "; moved it aside to " + aside +
-                 " and started a new one";
+      repaired =
+          "the cache database " + db_path + " " + problem + "; moved it aside to " + aside + " and started a new one";
       warn_once("damaged", repaired);
     }
     if (prepare_database_file(db_path, true, why) != Verdict::Ok) {

@@ -55,8 +55,8 @@ std::string read_key_file(const std::string& path) {
     while (!key.empty() && (key.back() == '\n' || key.back() == '\r')) key.pop_back();
     if (problem.empty() && key.size() < kMinKeyBytes)
       problem = "it holds " + std::to_string(key.size()) + " bytes; a key needs at least " +
-                std::to_string(kMinKeyBytes) + " (make one: head -c 32 /dev/urandom > " + path + "; chmod 600 " +
-                path + ")";
+                std::to_string(kMinKeyBytes) + " (make one: head -c 32 /dev/urandom > " + path + "; chmod 600 " + path +
+                ")";
   }
   ::close(fd);
   if (!problem.empty()) {
@@ -75,12 +75,14 @@ ExportMac::ExportMac(const std::string& key) : state_(std::make_unique<State>())
   state_->mac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
   if (state_->mac) state_->ctx = EVP_MAC_CTX_new(state_->mac);
   char digest[] = "SHA256";
-  OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0), OSSL_PARAM_construct_end()};
+  OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+                         OSSL_PARAM_construct_end()};
   if (!state_->ctx ||
       EVP_MAC_init(state_->ctx, reinterpret_cast<const unsigned char*>(key.data()), key.size(), params) != 1) {
     EVP_MAC_CTX_free(state_->ctx);
     EVP_MAC_free(state_->mac);
-    throw Error(ErrorKind::Internal, "OpenSSL could not set up HMAC-SHA-256 (is libcrypto's default provider installed?)");
+    throw Error(ErrorKind::Internal,
+                "OpenSSL could not set up HMAC-SHA-256 (is libcrypto's default provider installed?)");
   }
   add_marker("swzjit-cache-export-signature-v1");
 }
@@ -110,7 +112,9 @@ void ExportMac::add_row(const Stmt& s) {
   add_typed('R', std::to_string(s.columns()));
   for (int c = 0; c < s.columns(); ++c) {
     switch (s.type(c)) {
-      case SQLITE_INTEGER: add_typed('i', std::to_string(s.integer(c))); break;
+      case SQLITE_INTEGER:
+        add_typed('i', std::to_string(s.integer(c)));
+        break;
       case SQLITE_FLOAT: {
         const double v = s.real(c);
         std::string bits(sizeof v, '\0');
@@ -118,9 +122,15 @@ void ExportMac::add_row(const Stmt& s) {
         add_typed('f', bits);
         break;
       }
-      case SQLITE_TEXT: add_typed('t', s.text(c)); break;
-      case SQLITE_BLOB: add_typed('b', s.blob(c)); break;
-      default: add_typed('n', ""); break;
+      case SQLITE_TEXT:
+        add_typed('t', s.text(c));
+        break;
+      case SQLITE_BLOB:
+        add_typed('b', s.blob(c));
+        break;
+      default:
+        add_typed('n', "");
+        break;
     }
   }
 }
@@ -128,7 +138,8 @@ void ExportMac::add_row(const Stmt& s) {
 std::string ExportMac::hex() {
   unsigned char out[EVP_MAX_MD_SIZE];
   std::size_t n = 0;
-  if (EVP_MAC_final(state_->ctx, out, &n, sizeof out) != 1) throw Error(ErrorKind::Internal, "OpenSSL's HMAC final failed");
+  if (EVP_MAC_final(state_->ctx, out, &n, sizeof out) != 1)
+    throw Error(ErrorKind::Internal, "OpenSSL's HMAC final failed");
   static const char kDigits[] = "0123456789abcdef";
   std::string h;
   for (std::size_t i = 0; i < n; ++i) {

@@ -129,8 +129,9 @@ bool Stmt::step() {
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
   if ((rc & 0xff) == SQLITE_INTERRUPT)
-    throw SqliteError(SQLITE_INTERRUPT, "a statement ran past its time limit and was stopped (is the database "
-                                        "hostile or damaged?)");
+    throw SqliteError(SQLITE_INTERRUPT,
+                      "a statement ran past its time limit and was stopped (is the database "
+                      "hostile or damaged?)");
   fail(db_, rc, "step");
 }
 

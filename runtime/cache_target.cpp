@@ -56,8 +56,7 @@ ExportTarget export_target(const std::string& path, bool allow_special) {
   }
   std::string target = path;
   if (S_ISLNK(st.st_mode)) {
-    if (!allow_special)
-      refuse(path, "it is a symbolic link (give --force-target to replace the file it points to)");
+    if (!allow_special) refuse(path, "it is a symbolic link (give --force-target to replace the file it points to)");
     char* real = ::realpath(path.c_str(), nullptr);
     if (!real) refuse(path, "it is a symbolic link that cannot be followed (" + errno_text() + ")");
     target = real;
@@ -81,8 +80,8 @@ TempFile::TempFile(const std::string& directory, const std::string& stem) {
   buf.push_back('\0');
   const int fd = ::mkstemp(buf.data());  // O_EXCL, mode 0600: nothing planted at the name is followed
   if (fd < 0)
-    throw Error(ErrorKind::Io, "cannot create a temporary file in " + directory + " for the cache export: " +
-                                   errno_text());
+    throw Error(ErrorKind::Io,
+                "cannot create a temporary file in " + directory + " for the cache export: " + errno_text());
   ::close(fd);
   path_ = buf.data();
 }

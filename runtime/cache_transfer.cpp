@@ -208,14 +208,16 @@ ImportReport Cache::import_from(const std::string& path, const TransferOptions& 
     } else {
       detail::ExportMac mac(key);
       content = read_export(src, path, &mac);
-      const std::string signature = src.query_text(std::string("SELECT value FROM meta WHERE name = '") +
-                                                   detail::kSignatureRow + "'");
+      const std::string signature =
+          src.query_text(std::string("SELECT value FROM meta WHERE name = '") + detail::kSignatureRow + "'");
       if (signature.empty())
-        throw Error(ErrorKind::Cache, path + " is not signed; a key was given, so only a file exported with "
-                                             "`swz cache export --sign KEYFILE` (that key) is accepted");
+        throw Error(ErrorKind::Cache, path +
+                                          " is not signed; a key was given, so only a file exported with "
+                                          "`swz cache export --sign KEYFILE` (that key) is accepted");
       if (!detail::same_signature(signature, std::string(detail::kSignaturePrefix) + mac.hex()))
-        throw Error(ErrorKind::Cache, path + " does not match its signature under the given key: it was changed "
-                                             "after it was signed, or signed with another key; nothing was imported");
+        throw Error(ErrorKind::Cache, path +
+                                          " does not match its signature under the given key: it was changed "
+                                          "after it was signed, or signed with another key; nothing was imported");
     }
     src.exec("COMMIT");
   } catch (const detail::SqliteError& e) {

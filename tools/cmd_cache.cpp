@@ -151,10 +151,9 @@ struct Options {
   }
 };
 
-const char* const kValueOptions[] = {"dir",     "max-size",      "name",           "arch",
-                                     "nvrtc",   "templates-hash", "options",        "format-version",
-                                     "problem", "operation",     "device",         "sm-count",
-                                     "space-hash", "sign",       "key"};
+const char* const kValueOptions[] = {"dir",        "max-size",       "name",    "arch",      "nvrtc",  "templates-hash",
+                                     "options",    "format-version", "problem", "operation", "device", "sm-count",
+                                     "space-hash", "sign",           "key"};
 
 void allow_only(const Options& o, const std::string& action, const std::set<std::string>& allowed, bool json_ok) {
   for (const auto& kv : o.values)
@@ -449,7 +448,8 @@ int run_explain(Cache& cache, const Options& o, const std::string& what,
       if (t.problem.problem == key.problem) ops.insert(t.problem.operation);
     if (ops.size() > 1) throw UsageError("several operations store problem '" + key.problem + "'; give --operation");
     if (ops.empty()) {
-      const std::string summary = "miss: no stored tuning result has the problem '" + key.problem + "' (see `swz cache ls`)";
+      const std::string summary =
+          "miss: no stored tuning result has the problem '" + key.problem + "' (see `swz cache ls`)";
       if (o.json)
         std::printf("{\"found\": false, \"key\": \"\", \"summary\": %s, \"near_misses\": []}\n",
                     json_str(summary).c_str());
@@ -518,9 +518,10 @@ int run_cache(Args& args) {
   if (a == "clear" || a == "gc" || a == "import") {
     const CacheStats s = cache.stats();
     if (s.mode == "read-only")
-      throw Error(ErrorKind::Cache, "the cache " + s.database + " is read-only" +
-                                        (s.degraded_reason.empty() ? std::string(" (as asked)") : " (" + s.degraded_reason + ")") +
-                                        "; `swz cache " + a + "` would change nothing");
+      throw Error(ErrorKind::Cache,
+                  "the cache " + s.database + " is read-only" +
+                      (s.degraded_reason.empty() ? std::string(" (as asked)") : " (" + s.degraded_reason + ")") +
+                      "; `swz cache " + a + "` would change nothing");
   }
   if (a == "stats") return run_stats(cache, o);
   if (a == "ls") return run_ls(cache, o);
