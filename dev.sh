@@ -12,6 +12,7 @@ need_pkgs=()
 [ -f /usr/include/doctest/doctest.h ] || need_pkgs+=(doctest-dev)
 [ -f /usr/include/sqlite3.h ] || need_pkgs+=(libsqlite3-dev)
 [ -f /usr/include/xxhash.h ] || need_pkgs+=(libxxhash-dev)
+[ -f /usr/include/openssl/hmac.h ] || need_pkgs+=(libssl-dev)
 command -v cmake >/dev/null || need_pkgs+=(cmake)
 command -v g++ >/dev/null || need_pkgs+=(g++)
 if [ ${#need_pkgs[@]} -gt 0 ]; then

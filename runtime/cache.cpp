@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <utility>
 
 #include "runtime/cache_internal.hpp"
+#include "runtime/cache_lock.hpp"
 
 namespace swz {
 
@@ -202,7 +204,7 @@ void Cache::Impl::store_locked(const KernelKey& key, const std::string& hash, co
       return;
     }
     ++store_failures;
-  } else if (mode != "memory" && !settings.read_only) {
+  } else if (mode != "memory" && !read_only) {
     ++store_failures;
   }
   remember_in_memory(key, hash, entry);
@@ -218,6 +220,32 @@ void Cache::store(const KernelKey& key, const KernelEntry& entry) {
   const std::string hash = key.hash();
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->store_locked(key, hash, entry);
+}
+
+KernelEntry Cache::Impl::load_or_build(const KernelKey& key, const std::string& hash, const Builder& builder,
+                                       bool lock_across_processes) {
+  std::string lock_path;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto entry = load_locked(key, hash)) return *entry;
+    if (lock_across_processes && writable()) lock_path = db_path + ".build-lock";
+  }
+  std::optional<detail::BuildLock> file_lock;
+  if (!lock_path.empty()) {
+    file_lock.emplace(lock_path, hash, settings.build_wait_ms);
+    if (file_lock->waited()) {
+      // Another process was building this key (or one sharing its stripe): its result may be stored.
+      std::lock_guard<std::mutex> lock(mu);
+      if (auto entry = load_locked(key, hash)) return *entry;
+    }
+    // NOTE: never fail the call over the lock: after the bounded wait, compile anyway.
+    if (file_lock->state() == detail::BuildLock::State::TimedOut) ++wait_timeouts;
+  }
+  ++builds;
+  KernelEntry entry = builder();  // outside every mutex: a compile takes long
+  std::lock_guard<std::mutex> lock(mu);
+  store_locked(key, hash, entry);
+  return entry;
 }
 
 KernelEntry Cache::get_or_build(const KernelKey& key, const Builder& builder) {
@@ -239,9 +267,15 @@ KernelEntry Cache::get_or_build(const KernelKey& key, const Builder& builder) {
   if (!leader) {
     ++im.joined;
     std::unique_lock<std::mutex> lock(im.flight_mu);
-    im.flight_cv.wait(lock, [&] { return flight->done; });
-    if (flight->error) std::rethrow_exception(flight->error);
-    return *flight->entry;
+    const auto wait = std::chrono::milliseconds(std::max(im.settings.build_wait_ms, 0));
+    if (im.flight_cv.wait_for(lock, wait, [&] { return flight->done; })) {
+      if (flight->error) std::rethrow_exception(flight->error);
+      return *flight->entry;
+    }
+    lock.unlock();
+    // The other thread's build is taking too long (or hangs): build without it rather than wait on.
+    ++im.wait_timeouts;
+    return im.load_or_build(key, hash, builder, false);
   }
   auto finish = [&](std::optional<KernelEntry> entry, std::exception_ptr error) {
     std::lock_guard<std::mutex> lock(im.flight_mu);
@@ -252,19 +286,9 @@ KernelEntry Cache::get_or_build(const KernelKey& key, const Builder& builder) {
     im.flight_cv.notify_all();
   };
   try {
-    std::optional<KernelEntry> entry;
-    {
-      std::lock_guard<std::mutex> lock(im.mu);
-      entry = im.load_locked(key, hash);
-    }
-    if (!entry) {
-      ++im.builds;
-      entry = builder();  // outside every lock: a compile takes long
-      std::lock_guard<std::mutex> lock(im.mu);
-      im.store_locked(key, hash, *entry);
-    }
+    KernelEntry entry = im.load_or_build(key, hash, builder, true);
     finish(entry, nullptr);
-    return *entry;
+    return entry;
   } catch (...) {
     finish(std::nullopt, std::current_exception());
     throw;
@@ -300,6 +324,7 @@ CacheCounters Cache::counters() const {
   c.evictions = im.evictions;
   c.tuning_hits = im.tuning_hits;
   c.tuning_misses = im.tuning_misses;
+  c.wait_timeouts = im.wait_timeouts;
   return c;
 }
 

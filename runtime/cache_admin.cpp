@@ -90,17 +90,41 @@ VerifyReport Cache::verify() {
   im.ensure_process();
   im.flush_touches_now();
   VerifyReport r;
+  r.read_only = im.read_only;
   if (!im.db) {
     r.integrity = "not run: the cache is in memory (" + im.degraded_reason + ")";
+    // Asked for memory only: nothing to check. A directory that was given but could not be used is
+    // not a healthy cache: say so instead of "ok".
+    if (!im.settings.directory.empty()) {
+      r.database_ok = false;
+      r.not_checked.push_back("the database: " + im.degraded_reason);
+    }
+    return r;
+  }
+  if (!im.repaired.empty()) {
+    // Damage found when this Cache opened the database: report it (once) even though the new one
+    // is fine, so `swz cache verify` does not say "ok" over a file it just had to move aside.
+    r.database_ok = false;
+    r.integrity = "damaged: " + im.repaired;
+    im.repaired.clear();
     return r;
   }
   const std::uint64_t corrupt_before = im.corrupt;
-  im.with_db("checking the database", false, [&](Db& d) { r.integrity = d.query_text("PRAGMA quick_check"); });
+  std::string schema;
+  im.with_db("checking the database", false, [&](Db& d) {
+    schema = detail::schema_problem(d);
+    r.integrity = schema.empty() ? d.query_text("PRAGMA quick_check") : "damaged schema (" + schema + ")";
+  });
   if (im.corrupt != corrupt_before || r.integrity != "ok") {
     r.database_ok = false;
+    if (im.read_only) {
+      if (r.integrity.empty()) r.integrity = "damaged";
+      r.not_checked.push_back("the rows: the read-only database is damaged and cannot be repaired here");
+      return r;
+    }
     if (im.corrupt == corrupt_before && !r.integrity.empty()) {
       ++im.corrupt;
-      im.quarantine_and_reopen("failed SQLite's integrity check (" + r.integrity + ")");
+      im.quarantine_and_reopen("failed its check (" + r.integrity + ")");
     }
     if (r.integrity.empty() || r.integrity == "ok") r.integrity = "damaged";
     r.integrity += "; the database was moved aside and a new one started";
@@ -148,6 +172,8 @@ VerifyReport Cache::verify() {
   r.candidates_bad = bad_candidates.size();
   r.winners_bad = bad_winners.size();
   im.corrupt += r.bad();
+  if (r.bad() > 0 && !im.writable())
+    r.not_checked.push_back(std::to_string(r.bad()) + " bad rows were left in place: the cache is read-only");
   if (r.bad() > 0 && im.writable()) {
     im.with_db("deleting corrupt rows", false, [&](Db& d) {
       Transaction t(d);

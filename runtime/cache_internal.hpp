@@ -1,5 +1,6 @@
 // runtime: internals shared by the cache's source files (cache.cpp, cache_open.cpp, cache_keys.cpp,
-// cache_tuning.cpp, cache_admin.cpp): hashing, row codecs and the state behind swz::Cache.
+// cache_tuning.cpp, cache_admin.cpp, cache_transfer.cpp): hashing, row codecs, the schema check and
+// the state behind swz::Cache. Build locks, export targets and signatures have their own headers.
 #pragma once
 
 #include <sys/types.h>
@@ -92,8 +93,16 @@ void put_candidate_row(Db& db, const std::string& problem_hash, const CandidateR
 void put_winner_row(Db& db, const std::string& problem_hash, const std::string& space_hash, const Winner& w,
                     std::int64_t updated_us, bool only_if_newer);
 
+extern const char* const kCandidateColumns;
+extern const char* const kWinnerColumns;
+
 /// Creates the tables (idempotent) inside the caller's transaction.
 void create_schema(Db& db);
+/// What is wrong with the schema of a database the library did not just create: "" when it has
+/// exactly the tables (and columns) create_schema() makes and no view, trigger or foreign index.
+/// Reads only sqlite_master and table pragmas, so it runs before any query that could loop.
+/// `meta_only`: check just the meta table (enough to read the format version).
+std::string schema_problem(Db& db, bool meta_only = false);
 
 /// A kernel held in memory only (uncached mode, or a write the disk refused).
 struct MemoryKernel {
@@ -132,7 +141,9 @@ struct Cache::Impl {
   ino_t db_ino = 0;
   pid_t owner_pid = 0;
   std::string mode = "memory";  // "disk", "read-only", "memory"
+  bool read_only = false;       // asked for (settings.read_only) or found (a disk we may not write)
   std::string degraded_reason;
+  std::string repaired;  // why a damaged database was moved aside by this object ("" if never)
   std::set<std::string> warned;
   std::map<std::string, detail::MemoryKernel> memory_kernels;
   std::map<std::string, detail::MemoryProblem> memory_problems;
@@ -140,8 +151,8 @@ struct Cache::Impl {
   std::int64_t last_stamp = 0;
 
   // --- counters ---------------------------------------------------------------------------------
-  std::atomic<std::uint64_t> hits{0}, misses{0}, builds{0}, joined{0}, corrupt{0}, store_failures{0},
-      evictions{0}, tuning_hits{0}, tuning_misses{0};
+  std::atomic<std::uint64_t> hits{0}, misses{0}, builds{0}, joined{0}, corrupt{0}, store_failures{0}, evictions{0},
+      tuning_hits{0}, tuning_misses{0}, wait_timeouts{0};
 
   // --- single flight, guarded by flight_mu ------------------------------------------------------
   std::mutex flight_mu;
@@ -150,6 +161,8 @@ struct Cache::Impl {
 
   // cache_open.cpp
   void open();
+  /// A connection to db_path: read-write, or read-only (immutable when the -shm cannot be set up).
+  std::unique_ptr<detail::Db> open_connection(bool read_only_open);
   void degrade(const std::string& kind, const std::string& reason);
   void warn_once(const std::string& kind, const std::string& message);
   /// Moves the database file aside (if it is still the one we opened) and opens a fresh one.
@@ -172,6 +185,10 @@ struct Cache::Impl {
   GcReport evict_locked(std::uint64_t max_bytes);  // inside the caller's transaction
   void evict_memory_locked(std::uint64_t max_bytes);
   void remember_in_memory(const KernelKey& key, const std::string& hash, const KernelEntry& entry);
+  /// load(), else build and store; with `lock_across_processes`, under the key's BuildLock so that
+  /// another process building the same key is waited for (boundedly) and its result loaded. Takes mu.
+  KernelEntry load_or_build(const KernelKey& key, const std::string& hash, const Cache::Builder& builder,
+                            bool lock_across_processes);
 
   // cache_tuning.cpp
   detail::MemoryProblem& memory_problem(const TuningProblemKey& key, const std::string& hash);

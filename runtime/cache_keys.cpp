@@ -281,6 +281,13 @@ CacheSettings CacheSettings::from_environment() {
       std::fprintf(stderr, "swzjit: warning: SWZJIT_CACHE_MAX_BYTES: %s; using the default of 1G\n", e.what());
     }
   }
+  const std::string read_only = env("SWZJIT_CACHE_READ_ONLY");
+  if (read_only == "1" || read_only == "true" || read_only == "yes") {
+    s.read_only = true;
+  } else if (!read_only.empty() && read_only != "0" && read_only != "false" && read_only != "no") {
+    std::fprintf(stderr, "swzjit: warning: SWZJIT_CACHE_READ_ONLY='%s' is not 1 or 0; the cache stays writable\n",
+                 read_only.c_str());
+  }
   return s;
 }
 

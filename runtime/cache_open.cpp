@@ -217,27 +217,85 @@ std::string move_aside(const std::string& path, dev_t dev, ino_t ino) {
 void Cache::Impl::quarantine_and_reopen(const std::string& why) {
   db.reset();
   const std::string aside = move_aside(db_path, db_dev, db_ino);
-  if (!aside.empty())
-    warn_once("damaged", "the cache database " + db_path + " " + why + "; moved it aside to " + aside +
-                             " and started a new one");
+  if (!aside.empty()) {
+    repaired = "the cache database " + db_path + " " + why + "; moved it aside to " + aside + " and started a new one";
+    warn_once("damaged", repaired);
+  }
   open();
+}
+
+namespace {
+
+/// Why the process cannot write `path` ("" when it can): read-only media, or permissions.
+std::string not_writable(const std::string& path) {
+  if (::access(path.c_str(), W_OK) == 0) return "";
+  if (errno == ENOENT) return "";
+  return errno_text();
+}
+
+/// SQLite's URI for `path` with `immutable=1`: opens a WAL database on read-only media, where the
+/// -shm file can be neither created nor used. The path is percent-encoded where URIs need it.
+std::string immutable_uri(const std::string& path) {
+  std::string out = "file:";
+  for (unsigned char c : path) {
+    if (c == '%' || c == '?' || c == '#' || c < 0x20 || c >= 0x7f) {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "?immutable=1";
+}
+
+}  // namespace
+
+std::unique_ptr<detail::Db> Cache::Impl::open_connection(bool read_only_open) {
+  auto db = std::make_unique<detail::Db>(
+      db_path, read_only_open ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE),
+      settings.statement_limit_ms);
+  sqlite3_busy_timeout(db->get(), settings.busy_timeout_ms);
+  if (!read_only_open) return db;
+  try {
+    db->query_int("SELECT count(*) FROM sqlite_master");
+    return db;
+  } catch (const detail::SqliteError& e) {
+    if (e.is_corruption() || e.is_interrupt()) throw;
+  }
+  // A WAL database in a directory we may not write: SQLite cannot set up its -shm file.
+  db = std::make_unique<detail::Db>(immutable_uri(db_path), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
+                                    settings.statement_limit_ms);
+  sqlite3_busy_timeout(db->get(), settings.busy_timeout_ms);
+  return db;
 }
 
 void Cache::Impl::open() {
   owner_pid = getpid();
   db.reset();
+  read_only = settings.read_only;
   if (settings.directory.empty()) {  // asked for: memory only, so no warning
     mode = "memory";
     degraded_reason = "no cache directory was given (memory only)";
     return;
   }
-  const bool create = !settings.read_only;
   std::string why;
-  Verdict v = prepare_directory(settings.directory, create, why);
+  Verdict v = prepare_directory(settings.directory, !read_only, why);
   db_path = settings.directory + "/swzjit-v" + std::to_string(kCacheFormatVersion) + ".db";
-  if (v == Verdict::Ok) v = prepare_database_file(db_path, create, why);
+  // A directory or database this process may only read (read-only mount, permissions): use what
+  // is stored, keep new entries in memory, and say so once.
+  std::string read_only_reason;
+  if (v == Verdict::Ok && !read_only) {
+    if (const std::string e = not_writable(settings.directory); !e.empty())
+      read_only_reason = "the cache directory " + settings.directory + " is not writable (" + e + ")";
+    else if (const std::string f = not_writable(db_path); !f.empty())
+      read_only_reason = "the cache database " + db_path + " is not writable (" + f + ")";
+    if (!read_only_reason.empty()) read_only = true;
+  }
+  if (v == Verdict::Ok) v = prepare_database_file(db_path, !read_only, why);
   if (v != Verdict::Ok) {
-    degrade(v == Verdict::Insecure ? "insecure" : "unusable", why);
+    degrade(v == Verdict::Insecure ? "insecure" : "unusable",
+            read_only_reason.empty() ? why : read_only_reason + " and " + why);
     return;
   }
   for (int attempt = 0; attempt < 4; ++attempt) {
@@ -247,42 +305,59 @@ void Cache::Impl::open() {
     std::string problem;
     if (damage.empty()) {
       try {
-        const int flags = settings.read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-        db = std::make_unique<detail::Db>(db_path, flags);
-        sqlite3_busy_timeout(db->get(), settings.busy_timeout_ms);
+        db = open_connection(read_only);
         db_dev = dev;
         db_ino = ino;
-        if (!settings.read_only) {
-          db->exec("PRAGMA auto_vacuum = INCREMENTAL");  // takes effect only on a new, empty file
-          // NOTE: switching to WAL needs a moment of exclusive access; other openers may hold it.
-          for (int tries = 0;; ++tries) {
-            try {
-              db->query_text("PRAGMA journal_mode = WAL");
-              break;
-            } catch (const detail::SqliteError& e) {
-              const int p = e.primary();
-              if ((p != SQLITE_BUSY && p != SQLITE_LOCKED) || tries >= 200) throw;
-              std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        if (!read_only) {
+          try {
+            db->exec("PRAGMA auto_vacuum = INCREMENTAL");  // takes effect only on a new, empty file
+            // NOTE: switching to WAL needs a moment of exclusive access; other openers may hold it.
+            for (int tries = 0;; ++tries) {
+              try {
+                db->query_text("PRAGMA journal_mode = WAL");
+                break;
+              } catch (const detail::SqliteError& e) {
+                const int p = e.primary();
+                if ((p != SQLITE_BUSY && p != SQLITE_LOCKED) || tries >= 200) throw;
+                std::this_thread::sleep_for(std::chrono::milliseconds(10));
+              }
             }
+            db->exec("PRAGMA synchronous = NORMAL");
+          } catch (const detail::SqliteError& e) {
+            const int p = e.primary();
+            if (p != SQLITE_READONLY && p != SQLITE_CANTOPEN && p != SQLITE_PERM) throw;
+            // The file system refused what access() allowed (e.g. a read-only mount seen late).
+            read_only = true;
+            read_only_reason = "the cache database " + db_path + " refused writes (" + e.what() + ")";
+            db = open_connection(true);
           }
-          db->exec("PRAGMA synchronous = NORMAL");
         }
-        if (db->query_int("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'") == 0) {
-          if (settings.read_only) throw WrongFormat("has no cache tables");
+        if (db->query_int("SELECT count(*) FROM sqlite_master WHERE name = 'meta'") == 0) {
+          if (read_only) throw WrongFormat("has no cache tables");
           detail::Transaction t(*db);
-          const bool has_meta =
-              db->query_int("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'") != 0;
-          if (!has_meta && db->query_int("SELECT count(*) FROM sqlite_master") != 0)
+          if (db->query_int("SELECT count(*) FROM sqlite_master") != 0)
             throw WrongFormat("is not a swzjit cache (it has tables but no meta table)");
           detail::create_schema(*db);
           t.commit();
         }
+        // NOTE: the schema is checked before anything else is read: a "table" that is really a
+        // recursive view would make the first query of it run forever.
+        if (const std::string bad = detail::schema_problem(*db, true); !bad.empty())
+          throw WrongFormat("has a damaged schema (" + bad + ")");
         const std::string version = db->query_text("SELECT value FROM meta WHERE name = 'format_version'");
         if (version != std::to_string(kCacheFormatVersion))
           throw WrongFormat("has cache format version '" + version + "', this library writes version " +
                             std::to_string(kCacheFormatVersion));
-        mode = settings.read_only ? "read-only" : "disk";
+        if (const std::string bad = detail::schema_problem(*db); !bad.empty())
+          throw WrongFormat("has a damaged schema (" + bad + ")");
+        mode = read_only ? "read-only" : "disk";
         degraded_reason.clear();
+        if (!read_only_reason.empty()) {
+          degraded_reason = read_only_reason;
+          warn_once("read-only", read_only_reason +
+                                     "; using it read-only: stored kernels are used, new ones are "
+                                     "kept in memory for this process");
+        }
         return;
       } catch (const WrongFormat& e) {
         problem = e.what();
@@ -299,14 +374,16 @@ void Cache::Impl::open() {
       problem = damage;
     }
     db.reset();
-    if (settings.read_only) {
+    if (read_only) {
       degrade("unusable", "the read-only cache database " + db_path + " " + problem);
       return;
     }
     const std::string aside = move_aside(db_path, dev, ino);
-    if (!aside.empty())
-      warn_once("damaged", "the cache database " + db_path + " " + problem + "; moved it aside to " + aside +
-                               " and started a new one");
+    if (!aside.empty()) {
+      repaired =
+          "the cache database " + db_path + " " + problem + "; moved it aside to " + aside + " and started a new one";
+      warn_once("damaged", repaired);
+    }
     if (prepare_database_file(db_path, true, why) != Verdict::Ok) {
       degrade("unusable", why);
       return;

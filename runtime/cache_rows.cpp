@@ -1,6 +1,10 @@
 // runtime: the cache's database schema and row codecs (used by cache.cpp, cache_tuning.cpp and
 // cache_admin.cpp); every row carries what is needed to re-derive its key and verify its value.
+#include <map>
+#include <set>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "runtime/cache_internal.hpp"
 
@@ -47,6 +51,72 @@ void create_schema(Db& db) {
   Stmt s(db, "INSERT OR IGNORE INTO meta(name, value) VALUES('format_version', ?), ('created_by', ?)");
   s.bind_text(1, std::to_string(kCacheFormatVersion)).bind_text(2, "libswzjit");
   s.run();
+}
+
+namespace {
+
+std::vector<std::string> split_columns(const char* list) {
+  std::vector<std::string> out;
+  std::istringstream is(list);
+  for (std::string c; std::getline(is, c, ',');) {
+    const auto b = c.find_first_not_of(' ');
+    out.push_back(b == std::string::npos ? std::string() : c.substr(b));
+  }
+  return out;
+}
+
+/// Every table of the schema with its columns in order: what create_schema() makes.
+const std::map<std::string, std::vector<std::string>>& expected_tables() {
+  static const std::map<std::string, std::vector<std::string>> tables = {
+      {"meta", {"name", "value"}},
+      {"kernels", split_columns(kKernelColumns)},
+      {"tuning_problems", split_columns(kProblemColumns)},
+      {"tuning_candidates", split_columns(kCandidateColumns)},
+      {"tuning_winners", split_columns(kWinnerColumns)},
+  };
+  return tables;
+}
+
+std::string table_problem(Db& db, const std::string& name, const std::vector<std::string>& columns) {
+  Stmt t(db, "SELECT type, coalesce(sql, '') FROM sqlite_master WHERE name = ? COLLATE NOCASE");
+  t.bind_text(1, name);
+  if (!t.step()) return "the " + name + " table is missing";
+  const std::string type = t.text(0), sql = t.text(1);
+  if (type != "table") return name + " is a " + type + ", not a table";
+  if (sql.compare(0, 14, "CREATE VIRTUAL") == 0) return name + " is a virtual table";
+  // NOTE: a pragma over a real table reads only the schema: it cannot loop.
+  Stmt c(db, ("PRAGMA table_xinfo(\"" + name + "\")").c_str());
+  std::vector<std::string> have;
+  while (c.step()) have.push_back(c.text(1));
+  if (have != columns)
+    return "the " + name + " table has " + std::to_string(have.size()) + " columns, not the " +
+           std::to_string(columns.size()) + " this library writes";
+  return "";
+}
+
+}  // namespace
+
+const char* const kCandidateColumns =
+    "problem_key, config, status, reason, median_ms, p20_ms, p80_ms, repetitions, checksum, updated_us";
+const char* const kWinnerColumns = "problem_key, space_hash, config, median_ms, checksum, updated_us";
+
+std::string schema_problem(Db& db, bool meta_only) {
+  const auto& tables = expected_tables();
+  if (meta_only) return table_problem(db, "meta", tables.at("meta"));
+  static const std::set<std::string> kIndexes = {"kernels_by_last_use", "kernels_by_name", "problems_by_problem"};
+  Stmt s(db, "SELECT type, name FROM sqlite_master");
+  while (s.step()) {
+    const std::string type = s.text(0), name = s.text(1);
+    const bool internal = name.compare(0, 7, "sqlite_") == 0;  // autoindexes, sqlite_stat1
+    if (type == "table" && (tables.count(name) || internal)) continue;
+    if (type == "index" && (kIndexes.count(name) || internal)) continue;
+    return "it holds a " + type + " named '" + name + "' that this library never creates";
+  }
+  for (const auto& t : tables) {
+    const std::string p = table_problem(db, t.first, t.second);
+    if (!p.empty()) return p;
+  }
+  return "";
 }
 
 KernelRow read_kernel_row(const Stmt& s) {

@@ -23,6 +23,8 @@ SqliteError::SqliteError(int c, const std::string& message) : std::runtime_error
 
 bool SqliteError::is_corruption() const { return primary() == SQLITE_CORRUPT || primary() == SQLITE_NOTADB; }
 
+bool SqliteError::is_interrupt() const { return primary() == SQLITE_INTERRUPT; }
+
 bool SqliteError::is_write_refusal() const {
   switch (primary()) {
     case SQLITE_READONLY:
@@ -40,7 +42,7 @@ bool SqliteError::is_write_refusal() const {
   }
 }
 
-Db::Db(const std::string& path, int flags) {
+Db::Db(const std::string& path, int flags, int statement_limit_ms) : limit_ms_(statement_limit_ms) {
   const int rc = sqlite3_open_v2(path.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     const int code = db_ ? sqlite3_extended_errcode(db_) : rc;
@@ -50,6 +52,16 @@ Db::Db(const std::string& path, int flags) {
     throw SqliteError(code, msg);
   }
   sqlite3_extended_result_codes(db_, 1);
+  // NOTE: the handler runs every few thousand VM steps, so checking the clock there costs nothing.
+  if (limit_ms_ > 0) sqlite3_progress_handler(db_, 10000, &Db::on_progress, this);
+  arm();
+}
+
+void Db::arm() { deadline_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(limit_ms_); }
+
+int Db::on_progress(void* self) {
+  const Db* d = static_cast<const Db*>(self);
+  return std::chrono::steady_clock::now() > d->deadline_ ? 1 : 0;
 }
 
 Db::~Db() {
@@ -57,6 +69,7 @@ Db::~Db() {
 }
 
 void Db::exec(const std::string& sql) {
+  arm();
   char* err = nullptr;
   const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err);
   if (rc != SQLITE_OK) {
@@ -79,6 +92,7 @@ std::int64_t Db::query_int(const std::string& sql) {
 }
 
 Stmt::Stmt(Db& db, const char* sql) : db_(db.get()) {
+  db.arm();
   const int rc = sqlite3_prepare_v2(db_, sql, -1, &stmt_, nullptr);
   if (rc != SQLITE_OK) fail(db_, rc, std::string("prepare '") + sql + "'");
 }
@@ -114,6 +128,10 @@ bool Stmt::step() {
   const int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
+  if ((rc & 0xff) == SQLITE_INTERRUPT)
+    throw SqliteError(SQLITE_INTERRUPT,
+                      "a statement ran past its time limit and was stopped (is the database "
+                      "hostile or damaged?)");
   fail(db_, rc, "step");
 }
 
@@ -138,6 +156,10 @@ std::string Stmt::blob(int col) const {
   const int n = sqlite3_column_bytes(stmt_, col);
   return p ? std::string(static_cast<const char*>(p), static_cast<std::size_t>(n)) : std::string();
 }
+
+int Stmt::type(int col) const { return sqlite3_column_type(stmt_, col); }
+
+int Stmt::columns() const { return sqlite3_column_count(stmt_); }
 
 std::int64_t Stmt::integer(int col) const { return sqlite3_column_int64(stmt_, col); }
 

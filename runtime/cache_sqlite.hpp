@@ -2,6 +2,7 @@
 // Every failing call throws SqliteError carrying SQLite's extended result code, which the cache sorts.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -21,6 +22,8 @@ struct SqliteError : std::runtime_error {
   bool is_corruption() const;
   /// The disk refused a write (read-only, full, I/O error, locked for too long, ...).
   bool is_write_refusal() const;
+  /// A statement ran past the connection's time limit (Db::set_statement_limit_ms) and was stopped.
+  bool is_interrupt() const;
 };
 
 /// One connection. Closed on destruction unless leak()ed (a connection inherited over fork()
@@ -28,7 +31,8 @@ struct SqliteError : std::runtime_error {
 class Db {
  public:
   /// flags: SQLITE_OPEN_* (NOMUTEX is added: the cache serializes access itself).
-  Db(const std::string& path, int flags);
+  /// `statement_limit_ms` bounds every statement's running time (0 = unbounded; see arm()).
+  Db(const std::string& path, int flags, int statement_limit_ms = kDefaultStatementLimitMs);
   ~Db();
   Db(const Db&) = delete;
   Db& operator=(const Db&) = delete;
@@ -42,9 +46,19 @@ class Db {
   /// Rows changed by the last INSERT/UPDATE/DELETE.
   int changes() const;
   void leak() { db_ = nullptr; }
+  /// Starts a statement's time budget; Stmt's constructor and exec() call it. A progress handler
+  /// interrupts (SQLITE_INTERRUPT) whatever runs past it: a hostile or damaged database (a recursive
+  /// view, a cyclic page chain) must end in an error, never in an endless loop.
+  void arm();
+  int statement_limit_ms() const { return limit_ms_; }
+
+  static constexpr int kDefaultStatementLimitMs = 120000;
 
  private:
+  static int on_progress(void* self);
   sqlite3* db_ = nullptr;
+  int limit_ms_ = 0;
+  std::chrono::steady_clock::time_point deadline_{};
 };
 
 /// A prepared statement; bind() with 1-based indexes, step() until it returns false.
@@ -70,6 +84,9 @@ class Stmt {
   std::string blob(int col) const;
   std::int64_t integer(int col) const;
   double real(int col) const;
+  /// SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT, SQLITE_BLOB or SQLITE_NULL.
+  int type(int col) const;
+  int columns() const;
 
  private:
   sqlite3* db_;

@@ -9,6 +9,8 @@
 #include <cstring>
 
 #include "runtime/cache_internal.hpp"
+#include "runtime/cache_sign.hpp"
+#include "runtime/cache_target.hpp"
 #include "swzjit/error.hpp"
 
 namespace swz {
@@ -42,19 +44,40 @@ struct ExportContent {
   std::uint64_t skipped = 0;
 };
 
-ExportContent read_export(Db& src, const std::string& path) {
-  const std::string version =
-      src.query_int("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'") == 0
-          ? std::string()
-          : src.query_text("SELECT value FROM meta WHERE name = 'format_version'");
-  if (version.empty()) throw Error(ErrorKind::Cache, path + " is not a swzjit cache export (it has no meta table)");
+/// Reads and checks an export. With `mac`, every row that is read is fed into it, in the canonical
+/// order (meta rows but the signature, then each table by primary key), so the rows signed or
+/// verified are exactly the rows imported.
+ExportContent read_export(Db& src, const std::string& path, detail::ExportMac* mac) {
+  // NOTE: the schema first: a "kernels" that is a recursive view would make the first query of it
+  // run forever (and every query is also bounded by the connection's statement time limit).
+  if (const std::string bad = detail::schema_problem(src, true); !bad.empty())
+    throw Error(ErrorKind::Cache, path + " is not a swzjit cache export (" + bad + ")");
+  const std::string version = src.query_text("SELECT value FROM meta WHERE name = 'format_version'");
+  if (version.empty()) throw Error(ErrorKind::Cache, path + " is not a swzjit cache export (it has no format version)");
   if (version != std::to_string(kCacheFormatVersion))
     throw Error(ErrorKind::Cache, path + " is a cache export of format version " + version +
                                       "; this library reads version " + std::to_string(kCacheFormatVersion));
+  if (const std::string bad = detail::schema_problem(src); !bad.empty())
+    throw Error(ErrorKind::Cache, path + " is not a swzjit cache export: " + bad);
+  if (mac) {
+    mac->add_marker("meta");
+    Stmt m(src, "SELECT name, value FROM meta WHERE name <> ? ORDER BY name");
+    m.bind_text(1, detail::kSignatureRow);
+    while (m.step()) mac->add_row(m);
+  }
+  auto feed = [&](const char* table, const Stmt* row) {
+    if (!mac) return;
+    if (row)
+      mac->add_row(*row);
+    else
+      mac->add_marker(table);
+  };
   ExportContent c;
-  const std::string ksql = std::string("SELECT ") + detail::kKernelColumns + " FROM kernels";
+  const std::string ksql = std::string("SELECT ") + detail::kKernelColumns + " FROM kernels ORDER BY key";
   Stmt k(src, ksql.c_str());
+  feed("kernels", nullptr);
   while (k.step()) {
+    feed("kernels", &k);
     try {
       KernelRow row = detail::read_kernel_row(k);
       if (detail::kernel_row_valid(row)) {
@@ -65,9 +88,11 @@ ExportContent read_export(Db& src, const std::string& path) {
     }
     ++c.skipped;
   }
-  const std::string psql = std::string("SELECT ") + detail::kProblemColumns + " FROM tuning_problems";
+  const std::string psql = std::string("SELECT ") + detail::kProblemColumns + " FROM tuning_problems ORDER BY key";
   Stmt p(src, psql.c_str());
+  feed("tuning_problems", nullptr);
   while (p.step()) {
+    feed("tuning_problems", &p);
     ProblemRow row = detail::read_problem_row(p);
     if (row.fields.hash() == row.key)
       c.problems[row.key] = row;
@@ -75,10 +100,12 @@ ExportContent read_export(Db& src, const std::string& path) {
       ++c.skipped;
   }
   // NOTE: a result whose problem row is missing or bad is skipped too: it could not be explained.
-  Stmt cs(src,
-          "SELECT problem_key, config, status, reason, median_ms, p20_ms, p80_ms, repetitions, checksum, updated_us "
-          "FROM tuning_candidates");
+  const std::string csql =
+      std::string("SELECT ") + detail::kCandidateColumns + " FROM tuning_candidates ORDER BY problem_key, config";
+  Stmt cs(src, csql.c_str());
+  feed("tuning_candidates", nullptr);
   while (cs.step()) {
+    feed("tuning_candidates", &cs);
     CandidateRow row{cs.text(0),
                      CandidateResult{cs.text(1), cs.text(2), cs.text(3), cs.real(4), cs.real(5), cs.real(6),
                                      static_cast<int>(cs.integer(7))},
@@ -89,8 +116,12 @@ ExportContent read_export(Db& src, const std::string& path) {
     else
       ++c.skipped;
   }
-  Stmt ws(src, "SELECT problem_key, space_hash, config, median_ms, checksum, updated_us FROM tuning_winners");
+  const std::string wsql =
+      std::string("SELECT ") + detail::kWinnerColumns + " FROM tuning_winners ORDER BY problem_key, space_hash";
+  Stmt ws(src, wsql.c_str());
+  feed("tuning_winners", nullptr);
   while (ws.step()) {
+    feed("tuning_winners", &ws);
     WinnerRow row{ws.text(0), ws.text(1), Winner{ws.text(2), ws.real(3)}, ws.integer(5)};
     if (c.problems.count(row.problem_key) &&
         detail::winner_checksum(row.problem_key, row.space_hash, row.winner) == ws.text(4))
@@ -103,21 +134,24 @@ ExportContent read_export(Db& src, const std::string& path) {
 
 }  // namespace
 
-void Cache::export_to(const std::string& path) {
+void Cache::export_to(const std::string& path, const TransferOptions& options) {
+  if (path.empty()) throw Error(ErrorKind::InvalidArgument, "the cache export path is empty; give a file name");
+  // Read the key before anything is written: a bad key file changes nothing.
+  const std::string key = options.key_file.empty() ? std::string() : detail::read_key_file(options.key_file);
+  const detail::ExportTarget target = detail::export_target(path, options.allow_special_target);
   std::lock_guard<std::mutex> lock(impl_->mu);
   Impl& im = *impl_;
   im.ensure_process();
   im.flush_touches_now();
-  const std::string tmp = path + ".tmp-" + std::to_string(getpid());
-  ::unlink(tmp.c_str());
+  detail::TempFile tmp(target.temp_directory, target.temp_stem);
   try {
     if (im.db) {
       // VACUUM INTO writes a compact, consistent snapshot even while other processes write.
       Stmt v(*im.db, "VACUUM INTO ?");
-      v.bind_text(1, tmp);
+      v.bind_text(1, tmp.path());
       v.run();
     }
-    Db out(tmp, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    Db out(tmp.path(), SQLITE_OPEN_READWRITE, im.settings.statement_limit_ms);
     // NOTE: a rollback-journal file opens anywhere, read-only media included (WAL needs a -shm).
     out.query_text("PRAGMA journal_mode = DELETE");
     Transaction t(out);
@@ -139,27 +173,53 @@ void Cache::export_to(const std::string& path) {
       for (const auto& w : m.second.winners)
         detail::put_winner_row(out, m.first, w.first, w.second, m.second.updated_us, false);
     }
+    Stmt unsign(out, "DELETE FROM meta WHERE name = ?");
+    unsign.bind_text(1, detail::kSignatureRow);
+    unsign.run();
+    if (!key.empty()) {
+      // The signature covers the file as written: the same reader import uses computes it.
+      detail::ExportMac mac(key);
+      read_export(out, path, &mac);
+      Stmt sign(out, "INSERT INTO meta(name, value) VALUES(?, ?)");
+      sign.bind_text(1, detail::kSignatureRow).bind_text(2, std::string(detail::kSignaturePrefix) + mac.hex());
+      sign.run();
+    }
     t.commit();
   } catch (const detail::SqliteError& e) {
-    ::unlink(tmp.c_str());
     throw Error(ErrorKind::Io, "cannot write the cache export " + path + ": " + e.what());
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    throw Error(ErrorKind::Io, "cannot write the cache export " + path + ": " + why);
-  }
+  tmp.publish(target.final_path, target.stream);
 }
 
-ImportReport Cache::import_from(const std::string& path) {
+ImportReport Cache::import_from(const std::string& path, const TransferOptions& options) {
   struct stat st;
+  if (path.empty()) throw Error(ErrorKind::InvalidArgument, "the cache export path is empty; give a file name");
   if (::stat(path.c_str(), &st) != 0)
     throw Error(ErrorKind::Io, "cannot read the cache export " + path + ": " + std::strerror(errno));
   if (!S_ISREG(st.st_mode)) throw Error(ErrorKind::Io, "the cache export " + path + " is not a regular file");
+  const std::string key = options.key_file.empty() ? std::string() : detail::read_key_file(options.key_file);
   ExportContent content;
   try {
-    Db src(path, SQLITE_OPEN_READONLY);
-    content = read_export(src, path);
+    Db src(path, SQLITE_OPEN_READONLY, impl_->settings.statement_limit_ms);
+    // One read transaction: the rows checked against the signature are the rows imported.
+    src.exec("BEGIN");
+    if (key.empty()) {
+      content = read_export(src, path, nullptr);
+    } else {
+      detail::ExportMac mac(key);
+      content = read_export(src, path, &mac);
+      const std::string signature =
+          src.query_text(std::string("SELECT value FROM meta WHERE name = '") + detail::kSignatureRow + "'");
+      if (signature.empty())
+        throw Error(ErrorKind::Cache, path +
+                                          " is not signed; a key was given, so only a file exported with "
+                                          "`swz cache export --sign KEYFILE` (that key) is accepted");
+      if (!detail::same_signature(signature, std::string(detail::kSignaturePrefix) + mac.hex()))
+        throw Error(ErrorKind::Cache, path +
+                                          " does not match its signature under the given key: it was changed "
+                                          "after it was signed, or signed with another key; nothing was imported");
+    }
+    src.exec("COMMIT");
   } catch (const detail::SqliteError& e) {
     throw Error(ErrorKind::Cache, path + " is not a readable swzjit cache export: " + e.what());
   }
@@ -168,6 +228,7 @@ ImportReport Cache::import_from(const std::string& path) {
   Impl& im = *impl_;
   im.ensure_process();
   ImportReport r;
+  r.authenticated = !key.empty();
   r.skipped_corrupt = content.skipped;
   im.corrupt += content.skipped;
   const std::int64_t stamp = im.next_stamp();

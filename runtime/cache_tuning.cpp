@@ -126,7 +126,7 @@ void Cache::store_candidate(const TuningProblemKey& problem, const CandidateResu
       return;
     }
     ++im.store_failures;
-  } else if (im.mode != "memory" && !im.settings.read_only) {
+  } else if (im.mode != "memory" && !im.read_only) {
     ++im.store_failures;
   }
   im.memory_problem(problem, hash).candidates[result.config] = result;
@@ -154,7 +154,7 @@ void Cache::store_winner(const TuningProblemKey& problem, const std::string& spa
       return;
     }
     ++im.store_failures;
-  } else if (im.mode != "memory" && !im.settings.read_only) {
+  } else if (im.mode != "memory" && !im.read_only) {
     ++im.store_failures;
   }
   im.memory_problem(problem, hash).winners[space_hash] = w;

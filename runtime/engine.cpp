@@ -138,7 +138,10 @@ struct Engine::Impl {
 Engine::Engine(EngineOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->options = options;
   if (options.use_cache) {
-    impl_->cache = options.cache_dir.empty() ? std::make_unique<Cache>() : std::make_unique<Cache>(options.cache_dir);
+    CacheSettings s = default_cache_settings();
+    if (!options.cache_dir.empty()) s.directory = options.cache_dir;
+    if (options.cache_read_only) s.read_only = true;
+    impl_->cache = std::make_unique<Cache>(s);
   } else {
     CacheSettings s;  // no directory: memory only
     s.directory.clear();

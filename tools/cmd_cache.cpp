@@ -33,8 +33,14 @@ const char kHelp[] =
     "                         (exit 1 if any row was bad or the database was damaged)\n"
     "  gc --max-size SIZE     evict least-recently-used kernels until at most SIZE bytes remain\n"
     "  clear                  delete every kernel and tuning result\n"
-    "  export FILE            write every entry into one standalone file (to ship or copy)\n"
-    "  import FILE            merge a file written by export; rows failing their checksum are skipped\n"
+    "  export FILE [--sign KEYFILE] [--force-target]\n"
+    "                         write every entry into one standalone file (to ship or copy): a new\n"
+    "                         file renamed over FILE; a symbolic link, FIFO or device at FILE is\n"
+    "                         refused unless --force-target; --sign adds an HMAC-SHA-256 signature\n"
+    "  import FILE [--key KEYFILE]\n"
+    "                         merge a file written by export; rows failing their checksum are skipped.\n"
+    "                         With --key, an unsigned or tampered file is refused; without it the\n"
+    "                         import trusts the file's author (a cubin is code that will run)\n"
     "  explain kernel --name EXPR [--arch A] [--nvrtc V] [--templates-hash H] [--options 'O1 O2']\n"
     "                         [--format-version N]\n"
     "                         why a kernel lookup misses: stored entries with the same name\n"
@@ -48,11 +54,15 @@ const char kHelp[] =
     "options:\n"
     "  --dir DIR              use the cache in DIR instead of the default location\n"
     "  --json                 one JSON object on stdout (ls, stats, verify, gc, import, explain)\n"
+    "  --read-only            never write the cache (as SWZJIT_CACHE_READ_ONLY=1): stored entries are\n"
+    "                         read, nothing is stored, deleted or repaired\n"
     "  --help                 this text\n"
     "\n"
     "SIZE is a byte count, optionally with K, M, G or T (powers of 1024): 0, 500000, 10M, 1G.\n"
     "environment: SWZJIT_CACHE_DIR, XDG_CACHE_HOME, HOME; SWZJIT_CACHE_MAX_BYTES (default 1G) is the\n"
-    "limit applied automatically when a kernel is stored.\n"
+    "limit applied automatically when a kernel is stored; SWZJIT_CACHE_READ_ONLY=1 as --read-only.\n"
+    "A cache directory or database this process may not write is used read-only (one warning).\n"
+    "KEYFILE: 32 to 4096 bytes that only its owner may read (head -c 32 /dev/urandom > k; chmod 600 k).\n"
     "A directory or database that is group/world-writable or owned by someone else is refused (a\n"
     "cached cubin is code that will run): the library then runs uncached and says so once.\n"
     "exit codes: 0 success, 1 error (or verify found damage), 2 bad usage\n"
@@ -63,6 +73,8 @@ const char kHelp[] =
     "  swz cache gc --max-size 512M\n"
     "  swz cache verify\n"
     "  swz cache export tuned.swzdb && swz cache --dir /opt/app/cache import tuned.swzdb\n"
+    "  swz cache export --sign app.key tuned.swzdb && swz cache import --key app.key tuned.swzdb\n"
+    "  swz cache export --sign key tuned.swzdb && swz cache import --key key tuned.swzdb\n"
     "  swz cache explain kernel --name 'swz::transpose_kernel<float, 32, 8, 4>' --arch sm_90\n"
     "  swz cache explain tuning --operation transpose --problem 'f32 16384x8192' --space-hash 3f0c...\n";
 
@@ -131,16 +143,17 @@ std::string local_time(std::int64_t us) {
 struct Options {
   std::map<std::string, std::string> values;  // every --name VALUE given
   bool json = false;
+  bool read_only = false;
+  bool force_target = false;
   std::optional<std::string> get(const std::string& name) const {
     auto it = values.find(name);
     return it == values.end() ? std::nullopt : std::optional<std::string>(it->second);
   }
 };
 
-const char* const kValueOptions[] = {"dir",     "max-size",      "name",           "arch",
-                                     "nvrtc",   "templates-hash", "options",        "format-version",
-                                     "problem", "operation",     "device",         "sm-count",
-                                     "space-hash"};
+const char* const kValueOptions[] = {"dir",        "max-size",       "name",    "arch",      "nvrtc",  "templates-hash",
+                                     "options",    "format-version", "problem", "operation", "device", "sm-count",
+                                     "space-hash", "sign",           "key"};
 
 void allow_only(const Options& o, const std::string& action, const std::set<std::string>& allowed, bool json_ok) {
   for (const auto& kv : o.values)
@@ -151,7 +164,7 @@ void allow_only(const Options& o, const std::string& action, const std::set<std:
 
 std::string need_file(Args& args, const std::string& action) {
   auto file = args.next_positional();
-  if (!file) throw UsageError("`swz cache " + action + "` needs a FILE argument");
+  if (!file || file->empty()) throw UsageError("`swz cache " + action + "` needs a FILE argument (a non-empty path)");
   return *file;
 }
 
@@ -257,20 +270,22 @@ int run_verify(Cache& cache, const Options& o) {
     std::printf(
         "{\"database_ok\": %s, \"integrity\": %s, \"kernels_checked\": %s, \"kernels_bad\": %s, "
         "\"problems_checked\": %s, \"problems_bad\": %s, \"candidates_checked\": %s, \"candidates_bad\": %s, "
-        "\"winners_checked\": %s, \"winners_bad\": %s}\n",
+        "\"winners_checked\": %s, \"winners_bad\": %s, \"read_only\": %s, \"not_checked\": %s}\n",
         r.database_ok ? "true" : "false", json_str(r.integrity).c_str(), u(r.kernels_checked).c_str(),
         u(r.kernels_bad).c_str(), u(r.problems_checked).c_str(), u(r.problems_bad).c_str(),
         u(r.candidates_checked).c_str(), u(r.candidates_bad).c_str(), u(r.winners_checked).c_str(),
-        u(r.winners_bad).c_str());
+        u(r.winners_bad).c_str(), r.read_only ? "true" : "false", json_list(r.not_checked).c_str());
   } else {
-    std::printf("database: %s (%s)\n", r.database_ok ? "ok" : "DAMAGED", r.integrity.c_str());
-    std::printf("kernels:    %s checked, %s bad (deleted)\n", u(r.kernels_checked).c_str(), u(r.kernels_bad).c_str());
-    std::printf("problems:   %s checked, %s bad (deleted)\n", u(r.problems_checked).c_str(), u(r.problems_bad).c_str());
-    std::printf("candidates: %s checked, %s bad (deleted)\n", u(r.candidates_checked).c_str(),
-                u(r.candidates_bad).c_str());
-    std::printf("winners:    %s checked, %s bad (deleted)\n", u(r.winners_checked).c_str(), u(r.winners_bad).c_str());
+    const char* fate = r.read_only ? "(left: read-only)" : "(deleted)";
+    std::printf("database: %s (%s)\n", r.database_ok ? "ok" : "NOT OK", r.integrity.c_str());
+    std::printf("kernels:    %s checked, %s bad %s\n", u(r.kernels_checked).c_str(), u(r.kernels_bad).c_str(), fate);
+    std::printf("problems:   %s checked, %s bad %s\n", u(r.problems_checked).c_str(), u(r.problems_bad).c_str(), fate);
+    std::printf("candidates: %s checked, %s bad %s\n", u(r.candidates_checked).c_str(), u(r.candidates_bad).c_str(),
+                fate);
+    std::printf("winners:    %s checked, %s bad %s\n", u(r.winners_checked).c_str(), u(r.winners_bad).c_str(), fate);
+    for (const auto& n : r.not_checked) std::printf("not checked: %s\n", n.c_str());
   }
-  return r.database_ok && r.bad() == 0 ? 0 : 1;
+  return r.database_ok && r.bad() == 0 && r.not_checked.empty() ? 0 : 1;
 }
 
 int run_gc(Cache& cache, const Options& o) {
@@ -295,19 +310,24 @@ int run_gc(Cache& cache, const Options& o) {
 }
 
 int run_import(Cache& cache, const Options& o, const std::string& file) {
-  const ImportReport r = cache.import_from(file);
+  TransferOptions t;
+  t.key_file = o.get("key").value_or("");
+  const ImportReport r = cache.import_from(file, t);
   if (o.json)
     std::printf(
         "{\"kernels_added\": %llu, \"kernels_present\": %llu, \"candidates\": %llu, \"winners\": %llu, "
-        "\"skipped_corrupt\": %llu}\n",
+        "\"skipped_corrupt\": %llu, \"authenticated\": %s}\n",
         static_cast<unsigned long long>(r.kernels_added), static_cast<unsigned long long>(r.kernels_present),
         static_cast<unsigned long long>(r.candidates), static_cast<unsigned long long>(r.winners),
-        static_cast<unsigned long long>(r.skipped_corrupt));
+        static_cast<unsigned long long>(r.skipped_corrupt), r.authenticated ? "true" : "false");
   else
-    std::printf("imported %llu new kernels (%llu already present), %llu candidates, %llu winners; %llu corrupt rows skipped\n",
-                static_cast<unsigned long long>(r.kernels_added), static_cast<unsigned long long>(r.kernels_present),
-                static_cast<unsigned long long>(r.candidates), static_cast<unsigned long long>(r.winners),
-                static_cast<unsigned long long>(r.skipped_corrupt));
+    std::printf(
+        "imported %llu new kernels (%llu already present), %llu candidates, %llu winners; %llu corrupt rows "
+        "skipped; %s\n",
+        static_cast<unsigned long long>(r.kernels_added), static_cast<unsigned long long>(r.kernels_present),
+        static_cast<unsigned long long>(r.candidates), static_cast<unsigned long long>(r.winners),
+        static_cast<unsigned long long>(r.skipped_corrupt),
+        r.authenticated ? "signature verified" : "unsigned import: its author is trusted");
   return 0;
 }
 
@@ -428,7 +448,13 @@ int run_explain(Cache& cache, const Options& o, const std::string& what,
       if (t.problem.problem == key.problem) ops.insert(t.problem.operation);
     if (ops.size() > 1) throw UsageError("several operations store problem '" + key.problem + "'; give --operation");
     if (ops.empty()) {
-      std::printf("miss: no stored tuning result has the problem '%s' (see `swz cache ls`)\n", key.problem.c_str());
+      const std::string summary =
+          "miss: no stored tuning result has the problem '" + key.problem + "' (see `swz cache ls`)";
+      if (o.json)
+        std::printf("{\"found\": false, \"key\": \"\", \"summary\": %s, \"near_misses\": []}\n",
+                    json_str(summary).c_str());
+      else
+        std::printf("%s\n", summary.c_str());
       return 0;
     }
     key.operation = *ops.begin();
@@ -455,6 +481,8 @@ int run_cache(Args& args) {
   for (const char* name : kValueOptions)
     if (auto v = args.value(name)) o.values[name] = *v;
   o.json = args.flag("json");
+  o.read_only = args.flag("read-only");
+  o.force_target = args.flag("force-target");
   const auto action = args.next_positional();
   if (!action) throw UsageError("`swz cache` needs an action: ls, stats, verify, gc, clear, export, import, explain");
   const std::string a = parse_choice("action", *action,
@@ -464,8 +492,11 @@ int run_cache(Args& args) {
   if (a == "ls" || a == "stats" || a == "verify") allow_only(o, a, {}, true);
   if (a == "gc") allow_only(o, a, {"max-size"}, true);
   if (a == "clear") allow_only(o, a, {}, false);
-  if (a == "export") allow_only(o, a, {}, false);
-  if (a == "import") allow_only(o, a, {}, true);
+  if (a == "export") allow_only(o, a, {"sign"}, false);
+  if (a == "import") allow_only(o, a, {"key"}, true);
+  if (o.force_target && a != "export") throw UsageError("--force-target applies only to `swz cache export`");
+  for (const char* k : {"sign", "key"})
+    if (o.get(k) && o.get(k)->empty()) throw UsageError(std::string("--") + k + " needs a KEYFILE path");
   if (a == "export" || a == "import") file = need_file(args, a);
   if (a == "gc" && o.get("max-size")) {
     try {
@@ -482,7 +513,16 @@ int run_cache(Args& args) {
 
   CacheSettings settings = default_cache_settings();
   if (auto dir = o.get("dir")) settings.directory = *dir;
+  if (o.read_only) settings.read_only = true;
   Cache cache(settings);
+  if (a == "clear" || a == "gc" || a == "import") {
+    const CacheStats s = cache.stats();
+    if (s.mode == "read-only")
+      throw Error(ErrorKind::Cache,
+                  "the cache " + s.database + " is read-only" +
+                      (s.degraded_reason.empty() ? std::string(" (as asked)") : " (" + s.degraded_reason + ")") +
+                      "; `swz cache " + a + "` would change nothing");
+  }
   if (a == "stats") return run_stats(cache, o);
   if (a == "ls") return run_ls(cache, o);
   if (a == "verify") return run_verify(cache, o);
@@ -497,11 +537,15 @@ int run_cache(Args& args) {
     return 0;
   }
   if (a == "export") {
-    cache.export_to(file);
+    TransferOptions t;
+    t.key_file = o.get("sign").value_or("");
+    t.allow_special_target = o.force_target;
+    cache.export_to(file, t);
     const CacheStats s = cache.stats();
-    std::printf("exported %llu kernel entries and %llu tuned problems to %s\n",
+    std::printf("exported %llu kernel entries and %llu tuned problems to %s (%s)\n",
                 static_cast<unsigned long long>(s.kernel_entries + s.memory_kernel_entries),
-                static_cast<unsigned long long>(s.tuning_problems), file.c_str());
+                static_cast<unsigned long long>(s.tuning_problems), file.c_str(),
+                t.key_file.empty() ? "unsigned" : "signed");
     return 0;
   }
   if (a == "import") return run_import(cache, o, file);

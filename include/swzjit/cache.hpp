@@ -28,14 +28,22 @@ struct CacheSettings {
   /// Kernel bytes kept on disk before least-recently-used entries are evicted; 0 = no limit.
   std::uint64_t max_bytes = kDefaultCacheMaxBytes;
   /// Never write the database (e.g. a cache shipped with an application); new entries stay in memory.
+  /// A directory or database the process may not write is used this way too, with one warning.
+  /// SWZJIT_CACHE_READ_ONLY=1 sets it.
   bool read_only = false;
   /// How long a writer waits for another process's transaction before giving up on that write.
   int busy_timeout_ms = 10000;
+  /// Longest one database statement may run before it is stopped (a hostile or damaged file must
+  /// end in an error, never in an endless query); 0 = no limit.
+  int statement_limit_ms = 120000;
+  /// Longest get_or_build() waits for a build of the same key by another thread or process (whose
+  /// result it then loads) before it compiles the kernel itself; 0 = never wait.
+  int build_wait_ms = 120000;
   /// Receives each warning (at most once per kind per Cache). Unset: written to stderr as
   /// "swzjit: warning: ...", at most once per kind and directory per process.
   std::function<void(const std::string&)> warn;
 
-  /// Reads SWZJIT_CACHE_DIR, XDG_CACHE_HOME, HOME and SWZJIT_CACHE_MAX_BYTES now.
+  /// Reads SWZJIT_CACHE_DIR, XDG_CACHE_HOME, HOME, SWZJIT_CACHE_MAX_BYTES and SWZJIT_CACHE_READ_ONLY now.
   static CacheSettings from_environment();
 };
 
@@ -126,6 +134,9 @@ struct CacheCounters {
   std::uint64_t evictions = 0;       ///< kernel entries evicted by the size limit or gc()
   std::uint64_t tuning_hits = 0;     ///< load_winner() calls that found a winner
   std::uint64_t tuning_misses = 0;   ///< load_winner() calls that did not
+  /// get_or_build() calls that stopped waiting for another thread's or process's build of the same
+  /// key (CacheSettings::build_wait_ms) and compiled it themselves.
+  std::uint64_t wait_timeouts = 0;
 };
 
 /// Where the cache is and what it holds.
@@ -164,10 +175,15 @@ struct TuningListing {
   std::int64_t updated_us = 0;
 };
 
-/// What verify() found; bad rows have been deleted.
+/// What verify() found; bad rows have been deleted (unless the cache is read-only).
 struct VerifyReport {
+  /// False when the database is damaged, was repaired (moved aside) by this Cache, or could not be
+  /// checked at all (a cache directory was given but the cache runs in memory).
   bool database_ok = true;
   std::string integrity;  ///< SQLite's quick_check answer ("ok") or why it was not run
+  bool read_only = false;  ///< bad rows were found but could not be deleted
+  /// What verify could not check or fix, one sentence each (empty when it checked everything).
+  std::vector<std::string> not_checked;
   std::uint64_t kernels_checked = 0, kernels_bad = 0;
   std::uint64_t problems_checked = 0, problems_bad = 0;
   std::uint64_t candidates_checked = 0, candidates_bad = 0;
@@ -180,6 +196,21 @@ struct ImportReport {
   std::uint64_t kernels_added = 0, kernels_present = 0;
   std::uint64_t candidates = 0, winners = 0;
   std::uint64_t skipped_corrupt = 0;
+  /// The file's signature was checked against TransferOptions::key_file. False: the import trusted
+  /// the file's author (its checksums catch damage, not tampering).
+  bool authenticated = false;
+};
+
+/// How export_to() writes and import_from() trusts a cache export.
+struct TransferOptions {
+  /// export: sign the file (HMAC-SHA-256 over the format and every row, in a canonical order) with
+  /// the key in this file; import: refuse a file that is unsigned or not signed with this key.
+  /// The key file must be a regular file that only its owner may read or write (chmod 600) and hold
+  /// 32 to 4096 bytes (e.g. `head -c 32 /dev/urandom > key`); the key is never printed.
+  std::string key_file;
+  /// export: write through a symbolic link (replacing the file it points to) or into a FIFO or
+  /// character device. Without it, anything at the path but a regular file is refused.
+  bool allow_special_target = false;
 };
 
 /// What gc() evicted and kept.
@@ -257,11 +288,15 @@ class Cache {
   /// With a space hash, "found" means a winner is stored for that search space.
   Explanation explain(const TuningProblemKey& problem, const std::string& space_hash = {});
 
-  /// Writes one standalone SQLite file with every kernel entry and tuning result (replacing `path`).
-  void export_to(const std::string& path);
+  /// Writes one standalone SQLite file with every kernel entry and tuning result: a new file in
+  /// `path`'s directory, renamed over `path` when complete. Throws swz::Error(Io) if `path` is not a
+  /// regular file (unless options.allow_special_target) or cannot be written.
+  void export_to(const std::string& path, const TransferOptions& options = {});
   /// Merges a file written by export_to(); rows failing their checksum are skipped and counted.
-  /// Throws swz::Error(Cache) if the file is not a cache export of this format version.
-  ImportReport import_from(const std::string& path);
+  /// Throws swz::Error(Cache) if the file is not a cache export of this format version, has a
+  /// schema export_to() never writes, or (with options.key_file) is unsigned or tampered with.
+  /// NOTE: without a key the import trusts the file's author: a cubin is code that will run.
+  ImportReport import_from(const std::string& path, const TransferOptions& options = {});
 
   CacheStats stats();
   CacheCounters counters() const;

@@ -27,6 +27,8 @@ struct EngineOptions {
   std::string cache_dir;
   /// Without a cache every kernel is compiled in this process (kept in memory only).
   bool use_cache = true;
+  /// Use the cache without ever writing it (CacheSettings::read_only; SWZJIT_CACHE_READ_ONLY=1 too).
+  bool cache_read_only = false;
   /// gemm(): copy an operand whose pointer, pitch or batch stride allow fewer than 8 bytes per access
   /// into stream-ordered scratch with 16-byte pitches first (GemmProblem::staged), so full-width kernels
   /// run on it. Off: such calls run the narrow-copy kernels of their alignment.
