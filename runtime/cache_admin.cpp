@@ -111,10 +111,17 @@ VerifyReport Cache::verify() {
   }
   const std::uint64_t corrupt_before = im.corrupt;
   std::string schema;
-  im.with_db("checking the database", false, [&](Db& d) {
+  const bool finished = im.with_db("checking the database", false, [&](Db& d) {
     schema = detail::schema_problem(d);
     r.integrity = schema.empty() ? d.query_text("PRAGMA quick_check") : "damaged schema (" + schema + ")";
   });
+  if (!finished && im.corrupt == corrupt_before) {
+    // Not damage, but not a clean bill either (locked for too long, or past the statement limit).
+    r.database_ok = false;
+    r.integrity = "not run: SQLite's check did not finish";
+    r.not_checked.push_back("the database and its rows: SQLite's check did not finish (see the warning)");
+    return r;
+  }
   if (im.corrupt != corrupt_before || r.integrity != "ok") {
     r.database_ok = false;
     if (im.read_only) {

@@ -175,7 +175,8 @@ std::string counters_json(const CacheCounters& c) {
          ", \"builds\": " + std::to_string(c.builds) + ", \"joined\": " + std::to_string(c.joined) +
          ", \"corrupt\": " + std::to_string(c.corrupt) + ", \"store_failures\": " + std::to_string(c.store_failures) +
          ", \"evictions\": " + std::to_string(c.evictions) + ", \"tuning_hits\": " + std::to_string(c.tuning_hits) +
-         ", \"tuning_misses\": " + std::to_string(c.tuning_misses) + "}";
+         ", \"tuning_misses\": " + std::to_string(c.tuning_misses) +
+         ", \"wait_timeouts\": " + std::to_string(c.wait_timeouts) + "}";
 }
 
 int run_stats(Cache& cache, const Options& o) {
