@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -40,6 +41,29 @@ constexpr double kSetupTimeoutSeconds = 120;  // CUDA init + allocations + input
 constexpr int kMaxRegistersPerBlock = 65536;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// device_info on a thread of its own, so this process's cuInit overlaps the space enumeration. The thread
+// owns the task (detached): a driver that never answers leaves a thread behind, not a tune that waits on a
+// future forever (a std::async future would block in its destructor).
+std::future<DeviceInfo> query_device(int ordinal) {
+  auto task = std::make_shared<std::packaged_task<DeviceInfo()>>([ordinal] { return device_info(ordinal); });
+  std::future<DeviceInfo> answer = task->get_future();
+  try {
+    std::thread([task] { (*task)(); }).detach();
+  } catch (const std::system_error&) {
+    (*task)();  // no thread to spare: ask here
+  }
+  return answer;
+}
+
+DeviceInfo await_device(std::future<DeviceInfo>& answer, int ordinal, double timeout_s) {
+  if (answer.wait_for(std::chrono::duration<double>(timeout_s)) != std::future_status::ready)
+    throw Error(ErrorKind::Driver, "autotune: timed out after " + std::to_string(static_cast<int>(timeout_s)) +
+                                       " s waiting for the CUDA driver to describe device " + std::to_string(ordinal) +
+                                       " (cuInit / cuDeviceGetAttribute did not return); check the GPU with "
+                                       "nvidia-smi, then retry");
+  return answer.get();
+}
 
 }  // namespace
 
@@ -95,6 +119,7 @@ class Tuner {
   bool over_time() const { return options_.max_seconds > 0 && seconds_since(start_) >= options_.max_seconds; }
   void emit(const std::string& phase, const std::string& last);
   void finish_counts(std::uint64_t engine_compiles_before);
+  int compile_threads() const;
   const std::string& config(int index) const { return family_.configs[static_cast<std::size_t>(index)]; }
   int support_count() const { return static_cast<int>(family_.support.size()); }
 
@@ -130,6 +155,11 @@ std::vector<int> Tuner::work_list() {
   return work;
 }
 
+int Tuner::compile_threads() const {
+  return options_.compile_threads > 0 ? options_.compile_threads
+                                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 CompileOutcome Tuner::compile_candidate(int index, const std::string& arch) {
   CompileOutcome o;
   o.index = index;
@@ -158,7 +188,7 @@ CompileOutcome Tuner::compile_candidate(int index, const std::string& arch) {
 std::vector<CompilePool::Task> Tuner::support_tasks(const std::string& arch) {
   std::vector<CompilePool::Task> tasks;
   for (int i = 0; i < support_count(); ++i)
-    tasks.push_back([this, arch, i] {
+    tasks.push_back(CompilePool::Task{-1 - i, [this, arch, i] {
       CompileOutcome o;
       o.index = -1 - i;
       ++lookups_;
@@ -170,7 +200,7 @@ std::vector<CompilePool::Task> Tuner::support_tasks(const std::string& arch) {
         o.reason = e.what() + (e.compile_log().empty() ? std::string() : "\n" + e.compile_log());
       }
       return o;
-    });
+    }});
   return tasks;
 }
 
@@ -211,12 +241,11 @@ void Tuner::compile_only() {
   report_.arch = arch;
   const std::uint64_t before = engine_.counters().compiles;
   std::vector<CompilePool::Task> tasks = support_tasks(arch);
-  for (int index : work_list()) tasks.push_back([this, index, arch] { return compile_candidate(index, arch); });
-  const int threads = options_.compile_threads > 0 ? options_.compile_threads
-                                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  CompilePool pool(std::move(tasks), threads);
+  for (int index : work_list())
+    tasks.push_back(CompilePool::Task{index, [this, index, arch] { return compile_candidate(index, arch); }});
+  CompilePool pool(std::move(tasks), compile_threads());
   CompileOutcome o;
-  while (pool.next(&o)) {
+  while (pool.next(&o, options_.compile_timeout_s)) {
     if (o.index < 0) {
       if (!o.ok) throw Error(ErrorKind::Compile, "an autotuner support kernel failed to compile: " + o.reason);
       continue;
@@ -307,11 +336,10 @@ void Tuner::tune(detail::worker::WorkerSession& session, const DeviceInfo& info)
 
   const std::uint64_t before = engine_.counters().compiles;
   std::vector<CompilePool::Task> tasks = support_tasks(arch);
-  for (int index : fresh) tasks.push_back([this, index, arch] { return compile_candidate(index, arch); });
-  const int threads = options_.compile_threads > 0 ? options_.compile_threads
-                                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  for (int index : fresh)
+    tasks.push_back(CompilePool::Task{index, [this, index, arch] { return compile_candidate(index, arch); }});
   {
-    CompilePool pool(std::move(tasks), threads);
+    CompilePool pool(std::move(tasks), compile_threads());
     // Candidates that finish before the support kernels wait for them: no benchmark runs unverified.
     std::vector<CompileOutcome> waiting;
     std::vector<KernelEntry> support(static_cast<std::size_t>(support_count()));
@@ -341,7 +369,7 @@ void Tuner::tune(detail::worker::WorkerSession& session, const DeviceInfo& info)
                             (c.status == "ok" ? " " + std::to_string(c.median_ms) + " ms" : " (" + c.reason + ")"));
     };
     CompileOutcome o;
-    while (pool.next(&o)) {
+    while (pool.next(&o, options_.compile_timeout_s)) {
       if (o.index < 0) {
         if (!o.ok) throw Error(ErrorKind::Compile, "an autotuner support kernel failed to compile: " + o.reason);
         support[static_cast<std::size_t>(-1 - o.index)] = o.entry;
@@ -488,6 +516,7 @@ void detail::validate_tune_options(const TuneOptions& o) {
   if (!(o.max_seconds >= 0)) throw_invalid("autotune: max_seconds must be >= 0");
   if (o.compile_threads < 0) throw_invalid("autotune: compile_threads must be >= 0");
   if (!(o.candidate_timeout_s > 0)) throw_invalid("autotune: candidate_timeout_s must be > 0");
+  if (!(o.compile_timeout_s > 0)) throw_invalid("autotune: compile_timeout_s must be > 0");
   if (o.retime_top < 0) throw_invalid("autotune: retime_top must be >= 0");
   if (o.min_repetitions < 1 || o.max_repetitions < o.min_repetitions || o.max_repetitions > 100000)
     throw_invalid("autotune: need 1 <= min_repetitions <= max_repetitions <= 100000");
@@ -509,7 +538,7 @@ TuneReport detail::run_tune(Engine& engine, const TuneOptions& options, const wo
     h.device = ordinal;
     session = std::make_unique<worker::WorkerSession>(worker::find_worker(worker_settings()), h, kSetupTimeoutSeconds);
     session->start();
-    device = std::async(std::launch::async, [ordinal] { return device_info(ordinal); });
+    device = query_device(ordinal);
   }
   TuneSetup setup = prepare();
   TuneReport report;
@@ -522,7 +551,7 @@ TuneReport detail::run_tune(Engine& engine, const TuneOptions& options, const wo
     if (options.compile_only)
       tuner.compile_only();
     else
-      tuner.tune(*session, device.get());
+      tuner.tune(*session, await_device(device, engine.options().device, kSetupTimeoutSeconds));
     tuner.collect();
   }
   for (const auto& r : setup.rejected) {

@@ -34,6 +34,8 @@ struct TuneOptions {
   std::string arch;              ///< target for compile_only ("" = the engine's device)
   int compile_threads = 0;       ///< 0 = hardware concurrency
   double candidate_timeout_s = 10;  ///< a benchmark taking longer is recorded as "timeout"
+  /// No compile finishing within this long fails the tune with an Error naming the wait (a stuck compile).
+  double compile_timeout_s = 600;
   int retime_top = 3;            ///< re-time this many best candidates, interleaved, before choosing
   std::vector<std::string> extra_configs;  ///< appended to the default space (canonical strings)
   std::function<void(const TuneProgress&)> progress;  ///< called from the tuning thread
