@@ -266,9 +266,10 @@ M decode(const Frame& frame) {
   return m;
 }
 
-/// Writes all of `bytes` to `fd` (a socket without SIGPIPE, else a plain write). False if the other
-/// end is gone.
-bool write_all(int fd, const std::string& bytes);
+/// Writes all of `bytes` to `fd` (a socket without SIGPIPE, else a plain write) within `timeout_s`
+/// seconds (0: only what fits at once). False if the other end is gone, or the time ran out while it
+/// was not reading (then `*timed_out` is set).
+bool write_all(int fd, const std::string& bytes, double timeout_s, bool* timed_out = nullptr);
 
 enum class ReadStatus { Ok, Eof, Timeout };
 /// Reads one frame. `timeout_s` < 0 waits forever. Eof only at a frame boundary; a stream that ends
