@@ -310,6 +310,7 @@ void RetimeRequest::write(Writer& w) const {
   for (const auto& j : jobs) write_job(w, j);
   w.i64(rounds);
   w.i64(reps_per_round);
+  w.i64(warmup_rounds);
 }
 RetimeRequest RetimeRequest::read(Reader& r) {
   RetimeRequest m;
@@ -317,6 +318,7 @@ RetimeRequest RetimeRequest::read(Reader& r) {
   for (std::size_t i = 0; i < n; ++i) m.jobs.push_back(read_job(r));
   m.rounds = static_cast<int>(r.i64());
   m.reps_per_round = static_cast<int>(r.i64());
+  m.warmup_rounds = static_cast<int>(r.i64());
   return m;
 }
 

@@ -394,11 +394,16 @@ std::vector<BenchResult> Worker::retime(const RetimeRequest& req) {
       if (!f) f = verify(req.jobs[i], loaded[i].function);
       if (f && fail(i, *f)) return results;
     }
-    for (int round = 0; round < std::max(1, req.rounds); ++round)
+    // Warm-up rounds: the same sequence as the timed ones (flush, launch), their times dropped.
+    const int warmup = std::max(0, req.warmup_rounds), rounds = std::max(1, req.rounds);
+    std::vector<double> dropped;
+    for (int round = 0; round < warmup + rounds; ++round)
       for (std::size_t i = 0; i < req.jobs.size(); ++i) {
         if (!results[i].status.empty()) continue;  // failed earlier
-        if (auto f = time(req.jobs[i], loaded[i].function, std::max(1, req.reps_per_round), &samples[i]))
+        std::vector<double>* into = round < warmup ? &dropped : &samples[i];
+        if (auto f = time(req.jobs[i], loaded[i].function, std::max(1, req.reps_per_round), into))
           if (fail(i, *f)) return results;
+        dropped.clear();
       }
   } catch (const Error& e) {
     for (std::size_t i = 0; i < results.size(); ++i)

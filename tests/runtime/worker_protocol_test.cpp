@@ -230,12 +230,14 @@ TEST_CASE("worker protocol: every message survives an encode/decode round trip")
   rt.jobs[1].kernel.is_ptx = true;
   rt.rounds = 12;
   rt.reps_per_round = 2;
+  rt.warmup_rounds = 5;
   const RetimeRequest rt2 = decode<RetimeRequest>(frame_of(encode(rt)));
   REQUIRE(rt2.jobs.size() == 2);
   check_same(rt.jobs[0], rt2.jobs[0]);
   check_same(rt.jobs[1], rt2.jobs[1]);
   CHECK(rt2.rounds == 12);
   CHECK(rt2.reps_per_round == 2);
+  CHECK(rt2.warmup_rounds == 5);
 
   RetimeReply rr;
   rr.results = {BenchResult{1, "ok", "", 1, 0.9, 1.1, 10, false}, BenchResult{2, "", "", 0, 0, 0, 0, false}};
