@@ -1,7 +1,8 @@
 // runtime: the autotuner (include/swzjit/autotune.hpp). Space after the static checks -> reuse of
 // cached candidates -> parallel compiles on a thread pool, consumed by the tuning thread, which hands
 // each compiled candidate to the benchmark worker process (verify, then time) -> interleaved re-timing
-// of the best few -> deterministic choice -> candidates and winner stored in the engine's cache. The
+// of the best few and the default config -> deterministic choice (never slower than the default) ->
+// candidates and winner stored in the engine's cache. The
 // loop is family-independent (runtime/autotune_tuner.hpp); the families are in runtime/autotune_transpose.cpp
 // and runtime/autotune_gemm.cpp.
 #include "swzjit/autotune.hpp"
@@ -15,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -40,6 +42,29 @@ constexpr double kSetupTimeoutSeconds = 120;  // CUDA init + allocations + input
 constexpr int kMaxRegistersPerBlock = 65536;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// device_info on a thread of its own, so this process's cuInit overlaps the space enumeration. The thread
+// owns the task (detached): a driver that never answers leaves a thread behind, not a tune that waits on a
+// future forever (a std::async future would block in its destructor).
+std::future<DeviceInfo> query_device(int ordinal) {
+  auto task = std::make_shared<std::packaged_task<DeviceInfo()>>([ordinal] { return device_info(ordinal); });
+  std::future<DeviceInfo> answer = task->get_future();
+  try {
+    std::thread([task] { (*task)(); }).detach();
+  } catch (const std::system_error&) {
+    (*task)();  // no thread to spare: ask here
+  }
+  return answer;
+}
+
+DeviceInfo await_device(std::future<DeviceInfo>& answer, int ordinal, double timeout_s) {
+  if (answer.wait_for(std::chrono::duration<double>(timeout_s)) != std::future_status::ready)
+    throw Error(ErrorKind::Driver, "autotune: timed out after " + std::to_string(static_cast<int>(timeout_s)) +
+                                       " s waiting for the CUDA driver to describe device " + std::to_string(ordinal) +
+                                       " (cuInit / cuDeviceGetAttribute did not return); check the GPU with "
+                                       "nvidia-smi, then retry");
+  return answer.get();
+}
 
 }  // namespace
 
@@ -95,7 +120,9 @@ class Tuner {
   bool over_time() const { return options_.max_seconds > 0 && seconds_since(start_) >= options_.max_seconds; }
   void emit(const std::string& phase, const std::string& last);
   void finish_counts(std::uint64_t engine_compiles_before);
+  int compile_threads() const;
   const std::string& config(int index) const { return family_.configs[static_cast<std::size_t>(index)]; }
+  bool is_default(int index) const { return index >= 0 && index == family_.default_index; }
   int support_count() const { return static_cast<int>(family_.support.size()); }
 
   Engine& engine_;
@@ -119,15 +146,28 @@ void Tuner::emit(const std::string& phase, const std::string& last) {
   options_.progress(progress_);
 }
 
+// The candidates to measure: the first max_candidates configs of the space (all when 0), and the default
+// config whether or not it is among them. The default goes first, so a time budget never cuts it either:
+// every tune measures what the Engine would run without it.
 std::vector<int> Tuner::work_list() {
-  std::vector<int> work;
-  for (int i = 0; i < static_cast<int>(family_.configs.size()); ++i) work.push_back(i);
-  if (options_.max_candidates > 0 && static_cast<int>(work.size()) > options_.max_candidates) {
-    work.resize(static_cast<std::size_t>(options_.max_candidates));
+  const int size = static_cast<int>(family_.configs.size());
+  int n = size;
+  if (options_.max_candidates > 0 && size > options_.max_candidates) {
+    n = options_.max_candidates;
     report_.budget_exhausted = true;
   }
+  const int d = family_.default_index;
+  std::vector<int> work;
+  if (d >= 0) work.push_back(d);
+  for (int i = 0; i < n; ++i)
+    if (i != d) work.push_back(i);
   progress_.total = static_cast<int>(work.size());
   return work;
+}
+
+int Tuner::compile_threads() const {
+  return options_.compile_threads > 0 ? options_.compile_threads
+                                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 CompileOutcome Tuner::compile_candidate(int index, const std::string& arch) {
@@ -158,7 +198,7 @@ CompileOutcome Tuner::compile_candidate(int index, const std::string& arch) {
 std::vector<CompilePool::Task> Tuner::support_tasks(const std::string& arch) {
   std::vector<CompilePool::Task> tasks;
   for (int i = 0; i < support_count(); ++i)
-    tasks.push_back([this, arch, i] {
+    tasks.push_back(CompilePool::Task{-1 - i, [this, arch, i] {
       CompileOutcome o;
       o.index = -1 - i;
       ++lookups_;
@@ -170,7 +210,7 @@ std::vector<CompilePool::Task> Tuner::support_tasks(const std::string& arch) {
         o.reason = e.what() + (e.compile_log().empty() ? std::string() : "\n" + e.compile_log());
       }
       return o;
-    });
+    }});
   return tasks;
 }
 
@@ -209,14 +249,14 @@ void Tuner::compile_only() {
     throw_invalid("autotune: arch '" + arch + "' is not a target libswzjit compiles for (allowed: " + known + ")");
   }
   report_.arch = arch;
+  if (family_.default_index >= 0) report_.default_config = config(family_.default_index);
   const std::uint64_t before = engine_.counters().compiles;
   std::vector<CompilePool::Task> tasks = support_tasks(arch);
-  for (int index : work_list()) tasks.push_back([this, index, arch] { return compile_candidate(index, arch); });
-  const int threads = options_.compile_threads > 0 ? options_.compile_threads
-                                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  CompilePool pool(std::move(tasks), threads);
+  for (int index : work_list())
+    tasks.push_back(CompilePool::Task{index, [this, index, arch] { return compile_candidate(index, arch); }});
+  CompilePool pool(std::move(tasks), compile_threads());
   CompileOutcome o;
-  while (pool.next(&o)) {
+  while (pool.next(&o, options_.compile_timeout_s)) {
     if (o.index < 0) {
       if (!o.ok) throw Error(ErrorKind::Compile, "an autotuner support kernel failed to compile: " + o.reason);
       continue;
@@ -280,6 +320,7 @@ void Tuner::tune(detail::worker::WorkerSession& session, const DeviceInfo& info)
   report_.arch = arch;
   report_.device = info.name;
   key_ = family_.tuning_key();
+  if (family_.default_index >= 0) report_.default_config = config(family_.default_index);
   const std::map<std::string, CandidateResult> stored = engine_.cache().load_candidates(key_);
 
   // Candidates measured by an earlier tune are reused; only the rest is compiled and measured.
@@ -307,11 +348,10 @@ void Tuner::tune(detail::worker::WorkerSession& session, const DeviceInfo& info)
 
   const std::uint64_t before = engine_.counters().compiles;
   std::vector<CompilePool::Task> tasks = support_tasks(arch);
-  for (int index : fresh) tasks.push_back([this, index, arch] { return compile_candidate(index, arch); });
-  const int threads = options_.compile_threads > 0 ? options_.compile_threads
-                                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  for (int index : fresh)
+    tasks.push_back(CompilePool::Task{index, [this, index, arch] { return compile_candidate(index, arch); }});
   {
-    CompilePool pool(std::move(tasks), threads);
+    CompilePool pool(std::move(tasks), compile_threads());
     // Candidates that finish before the support kernels wait for them: no benchmark runs unverified.
     std::vector<CompileOutcome> waiting;
     std::vector<KernelEntry> support(static_cast<std::size_t>(support_count()));
@@ -319,10 +359,10 @@ void Tuner::tune(detail::worker::WorkerSession& session, const DeviceInfo& info)
     bool checker_ready = support_left == 0;
     const auto handle = [&](const CompileOutcome& o) {
       const std::string& name = config(o.index);
-      if (over_time()) {  // compiled, never measured: not recorded
+      if (over_time()) {  // no new work is started, but the default is always measured
         report_.budget_exhausted = true;
         pool.stop();
-        return;
+        if (!is_default(o.index)) return;  // compiled, never measured: not recorded
       }
       TuneCandidate c;
       if (!o.ok) {
@@ -341,7 +381,7 @@ void Tuner::tune(detail::worker::WorkerSession& session, const DeviceInfo& info)
                             (c.status == "ok" ? " " + std::to_string(c.median_ms) + " ms" : " (" + c.reason + ")"));
     };
     CompileOutcome o;
-    while (pool.next(&o)) {
+    while (pool.next(&o, options_.compile_timeout_s)) {
       if (o.index < 0) {
         if (!o.ok) throw Error(ErrorKind::Compile, "an autotuner support kernel failed to compile: " + o.reason);
         support[static_cast<std::size_t>(-1 - o.index)] = o.entry;
@@ -366,22 +406,20 @@ void Tuner::tune(detail::worker::WorkerSession& session, const DeviceInfo& info)
   choose_and_store();
 }
 
-// Re-time the best few interleaved in one worker, so they are compared under the same conditions.
+// Re-time the best few and the default interleaved in one worker, so they are compared under the same
+// conditions: after untimed warm-up rounds (the first pass timed each candidate right after the GPU idled
+// through compiles; an application runs its GEMM on a busy GPU), for enough rounds that the fastest gets
+// about repetition_target_ms of timed runs.
 void Tuner::retime(detail::worker::WorkerSession& session, const std::string& arch) {
-  std::vector<int> ok;
+  std::vector<detail::RankedCandidate> first;
   for (const auto& r : results_)
-    if (r.second.status == "ok") ok.push_back(r.first);
-  std::sort(ok.begin(), ok.end(), [&](int a, int b) {
-    const double ma = results_[a].median_ms, mb = results_[b].median_ms;
-    return ma != mb ? ma < mb : a < b;
-  });
-  if (options_.retime_top <= 0 || ok.empty()) return;
-  if (static_cast<int>(ok.size()) > options_.retime_top) ok.resize(static_cast<std::size_t>(options_.retime_top));
+    if (r.second.status == "ok")
+      first.push_back(detail::RankedCandidate{r.second.config, r.second.median_ms, r.first, is_default(r.first)});
+  std::vector<int> ok = detail::retime_set(first, options_.retime_top);
   for (int attempt = 0; attempt < 3 && !ok.empty(); ++attempt) {
-    detail::worker::RetimeRequest req;
-    req.rounds = std::max(10, options_.min_repetitions);
-    req.reps_per_round = 1;
     std::vector<int> loaded;
+    std::vector<double> medians;
+    detail::worker::RetimeRequest req;
     for (int index : ok) {
       auto it = entries_.find(index);
       if (it == entries_.end()) {  // reused from the tuning cache: its kernel is (normally) a cache hit
@@ -397,13 +435,20 @@ void Tuner::retime(detail::worker::WorkerSession& session, const std::string& ar
       }
       req.jobs.push_back(job_for(index, it->second, arch));
       loaded.push_back(index);
+      medians.push_back(results_.at(index).median_ms);
     }
     ok = loaded;
     if (ok.empty()) return;
-    emit("retime", "re-timing the best " + std::to_string(ok.size()) + " interleaved");
+    const detail::RetimePlan plan =
+        detail::plan_retime(medians, options_.min_repetitions, options_.max_repetitions,
+                            options_.repetition_target_ms, options_.candidate_timeout_s);
+    req.rounds = plan.rounds;
+    req.warmup_rounds = plan.warmup_rounds;
+    req.reps_per_round = 1;
+    emit("retime", "re-timing " + std::to_string(ok.size()) + " interleaved (" + std::to_string(plan.rounds) +
+                       " rounds after " + std::to_string(plan.warmup_rounds) + " warm-up rounds)");
     std::string why;
-    const double timeout = options_.candidate_timeout_s * static_cast<double>(ok.size() + 1);
-    const auto results = session.retime(req, timeout, &why);
+    const auto results = session.retime(req, plan.timeout_s, &why);
     engine_.count_benchmark_runs(ok.size());
     if (!results) {
       emit("retime", "re-timing failed (" + why + "); choosing on the first measurements");
@@ -438,14 +483,17 @@ void Tuner::retime(detail::worker::WorkerSession& session, const std::string& ar
 }
 
 void Tuner::choose_and_store() {
-  // The contenders: the best few, re-timed together (every ok candidate when re-timing was off or failed).
+  // The contenders: the best few and the default, re-timed together (every ok candidate when re-timing
+  // was off or failed). Near-ties go to the default, so the winner is never slower than it here.
   std::vector<int> contenders = retimed_;
   if (contenders.empty())
     for (const auto& r : results_) contenders.push_back(r.first);
   std::vector<detail::RankedCandidate> ranked;
   for (int index : contenders) {
     const TuneCandidate& c = results_.at(index);
-    if (c.status == "ok") ranked.push_back(detail::RankedCandidate{c.config, c.median_ms, index});
+    if (c.status != "ok") continue;
+    ranked.push_back(detail::RankedCandidate{c.config, c.median_ms, index, is_default(index)});
+    if (is_default(index)) report_.default_ms = c.median_ms;
   }
   const int w = detail::choose_winner(ranked);
   if (w < 0) {
@@ -457,7 +505,10 @@ void Tuner::choose_and_store() {
   engine_.cache().store_winner(key_, report_.space_hash, report_.winner, report_.winner_ms);
   progress_.best_config = report_.winner;
   progress_.best_ms = report_.winner_ms;
-  emit("done", "winner " + report_.winner + " " + std::to_string(report_.winner_ms) + " ms");
+  emit("done", "winner " + report_.winner + " " + std::to_string(report_.winner_ms) + " ms" +
+                   (report_.default_ms > 0 ? " (default " + report_.default_config + " " +
+                                                 std::to_string(report_.default_ms) + " ms)"
+                                           : ""));
 }
 
 void Tuner::collect() {
@@ -488,6 +539,7 @@ void detail::validate_tune_options(const TuneOptions& o) {
   if (!(o.max_seconds >= 0)) throw_invalid("autotune: max_seconds must be >= 0");
   if (o.compile_threads < 0) throw_invalid("autotune: compile_threads must be >= 0");
   if (!(o.candidate_timeout_s > 0)) throw_invalid("autotune: candidate_timeout_s must be > 0");
+  if (!(o.compile_timeout_s > 0)) throw_invalid("autotune: compile_timeout_s must be > 0");
   if (o.retime_top < 0) throw_invalid("autotune: retime_top must be >= 0");
   if (o.min_repetitions < 1 || o.max_repetitions < o.min_repetitions || o.max_repetitions > 100000)
     throw_invalid("autotune: need 1 <= min_repetitions <= max_repetitions <= 100000");
@@ -509,7 +561,7 @@ TuneReport detail::run_tune(Engine& engine, const TuneOptions& options, const wo
     h.device = ordinal;
     session = std::make_unique<worker::WorkerSession>(worker::find_worker(worker_settings()), h, kSetupTimeoutSeconds);
     session->start();
-    device = std::async(std::launch::async, [ordinal] { return device_info(ordinal); });
+    device = query_device(ordinal);
   }
   TuneSetup setup = prepare();
   TuneReport report;
@@ -522,7 +574,7 @@ TuneReport detail::run_tune(Engine& engine, const TuneOptions& options, const wo
     if (options.compile_only)
       tuner.compile_only();
     else
-      tuner.tune(*session, device.get());
+      tuner.tune(*session, await_device(device, engine.options().device, kSetupTimeoutSeconds));
     tuner.collect();
   }
   for (const auto& r : setup.rejected) {

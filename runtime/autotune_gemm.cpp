@@ -217,10 +217,13 @@ TuneReport autotune_gemm(Engine& engine, const GemmProblem& problem_in, int max_
         space.rejected.emplace_back(cfg, why);
         continue;
       }
-      any_split = any_split || gemm_k_splits(cfg) > 1;
       kept.push_back(std::move(cfg));
     }
     space.kept = std::move(kept);
+    // What the Engine runs when nothing is tuned is always a candidate (and re-timed with the best).
+    const int default_index =
+        detail::keep_config(space.kept, space.rejected, default_gemm_config(problem, max_vec_bytes));
+    for (const GemmConfig& cfg : space.kept) any_split = any_split || gemm_k_splits(cfg) > 1;
     detail::TuneSetup setup;
     setup.problem = problem.key(max_vec_bytes);
     setup.space_hash = gemm_space_id(problem.dtype, problem.out_dtype, frame.layout, max_vec_bytes,
@@ -229,6 +232,7 @@ TuneReport autotune_gemm(Engine& engine, const GemmProblem& problem_in, int max_
     auto configs = std::make_shared<const std::vector<GemmConfig>>(std::move(space.kept));
     detail::TuneFamily& f = setup.family;
     for (const auto& c : *configs) f.configs.push_back(c.to_string());
+    f.default_index = default_index;
     f.compile = [&engine, configs](int i, const std::string& arch) {
       return engine.compile_gemm((*configs)[static_cast<std::size_t>(i)], arch);
     };

@@ -86,17 +86,38 @@ struct TuningSpace {
 TuningSpace select_transpose_space(DType dtype, int max_vec_bytes, bool keep_conflicted,
                                    const std::vector<std::string>& extra_configs = {});
 
-/// One ok candidate as the final choice sees it; `order` is its position in the space.
+/// One ok candidate as the final choice sees it; `order` is its position in the space; `is_default`: the
+/// family's default config (what the Engine runs when nothing is tuned).
 struct RankedCandidate {
   std::string config;
   double median_ms = 0;
   int order = 0;
+  bool is_default = false;
 };
 
 /// The winner, deterministically: the lowest median, except that every candidate within
-/// `near_tie` (a fraction: 0.01 = 1%) of it counts as a tie, and among ties the lowest `order`
-/// wins. Returns the index into `ranked`, or -1 when it is empty.
+/// `near_tie` (a fraction: 0.01 = 1%) of it counts as a tie, and among ties the default wins, else the
+/// lowest `order`. So the winner is never slower than the default among `ranked`: a tuned config must beat
+/// it by more than the near-tie margin. Returns the index into `ranked`, or -1 when it is empty.
 int choose_winner(const std::vector<RankedCandidate>& ranked, double near_tie = 0.01);
+
+/// The candidates the final interleaved re-time measures together, as `order`s: the `top` fastest of
+/// `ok` (by first-pass median, ties by order), then the default when it is in `ok` and not among them.
+/// Empty when `top` <= 0 (no re-time: the choice uses the first measurements).
+std::vector<int> retime_set(const std::vector<RankedCandidate>& ok, int top);
+
+/// How long the final re-time runs, from the candidates' first-pass medians: `rounds` timed rounds (each
+/// candidate once per round, after an L2 flush) so that the fastest gets about `target_ms` of timed runs,
+/// within [max(10, min_reps), max(10, max_reps)]; `warmup_rounds` untimed rounds first (about 100 ms of
+/// kernel time, 1..200), so every candidate is timed on a GPU that has been busy, as in an application;
+/// and a deadline for the worker's reply that covers both with room to spare.
+struct RetimePlan {
+  int rounds = 10;
+  int warmup_rounds = 1;
+  double timeout_s = 0;
+};
+RetimePlan plan_retime(const std::vector<double>& first_medians_ms, int min_reps, int max_reps, double target_ms,
+                       double candidate_timeout_s);
 
 /// Median and 20th/80th percentiles (linear interpolation between order statistics) of samples.
 struct TimeStats {

@@ -1,5 +1,6 @@
 // runtime: the autotuner's pure pieces (runtime/autotune_internal.hpp): the tuning space after the
-// static checks, its hash, the deterministic winner choice, time statistics, and the support kernels
+// static checks, its hash, the re-time set and plan, the deterministic winner choice (near-ties to the
+// default config), time statistics, and the support kernels
 // (input fill / output check, test-only misbehaving stand-ins) compiled through the kernel cache.
 #include <algorithm>
 #include <cmath>
@@ -86,12 +87,64 @@ int choose_winner(const std::vector<RankedCandidate>& ranked, double near_tie) {
   double best = ranked[0].median_ms;
   for (const auto& r : ranked) best = std::min(best, r.median_ms);
   const double limit = best * (1.0 + near_tie);
+  // Among the near-ties: the default first (a tuned config has to beat it clearly), then the lowest order.
+  const auto before = [](const RankedCandidate& a, const RankedCandidate& b) {
+    if (a.is_default != b.is_default) return a.is_default;
+    return a.order < b.order;
+  };
   int chosen = -1;
   for (std::size_t i = 0; i < ranked.size(); ++i) {
     if (!(ranked[i].median_ms <= limit)) continue;
-    if (chosen < 0 || ranked[i].order < ranked[static_cast<std::size_t>(chosen)].order) chosen = static_cast<int>(i);
+    if (chosen < 0 || before(ranked[i], ranked[static_cast<std::size_t>(chosen)])) chosen = static_cast<int>(i);
   }
   return chosen;
+}
+
+std::vector<int> retime_set(const std::vector<RankedCandidate>& ok, int top) {
+  std::vector<int> set;
+  if (top <= 0 || ok.empty()) return set;
+  std::vector<const RankedCandidate*> sorted;
+  for (const auto& r : ok) sorted.push_back(&r);
+  std::sort(sorted.begin(), sorted.end(), [](const RankedCandidate* a, const RankedCandidate* b) {
+    return a->median_ms != b->median_ms ? a->median_ms < b->median_ms : a->order < b->order;
+  });
+  bool have_default = false;
+  for (std::size_t i = 0; i < sorted.size() && static_cast<int>(i) < top; ++i) {
+    set.push_back(sorted[i]->order);
+    have_default = have_default || sorted[i]->is_default;
+  }
+  if (!have_default)
+    for (const auto& r : ok)
+      if (r.is_default) {
+        set.push_back(r.order);
+        break;
+      }
+  return set;
+}
+
+RetimePlan plan_retime(const std::vector<double>& first_medians_ms, int min_reps, int max_reps, double target_ms,
+                       double candidate_timeout_s) {
+  constexpr double kWarmupMs = 100;
+  constexpr int kMaxWarmupRounds = 200;
+  constexpr double kFlushMs = 0.1;  // the L2 flush before every timed run, generously
+  RetimePlan plan;
+  const int lo = std::max(10, min_reps), hi = std::max(lo, max_reps);
+  double fastest = 0, round_ms = 0;
+  for (double m : first_medians_ms) {
+    const double t = std::max(m, 1e-4);
+    fastest = fastest == 0 ? t : std::min(fastest, t);
+    round_ms += t + kFlushMs;
+  }
+  plan.rounds = lo;
+  if (fastest > 0 && target_ms > 0)
+    plan.rounds = static_cast<int>(std::min<double>(hi, std::max<double>(lo, std::ceil(target_ms / fastest))));
+  plan.warmup_rounds = round_ms > 0 ? static_cast<int>(std::min<double>(kMaxWarmupRounds,
+                                                                        std::max(1.0, std::ceil(kWarmupMs / round_ms))))
+                                    : 1;
+  // Loading and verifying each candidate, plus every round at four times the first pass's pace.
+  plan.timeout_s = candidate_timeout_s * static_cast<double>(first_medians_ms.size() + 1) +
+                   4.0 * static_cast<double>(plan.rounds + plan.warmup_rounds) * round_ms / 1000.0;
+  return plan;
 }
 
 TimeStats summarize_times(std::vector<double> samples) {

@@ -45,6 +45,9 @@ TuneReport autotune_transpose(Engine& engine, const TransposeProblem& problem_in
   const auto prepare = [&] {
     detail::TuningSpace space =
         detail::select_transpose_space(problem.dtype, max_vec_bytes, options.keep_conflicted, options.extra_configs);
+    // What the Engine runs when nothing is tuned is always a candidate (and re-timed with the best).
+    const int default_index =
+        detail::keep_config(space.kept, space.rejected, default_transpose_config(problem.dtype, max_vec_bytes));
     detail::TuneSetup setup;
     setup.problem = problem.key(max_vec_bytes);
     setup.space_hash =
@@ -53,6 +56,7 @@ TuneReport autotune_transpose(Engine& engine, const TransposeProblem& problem_in
     auto configs = std::make_shared<const std::vector<TransposeConfig>>(std::move(space.kept));
     detail::TuneFamily& f = setup.family;
     for (const auto& c : *configs) f.configs.push_back(c.to_string());
+    f.default_index = default_index;
     f.compile = [&engine, configs](int i, const std::string& arch) {
       return engine.compile_transpose((*configs)[static_cast<std::size_t>(i)], arch);
     };

@@ -19,6 +19,9 @@ namespace detail {
 /// checks, in its fixed order).
 struct TuneFamily {
   std::vector<std::string> configs;  ///< canonical config strings
+  /// Position in `configs` of the family's default config (what the Engine runs when nothing is tuned);
+  /// -1: none. It is always compiled, measured and re-timed, and wins near-ties (runtime/autotune.cpp).
+  int default_index = -1;
   /// The candidate's kernel for `arch`, through the engine (and its kernel cache). Throws swz::Error.
   std::function<KernelEntry(int index, const std::string& arch)> compile;
   /// Threads per block (for the register limit check).
@@ -44,6 +47,23 @@ struct TuneSetup {
   std::string problem;     ///< the problem key (TuneReport::problem)
   std::string space_hash;  ///< the space id the winner is stored under
 };
+
+/// Makes `cfg` a candidate of a space after the static checks: its position in `kept` when there, else it
+/// moves from `rejected` (or is appended) to the end of `kept`. The default config is always tuned: the
+/// Engine runs it when nothing is tuned, so the tune must show whether anything beats it.
+template <class Config>
+int keep_config(std::vector<Config>& kept, std::vector<std::pair<Config, std::string>>& rejected, const Config& cfg) {
+  const std::string name = cfg.to_string();
+  for (std::size_t i = 0; i < kept.size(); ++i)
+    if (kept[i].to_string() == name) return static_cast<int>(i);
+  for (auto it = rejected.begin(); it != rejected.end(); ++it)
+    if (it->first.to_string() == name) {
+      rejected.erase(it);
+      break;
+    }
+  kept.push_back(cfg);
+  return static_cast<int>(kept.size()) - 1;
+}
 
 /// Runs one tune: starts the worker with `hello` (unless compile-only) so that CUDA initialization
 /// overlaps `prepare` (the space enumeration), then compiles, verifies, times, re-times, chooses and

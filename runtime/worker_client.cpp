@@ -149,7 +149,7 @@ WorkerProcess::WorkerProcess(const std::string& path) {
 
 WorkerProcess::~WorkerProcess() {
   if (fd_ >= 0) {
-    write_all(fd_, encode(QuitRequest{}));
+    write_all(fd_, encode(QuitRequest{}), 0);  // only if it fits at once: closing the socket ends it too
     ::close(fd_);
   }
   if (reaped_ || pid_ <= 0) return;
@@ -171,7 +171,10 @@ WorkerProcess::~WorkerProcess() {
   }
 }
 
-bool WorkerProcess::send(const std::string& frame) { return fd_ >= 0 && write_all(fd_, frame); }
+bool WorkerProcess::send(const std::string& frame, double timeout_s, bool* timed_out) {
+  if (timed_out) *timed_out = false;
+  return fd_ >= 0 && write_all(fd_, frame, timeout_s, timed_out);
+}
 
 ReadStatus WorkerProcess::receive(Frame* frame, double timeout_s) {
   if (fd_ < 0) return ReadStatus::Eof;
@@ -211,7 +214,7 @@ void WorkerSession::start() {
   process_ = std::make_unique<WorkerProcess>(path_);
   ++starts_;
   hello_done_ = support_done_ = false;
-  process_->send(encode(hello_));  // a worker that died at once shows up at the first receive
+  process_->send(encode(hello_), setup_timeout_s_);  // a worker that died at once shows up at the first receive
 }
 
 void WorkerSession::set_support(SupportRequest support) { support_ = std::move(support); }
@@ -249,8 +252,10 @@ void WorkerSession::ensure_ready() {
       }
       if (failure.empty() && !support_done_) {
         if (!support_) throw Error(ErrorKind::Internal, "the autotuner started benchmarks before its check kernel");
-        process_->send(encode(*support_));
-        const ReadStatus st = process_->receive(&frame, setup_timeout_s_);
+        bool send_timed_out = false;
+        const ReadStatus st = process_->send(encode(*support_), setup_timeout_s_, &send_timed_out)
+                                  ? process_->receive(&frame, setup_timeout_s_)
+                                  : send_timed_out ? ReadStatus::Timeout : ReadStatus::Eof;
         if (st != ReadStatus::Ok) {
           failure = "loading the check kernel: " + describe_loss(st, setup_timeout_s_);
         } else {
@@ -281,7 +286,11 @@ BenchResult WorkerSession::bench(const BenchRequest& request, double timeout_s) 
   ReadStatus st = ReadStatus::Eof;
   std::string protocol_failure;
   try {
-    if (process_->send(encode(request))) st = process_->receive(&frame, timeout_s);
+    bool send_timed_out = false;
+    if (process_->send(encode(request), timeout_s, &send_timed_out))
+      st = process_->receive(&frame, timeout_s);
+    else if (send_timed_out)
+      st = ReadStatus::Timeout;
     if (st == ReadStatus::Ok) {
       const BenchReply reply = decode<BenchReply>(frame);
       if (reply.result.id != request.job.id) throw ProtocolError("a reply for another candidate");
@@ -311,7 +320,11 @@ std::optional<std::vector<BenchResult>> WorkerSession::retime(const RetimeReques
   Frame frame;
   ReadStatus st = ReadStatus::Eof;
   try {
-    if (process_->send(encode(request))) st = process_->receive(&frame, timeout_s);
+    bool send_timed_out = false;
+    if (process_->send(encode(request), timeout_s, &send_timed_out))
+      st = process_->receive(&frame, timeout_s);
+    else if (send_timed_out)
+      st = ReadStatus::Timeout;
     if (st == ReadStatus::Ok) {
       RetimeReply reply = decode<RetimeReply>(frame);
       if (reply.results.size() != request.jobs.size()) throw ProtocolError("a re-time reply of the wrong length");

@@ -42,8 +42,8 @@ class WorkerProcess {
   WorkerProcess& operator=(const WorkerProcess&) = delete;
 
   pid_t pid() const noexcept { return pid_; }
-  /// False when the worker is gone.
-  bool send(const std::string& frame);
+  /// False when the worker is gone, or did not take the frame within `timeout_s` (then `*timed_out`).
+  bool send(const std::string& frame, double timeout_s, bool* timed_out = nullptr);
   /// @throws ProtocolError for a malformed reply.
   ReadStatus receive(Frame* frame, double timeout_s);
   /// SIGKILL, then reap (waiting at most a few seconds).

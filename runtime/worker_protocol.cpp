@@ -310,6 +310,7 @@ void RetimeRequest::write(Writer& w) const {
   for (const auto& j : jobs) write_job(w, j);
   w.i64(rounds);
   w.i64(reps_per_round);
+  w.i64(warmup_rounds);
 }
 RetimeRequest RetimeRequest::read(Reader& r) {
   RetimeRequest m;
@@ -317,6 +318,7 @@ RetimeRequest RetimeRequest::read(Reader& r) {
   for (std::size_t i = 0; i < n; ++i) m.jobs.push_back(read_job(r));
   m.rounds = static_cast<int>(r.i64());
   m.reps_per_round = static_cast<int>(r.i64());
+  m.warmup_rounds = static_cast<int>(r.i64());
   return m;
 }
 
@@ -367,18 +369,51 @@ void decode_header(const unsigned char* header, MessageType* type, std::uint64_t
   *payload_bytes = n;
 }
 
-bool write_all(int fd, const std::string& bytes) {
+namespace {
+
+// Waits until `fd` can be written, or `deadline` passes (false).
+bool wait_writable(int fd, std::chrono::steady_clock::time_point deadline) {
+  for (;;) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) return false;
+    pollfd p{fd, POLLOUT, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1 << 30)));
+    if (ready > 0) return true;  // writable, or an error the write itself reports
+    if (ready < 0 && errno != EINTR) return true;
+  }
+}
+
+}  // namespace
+
+bool write_all(int fd, const std::string& bytes, double timeout_s, bool* timed_out) {
+  if (timed_out) *timed_out = false;
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(std::max(0.0, timeout_s)));
   std::size_t done = 0;
   bool socket = true;
   while (done < bytes.size()) {
-    ssize_t n = socket ? ::send(fd, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL) : -1;
+    // A socket never blocks here (MSG_DONTWAIT): a full buffer waits in poll, against the deadline.
+    ssize_t n = socket ? ::send(fd, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL | MSG_DONTWAIT) : -1;
     if (n < 0 && socket && errno == ENOTSOCK) {
       socket = false;
       continue;
     }
-    if (!socket) n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (!socket) {
+      if (!wait_writable(fd, deadline)) {
+        if (timed_out) *timed_out = true;
+        return false;
+      }
+      n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    }
     if (n < 0) {
       if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        if (wait_writable(fd, deadline)) continue;
+        if (timed_out) *timed_out = true;
+        return false;
+      }
       return false;
     }
     done += static_cast<std::size_t>(n);

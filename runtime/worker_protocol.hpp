@@ -27,7 +27,8 @@ namespace detail {
 namespace worker {
 
 constexpr std::uint32_t kMagic = 0x57575A53u;  // "SZWW" in memory order: 'S' 'Z' 'W' 'W'
-constexpr std::uint16_t kProtocolVersion = 3;  // 3: split-K (BenchJob k_splits/k_slice, Support splitk_reduce)
+// 3: split-K (BenchJob k_splits/k_slice, Support splitk_reduce); 4: Retime warmup_rounds
+constexpr std::uint16_t kProtocolVersion = 4;
 constexpr std::size_t kHeaderBytes = 16;
 constexpr std::uint64_t kMaxPayloadBytes = std::uint64_t{256} << 20;  // kernel images are far smaller
 
@@ -213,13 +214,15 @@ struct BenchReply {
   static BenchReply read(Reader& r);
 };
 
-/// Re-time several verified candidates interleaved: `rounds` rounds, each running every candidate
-/// `reps_per_round` times, so slow drifts (clocks, temperature) hit all of them alike.
+/// Re-time several verified candidates interleaved: `warmup_rounds` untimed rounds, then `rounds` timed
+/// rounds, each running every candidate `reps_per_round` times (each run after an L2 flush, as in Bench),
+/// so slow drifts (clocks, temperature) hit all of them alike and none is timed on an idle GPU.
 struct RetimeRequest {
   static constexpr MessageType kType = MessageType::Retime;
   std::vector<BenchJob> jobs;
   int rounds = 10;
   int reps_per_round = 1;
+  int warmup_rounds = 0;
   void write(Writer& w) const;
   static RetimeRequest read(Reader& r);
 };
@@ -266,9 +269,10 @@ M decode(const Frame& frame) {
   return m;
 }
 
-/// Writes all of `bytes` to `fd` (a socket without SIGPIPE, else a plain write). False if the other
-/// end is gone.
-bool write_all(int fd, const std::string& bytes);
+/// Writes all of `bytes` to `fd` (a socket without SIGPIPE, else a plain write) within `timeout_s`
+/// seconds (0: only what fits at once). False if the other end is gone, or the time ran out while it
+/// was not reading (then `*timed_out` is set).
+bool write_all(int fd, const std::string& bytes, double timeout_s, bool* timed_out = nullptr);
 
 enum class ReadStatus { Ok, Eof, Timeout };
 /// Reads one frame. `timeout_s` < 0 waits forever. Eof only at a frame boundary; a stream that ends

@@ -33,6 +33,7 @@ using Clock = std::chrono::steady_clock;
 constexpr std::size_t kGuardBytes = std::size_t{1} << 20;  // before and after the output
 constexpr std::size_t kMinFlushBytes = std::size_t{64} << 20;
 constexpr int kHelperThreads = 256;
+constexpr double kReplySeconds = 60;
 
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -393,11 +394,16 @@ std::vector<BenchResult> Worker::retime(const RetimeRequest& req) {
       if (!f) f = verify(req.jobs[i], loaded[i].function);
       if (f && fail(i, *f)) return results;
     }
-    for (int round = 0; round < std::max(1, req.rounds); ++round)
+    // Warm-up rounds: the same sequence as the timed ones (flush, launch), their times dropped.
+    const int warmup = std::max(0, req.warmup_rounds), rounds = std::max(1, req.rounds);
+    std::vector<double> dropped;
+    for (int round = 0; round < warmup + rounds; ++round)
       for (std::size_t i = 0; i < req.jobs.size(); ++i) {
         if (!results[i].status.empty()) continue;  // failed earlier
-        if (auto f = time(req.jobs[i], loaded[i].function, std::max(1, req.reps_per_round), &samples[i]))
+        std::vector<double>* into = round < warmup ? &dropped : &samples[i];
+        if (auto f = time(req.jobs[i], loaded[i].function, std::max(1, req.reps_per_round), into))
           if (fail(i, *f)) return results;
+        dropped.clear();
       }
   } catch (const Error& e) {
     for (std::size_t i = 0; i < results.size(); ++i)
@@ -432,6 +438,8 @@ int serve(int in_fd, int out_fd) {
     std::string reply;
     int exit_after = -1;
     try {
+      // NOTE: the one wait without a deadline: between requests the tuner may compile for as long as its
+      // own (bounded) compile waits allow; its exit or kill closes the socket, which ends this wait.
       if (read_frame(in_fd, &frame, -1.0) == ReadStatus::Eof) return 0;
       switch (frame.type) {
         case MessageType::Hello: {
@@ -471,7 +479,8 @@ int serve(int in_fd, int out_fd) {
       complain(e.what());
       return 2;
     }
-    if (!write_all(out_fd, reply)) return 0;  // the tuner is gone: nothing left to do
+    // The tuner reads each reply as soon as it asked; one not taken within a minute has given up on us.
+    if (!write_all(out_fd, reply, kReplySeconds)) return 0;  // the tuner is gone: nothing left to do
     if (exit_after >= 0) return exit_after;
   }
 }

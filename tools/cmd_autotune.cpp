@@ -248,6 +248,16 @@ void print_table(const std::string& family, const TuneReport& r, const Rate& rat
     else
       std::printf("winner %s: %.4f ms, %.1f %s (stored in the cache)\n", r.winner.c_str(), r.winner_ms,
                   rate.of(r.winner_ms), rate.unit);
+    // Tuned vs default, from the measurement the winner was chosen on (the final re-time).
+    if (!r.winner.empty() && !r.default_config.empty()) {
+      if (r.default_ms > 0)
+        std::printf("tuned vs default: %.1f vs %.1f %s (%.2fx; default %s: %.4f ms%s)\n", rate.of(r.winner_ms),
+                    rate.of(r.default_ms), rate.unit, r.default_ms / r.winner_ms, r.default_config.c_str(),
+                    r.default_ms, r.winner == r.default_config ? ", kept as the winner" : "");
+      else
+        std::printf("tuned vs default: the default %s did not run ok in the final measurement\n",
+                    r.default_config.c_str());
+    }
   }
   std::printf("%.2f s\n", r.seconds);
 }

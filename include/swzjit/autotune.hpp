@@ -34,7 +34,11 @@ struct TuneOptions {
   std::string arch;              ///< target for compile_only ("" = the engine's device)
   int compile_threads = 0;       ///< 0 = hardware concurrency
   double candidate_timeout_s = 10;  ///< a benchmark taking longer is recorded as "timeout"
-  int retime_top = 3;            ///< re-time this many best candidates, interleaved, before choosing
+  /// No compile finishing within this long fails the tune with an Error naming the wait (a stuck compile).
+  double compile_timeout_s = 600;
+  /// Re-time this many best candidates, interleaved, before choosing; the default config (what the Engine
+  /// runs with nothing tuned) is re-timed with them whenever it ran ok. 0: choose on the first measurements.
+  int retime_top = 3;
   std::vector<std::string> extra_configs;  ///< appended to the default space (canonical strings)
   std::function<void(const TuneProgress&)> progress;  ///< called from the tuning thread
   int min_repetitions = 10;         ///< timed runs per candidate, at least
@@ -76,7 +80,13 @@ struct TuneReport {
   std::string space_hash;    ///< the search-space hash the winner is stored under
   std::string arch;          ///< the target compiled for
   std::string device;        ///< the GPU benchmarked on ("" for compile_only)
-  int retimed = 0;           ///< candidates re-timed interleaved before the choice
+  int retimed = 0;           ///< candidates re-timed interleaved before the choice (the default included)
+  /// The family's default config (default_transpose_config / default_gemm_config: what the Engine runs
+  /// when nothing is tuned). Always a candidate, whatever max_candidates and the static checks say.
+  std::string default_config;
+  /// The default's median in the measurement the winner was chosen on (the final re-time when there was
+  /// one); 0 when it did not run ok. The winner is never slower than this: near-ties go to the default.
+  double default_ms = 0;
   int worker_restarts = 0;   ///< benchmark workers restarted after faults, hangs or crashes
 };
 

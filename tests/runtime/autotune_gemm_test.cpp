@@ -304,14 +304,25 @@ TEST_CASE("gemm split-K candidates: kept only for few tiles and long K, with the
   o.compile_only = true;
   o.arch = "sm_90";
   o.max_candidates = 1;  // the first candidate is enough: the support kernels are what is counted
+  // Each tune also compiles the problem's default config (thin: a split-K one; big: an unsplit one).
+  const std::string first = space.front().to_string();
+  const std::string thin_default = default_gemm_config(thin, 16).to_string();
+  const std::string big_default = default_gemm_config(big, 16).to_string();
+  CHECK(gemm_k_splits(GemmConfig::parse(thin_default)) > 1);
+  CHECK(gemm_k_splits(GemmConfig::parse(big_default)) == 1);
+  const int thin_candidates = thin_default == first ? 1 : 2;
   const TuneReport thin_report = autotune_gemm(engine, thin, 16, o);
-  CHECK(thin_report.compiled == 1 + 3);  // one candidate; check, reference, split-K reduction
+  CHECK(thin_report.compiled == thin_candidates + 3);  // candidates; check, reference, split-K reduction
   CHECK(thin_report.static_rejected == 0);
+  CHECK(thin_report.default_config == thin_default);
   const TuneReport big_report = autotune_gemm(engine, big, 16, o);
-  // Same candidate, check and reference kernels: all cache hits; no reduction is asked for.
-  CHECK(big_report.compiled == 0);
-  CHECK(big_report.kernel_cache_hits == 3);
+  // The first candidate, check and reference kernels: cache hits; no reduction is asked for. Its default
+  // is new unless it is the first config.
+  const int big_new = big_default != first && big_default != thin_default ? 1 : 0;
+  CHECK(big_report.compiled == big_new);
+  CHECK(big_report.kernel_cache_hits == 2 + (big_default == first ? 1 : 2) - big_new);
   CHECK(big_report.static_rejected == 4);
+  CHECK(big_report.default_config == big_default);
   int skipped = 0;
   for (const auto& c : big_report.candidates)
     if (c.status == "skipped-static") {

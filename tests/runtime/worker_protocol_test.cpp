@@ -230,12 +230,14 @@ TEST_CASE("worker protocol: every message survives an encode/decode round trip")
   rt.jobs[1].kernel.is_ptx = true;
   rt.rounds = 12;
   rt.reps_per_round = 2;
+  rt.warmup_rounds = 5;
   const RetimeRequest rt2 = decode<RetimeRequest>(frame_of(encode(rt)));
   REQUIRE(rt2.jobs.size() == 2);
   check_same(rt.jobs[0], rt2.jobs[0]);
   check_same(rt.jobs[1], rt2.jobs[1]);
   CHECK(rt2.rounds == 12);
   CHECK(rt2.reps_per_round == 2);
+  CHECK(rt2.warmup_rounds == 5);
 
   RetimeReply rr;
   rr.results = {BenchResult{1, "ok", "", 1, 0.9, 1.1, 10, false}, BenchResult{2, "", "", 0, 0, 0, 0, false}};
@@ -377,7 +379,7 @@ TEST_CASE("worker protocol: frames cross a socket; end of stream, truncation and
   BenchRequest br;
   br.job = sample_job();
   br.job.kernel.image.assign(3 << 20, 'z');  // bigger than a socket buffer: written while read
-  std::thread writer([&] { CHECK(write_all(sv[1], encode(br) + encode(QuitRequest{}))); });
+  std::thread writer([&] { CHECK(write_all(sv[1], encode(br) + encode(QuitRequest{}), 30.0)); });
   Frame f;
   REQUIRE(read_frame(sv[0], &f, 10.0) == ReadStatus::Ok);
   CHECK(decode<BenchRequest>(f).job.kernel.image == br.job.kernel.image);
@@ -392,7 +394,7 @@ TEST_CASE("worker protocol: frames cross a socket; end of stream, truncation and
 
   // Half a frame, then the writer goes away: a ProtocolError, not a hang or a short frame.
   const std::string half = encode(br).substr(0, 100);
-  CHECK(write_all(sv[1], half));
+  CHECK(write_all(sv[1], half, 5.0));
   close(sv[1]);
   CHECK_THROWS_AS(read_frame(sv[0], &f, 5.0), ProtocolError);
   close(sv[0]);
@@ -401,8 +403,30 @@ TEST_CASE("worker protocol: frames cross a socket; end of stream, truncation and
   REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
   close(sv[1]);
   CHECK(read_frame(sv[0], &f, 5.0) == ReadStatus::Eof);
-  CHECK_FALSE(write_all(sv[0], encode(QuitRequest{})));
+  bool timed_out = true;
+  CHECK_FALSE(write_all(sv[0], encode(QuitRequest{}), 5.0, &timed_out));
+  CHECK_FALSE(timed_out);  // gone, not slow
   close(sv[0]);
+}
+
+TEST_CASE("worker protocol: a peer that never reads makes a write time out instead of blocking") {
+  int sv[2];
+  REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+  const std::string big(16 << 20, 'x');  // far more than a socket buffer; nobody reads sv[1]
+  bool timed_out = false;
+  const auto t0 = std::chrono::steady_clock::now();
+  CHECK_FALSE(write_all(sv[0], big, 0.3, &timed_out));
+  CHECK(timed_out);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
+  // A frame that fits in the buffer goes at once, even with no time to wait.
+  int sv2[2];
+  REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, sv2) == 0);
+  CHECK(write_all(sv2[0], encode(QuitRequest{}), 0.0, &timed_out));
+  CHECK_FALSE(timed_out);
+  Frame f;
+  CHECK(read_frame(sv2[1], &f, 5.0) == ReadStatus::Ok);
+  CHECK(f.type == MessageType::Quit);
+  for (int fd : {sv[0], sv[1], sv2[0], sv2[1]}) close(fd);
 }
 
 TEST_CASE("swz-worker refuses a terminal, explains itself and prints nothing on stdout") {
@@ -452,7 +476,7 @@ TEST_CASE("swz-worker without a driver answers Hello with NoDevice and exits; th
   hello.problem = ProblemDesc{4, 64, 32, 32, 64, 1, 64 * 32, 32 * 64, 1};
   {
     WorkerProcess w(worker_path());
-    REQUIRE(w.send(encode(hello)));
+    REQUIRE(w.send(encode(hello), 30.0));
     Frame f;
     REQUIRE(w.receive(&f, 30.0) == ReadStatus::Ok);
     const HelloReply reply = decode<HelloReply>(f);
