@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -12,6 +13,7 @@
 
 #include "generator/checked_arith.hpp"
 #include "runtime/autotune_internal.hpp"
+#include "runtime/engine_tune_gate.hpp"
 #include "runtime/jit_cache.hpp"
 #include "swzjit/error.hpp"
 #include "templates/transpose.cuh"
@@ -131,6 +133,7 @@ struct Engine::Impl {
     std::optional<Kernel> kernel;
   };
   std::map<ProblemId, Choice> choices;
+  detail::TuneGate<ProblemId> tuning;  // TuneOnMiss: the problems being tuned now
   std::atomic<std::uint64_t> compiles{0}, loads{0}, tuned_hits{0}, tuned_misses{0}, tunes{0}, bench_runs{0},
       launches{0};
 };
@@ -244,16 +247,20 @@ TransposeConfig Engine::transpose_config(const TransposeProblem& problem_in, Dev
       have = false;  // a stored winner this build cannot parse is a miss
     }
   }
+  bool remember = true;
   if (have) {
     ++impl_->tuned_hits;
   } else {
     ++impl_->tuned_misses;
-    if (impl_->options.policy == TunePolicy::TuneOnMiss) {
-      chosen = autotune_transpose_for_engine(*this, problem, align);
-    } else {
-      chosen = default_transpose_config(problem.dtype, align);
-    }
+    const std::function<TransposeConfig()> fallback = [&] { return default_transpose_config(problem.dtype, align); };
+    if (impl_->options.policy == TunePolicy::TuneOnMiss)
+      chosen = impl_->tuning.choose<TransposeConfig>(
+          id, "the transpose " + problem.key(align),
+          [&] { return autotune_transpose_for_engine(*this, problem, align); }, fallback, &remember);
+    else
+      chosen = fallback();
   }
+  if (!remember) return chosen;  // another thread is tuning this problem: its winner is remembered
   std::lock_guard<std::mutex> lock(impl_->mutex);
   return impl_->choices.emplace(id, Impl::Choice{chosen, std::nullopt}).first->second.config;
 }

@@ -17,6 +17,7 @@
 #include "generator/checked_arith.hpp"
 #include "runtime/autotune_internal.hpp"
 #include "runtime/driver_api.hpp"
+#include "runtime/engine_tune_gate.hpp"
 #include "runtime/jit_cache.hpp"
 #include "swzjit/error.hpp"
 #include "swzjit/gemm_pack.hpp"
@@ -35,6 +36,7 @@ struct GemmState {
   std::map<std::string, Kernel> kernels;   // by generated name expression (one device per engine)
   std::map<std::string, GemmConfig> choices;  // gemm_config's answers, by problem key
   std::set<std::string> validated;            // configs passed to gemm() that validated (10-20 us each)
+  TuneGate<std::string> tuning;               // TuneOnMiss: the problem keys being tuned now
   std::atomic<std::uint64_t> launches{0};
   // The split-K workspaces' memory pool (created on first use): the engine's own, so it can keep its
   // memory across synchronizations (release threshold: unlimited) without changing the device's
@@ -482,12 +484,17 @@ GemmConfig Engine::gemm_config(const GemmProblem& problem, DevicePtr a, DevicePt
     }
     count_tuned_lookup(have);
   }
+  bool remember = true;
   if (!have) {
+    const std::function<GemmConfig()> fallback = [&] { return default_gemm_config(p, align, arch); };
     if (tunable && options().policy == TunePolicy::TuneOnMiss)
-      chosen = autotune_gemm_for_engine(*this, p, align);
+      chosen = st.tuning.choose<GemmConfig>(pkey, "the GEMM " + pkey,
+                                            [&] { return autotune_gemm_for_engine(*this, p, align); }, fallback,
+                                            &remember);
     else
-      chosen = default_gemm_config(p, align, arch);
+      chosen = fallback();
   }
+  if (!remember) return chosen;  // another thread is tuning this problem: its winner is remembered
   std::lock_guard<std::mutex> lock(st.mutex);
   st.choices[pkey] = chosen;
   return chosen;

@@ -1,6 +1,7 @@
 // runtime: the benchmark worker's GEMM side (runtime/worker_gemm.hpp): the inputs are filled on the GPU by
 // templates/gemm_check.cuh, the reference C comes from templates/gemm_reference.cuh (f64 sums) once per
 // worker, and each candidate's C is compared with it on the GPU (relative Frobenius error, guards).
+#include "generator/checked_arith.hpp"
 #include "runtime/worker_gemm.hpp"
 
 #include <algorithm>
@@ -45,12 +46,14 @@ GemmTarget::GemmTarget(const GemmDesc& desc, int device, const DeviceInfo& info,
   const long long a_rows = d_.a_kmajor ? d_.m : d_.k, a_line = d_.a_kmajor ? d_.k : d_.m;
   const long long b_rows = d_.b_kmajor ? d_.n : d_.k, b_line = d_.b_kmajor ? d_.k : d_.n;
   if (d_.lda < a_line || d_.ldb < b_line || d_.ldc < d_.n) bad("pitches smaller than a line");
-  if (d_.batch > 1 && (d_.stride_a < 0 || d_.stride_b < 0 || d_.stride_c < d_.m * d_.ldc)) bad("batch strides");
+  if (d_.batch > 1 && (d_.stride_a < 0 || d_.stride_b < 0 || d_.stride_c < detail::checked_mul(d_.m, d_.ldc, "C")))
+    bad("batch strides");
   if (!(d_.tolerance > 0)) bad("tolerance");
   const std::size_t ei = static_cast<std::size_t>(kind_bytes(d_.in_kind));
   const std::size_t eo = static_cast<std::size_t>(kind_bytes(d_.out_kind));
-  a_elems_ = (d_.batch - 1) * d_.stride_a + a_rows * d_.lda;
-  b_elems_ = (d_.batch - 1) * d_.stride_b + b_rows * d_.ldb;
+  a_elems_ = detail::checked_extent(d_.batch, d_.stride_a, a_rows, d_.lda, d_.lda, static_cast<int>(ei), "A");
+  b_elems_ = detail::checked_extent(d_.batch, d_.stride_b, b_rows, d_.ldb, d_.ldb, static_cast<int>(ei), "B");
+  detail::checked_extent(d_.batch, d_.batch > 1 ? d_.stride_c : 0, d_.m, d_.ldc, d_.ldc, static_cast<int>(eo), "C");
   body_elems_ = tpl::gemm_check_body_elems(d_.m, d_.ldc, d_.batch, d_.batch > 1 ? d_.stride_c : d_.m * d_.ldc);
   guard_elems_ = static_cast<long long>(kGuardBytes / eo);
   const std::size_t c_bytes = 2 * kGuardBytes + round_up(static_cast<std::size_t>(body_elems_) * eo, 256);
@@ -133,7 +136,8 @@ CUresult GemmTarget::launch(const BenchJob& job, CUfunction f, std::string* what
     throw_invalid("candidate " + job.config + ": grid z " + std::to_string(job.grid[2]) + " is not batch x splits (" +
                   std::to_string(d_.batch * splits) + "; at most 65535)");
   const long long ldw = gemm_splitk_workspace_ld(d_.n), stride_w = gemm_splitk_workspace_stride(d_.m, d_.n);
-  const std::size_t bytes = static_cast<std::size_t>(d_.batch * splits * stride_w) * sizeof(float);
+  const std::size_t bytes = static_cast<std::size_t>(detail::checked_mul(
+      detail::checked_mul(d_.batch * splits, stride_w, "split-K workspace"), 4, "split-K workspace bytes"));
   if (workspace_.size() < bytes) {
     check(api.cuStreamSynchronize(stream_), "finishing the runs that use the old split-K workspace");
     workspace_ = DeviceBuffer();  // free the smaller one first

@@ -2,6 +2,7 @@
 // input/output buffers (allocated once, reused by every candidate) and an L2-flush buffer; verifies
 // each candidate on the GPU (templates/transpose_check.cuh; GEMMs: runtime/worker_gemm.cpp), then
 // times it with CUDA events.
+#include "generator/checked_arith.hpp"
 #include "runtime/worker_server.hpp"
 
 #include <algorithm>
@@ -105,7 +106,8 @@ void Worker::validate(const ProblemDesc& p) const {
   if (p.elem_bytes != 2 && p.elem_bytes != 4) throw_invalid("element size " + std::to_string(p.elem_bytes));
   if (p.rows < 1 || p.cols < 1 || p.batch < 1) throw_invalid("empty problem");
   if (p.ld_in < p.cols || p.ld_out < p.rows) throw_invalid("pitches smaller than a row");
-  if (p.batch > 1 && (p.stride_in < p.rows * p.ld_in || p.stride_out < p.cols * p.ld_out))
+  if (p.batch > 1 && (p.stride_in < detail::checked_mul(p.rows, p.ld_in, "transpose input matrix") ||
+                      p.stride_out < detail::checked_mul(p.cols, p.ld_out, "transpose output matrix")))
     throw_invalid("overlapping batch strides");
 }
 
@@ -126,7 +128,9 @@ HelloReply Worker::hello(const HelloRequest& req) {
       gemm_ = std::make_unique<GemmTarget>(req.gemm, device_, info_, stream());
     } else {
       const std::size_t eb = static_cast<std::size_t>(p_.elem_bytes);
-      in_elems_ = (p_.batch - 1) * p_.stride_in + p_.rows * p_.ld_in;
+      in_elems_ = detail::checked_add(detail::checked_mul(p_.batch - 1, p_.stride_in, "transpose input"),
+                                      detail::checked_mul(p_.rows, p_.ld_in, "transpose input"), "transpose input");
+      detail::checked_mul(in_elems_, p_.elem_bytes, "transpose input bytes");
       body_elems_ = tpl::check_body_elems(p_.cols, p_.ld_out, p_.batch, p_.stride_out);
       guard_elems_ = static_cast<long long>(kGuardBytes / eb);
       const std::size_t out_bytes = 2 * kGuardBytes + round_up(static_cast<std::size_t>(body_elems_) * eb, 256);

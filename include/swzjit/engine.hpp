@@ -17,7 +17,10 @@ namespace swz {
 /// What the engine does when no tuned result is cached for a problem.
 enum class TunePolicy {
   Default,     ///< use a sensible default configuration (never benchmarks)
-  TuneOnMiss,  ///< run the autotuner once, store the winner, then use it
+  /// Run the autotuner once per problem, store the winner, then use it. While one thread tunes a problem,
+  /// other calls for it run the default (they never wait for the tune); a tune that fails (no worker, no
+  /// device) gives the default for that problem, with one warning per engine on stderr.
+  TuneOnMiss,
 };
 
 struct EngineOptions {
