@@ -27,8 +27,6 @@ cmake --build "$BUILD_DIR" -j "$JOBS"
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-# NVRTC is not instrumented and keeps process-lifetime allocations; only its own frames are suppressed.
-export LSAN_OPTIONS="suppressions=$PWD/tests/fuzz/lsan.supp:print_suppressions=0"
 
 echo "== sanitizers: swz info without a driver"
 "$BUILD_DIR/swz" info >/dev/null
