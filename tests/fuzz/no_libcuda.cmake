@@ -1,0 +1,32 @@
+# tests/fuzz: fails if a built binary needs libcuda. The library dlopens the driver (runtime/driver.cpp),
+# so everything must start on a machine without one, sanitizer builds included (issue 10 item 10).
+# Usage: cmake -DREADELF=readelf "-DFILES=a;b;c" -P no_libcuda.cmake
+if(NOT READELF)
+  set(READELF readelf)
+endif()
+set(_bad "")
+foreach(_file IN LISTS FILES)
+  if(NOT EXISTS "${_file}")
+    message(FATAL_ERROR "no_libcuda: ${_file} does not exist (build it first)")
+  endif()
+  execute_process(COMMAND "${READELF}" -d "${_file}" OUTPUT_VARIABLE _out ERROR_VARIABLE _err
+                  RESULT_VARIABLE _rc)
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "no_libcuda: ${READELF} -d ${_file} failed (${_rc}): ${_err}")
+  endif()
+  string(REGEX MATCHALL "\\(NEEDED\\)[^\n]*" _needed "${_out}")
+  set(_names "")
+  foreach(_line IN LISTS _needed)
+    string(REGEX REPLACE ".*\\[(.*)\\].*" "\\1" _name "${_line}")
+    list(APPEND _names "${_name}")
+    if(_name MATCHES "^libcuda\\.so")
+      list(APPEND _bad "${_file} needs ${_name}")
+    endif()
+  endforeach()
+  message(STATUS "${_file}: NEEDED ${_names}")
+endforeach()
+if(_bad)
+  list(JOIN _bad "\n  " _msg)
+  message(FATAL_ERROR "no_libcuda: binaries need the CUDA driver library, so they cannot start without a "
+                      "driver (link NVRTC without CUDA::cuda_driver's stub; see the top-level CMakeLists.txt):\n  ${_msg}")
+endif()
