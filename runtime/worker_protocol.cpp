@@ -475,9 +475,22 @@ ReadStatus read_frame(int fd, Frame* frame, double timeout_s) {
   }
   std::uint64_t n = 0;
   decode_header(header, &frame->type, &n);
-  frame->payload.assign(static_cast<std::size_t>(n), '\0');
-  const std::size_t body = read_some(fd, reinterpret_cast<unsigned char*>(&frame->payload[0]),
-                                     static_cast<std::size_t>(n), has_deadline, deadline, &timed_out);
+  // The payload grows as bytes arrive (1 MiB at a time): a header announcing a large payload costs
+  // nothing until the bytes come, so a peer that stops early is seen at once, not after zeroing it all.
+  constexpr std::size_t kChunk = std::size_t{1} << 20;
+  frame->payload.clear();
+  std::size_t body = 0;
+  while (body < n) {
+    const std::size_t want = std::min<std::size_t>(kChunk, static_cast<std::size_t>(n) - body);
+    frame->payload.resize(body + want);
+    const std::size_t r = read_some(fd, reinterpret_cast<unsigned char*>(&frame->payload[body]), want, has_deadline,
+                                    deadline, &timed_out);
+    body += r;
+    if (r < want) {
+      frame->payload.resize(body);
+      break;
+    }
+  }
   if (body < n) {
     if (timed_out) return ReadStatus::Timeout;
     throw ProtocolError("the stream ended inside a " + std::string(to_string(frame->type)) + " payload (" +
