@@ -183,7 +183,8 @@ bool run_transpose(Engine& engine, cudaStream_t stream, std::mt19937_64& rng, bo
         const std::size_t dst = static_cast<std::size_t>(b * r.stride_out + j * r.ld_out + i) * eb;
         if (std::memcmp(h_in.data() + src, o + dst, static_cast<std::size_t>(eb)) != 0) {
           *what += ": wrong element at batch " + std::to_string(b) + " (" + std::to_string(i) + "," +
-                   std::to_string(j) + ")";
+                   std::to_string(j) + ") (config now chosen: " + engine.transpose_config(p, in.ptr(), out.ptr()).to_string() +
+                   ")";
           return false;
         }
       }
@@ -282,7 +283,8 @@ bool run_gemm(Engine& engine, cudaStream_t stream, std::mt19937_64& rng, bool tu
   const double err = std::sqrt(err2 / std::max(norm2, 1e-30));
   const double tol = p.dtype == DType::F32 ? 1e-5 : 1e-2;
   if (err > tol) {
-    *what += ": relative Frobenius error " + std::to_string(err);
+    *what += ": relative Frobenius error " + std::to_string(err) + " (config now chosen: " +
+             engine.gemm_config(p, a.ptr(), b.ptr()).to_string() + ")";
     return false;
   }
   return true;

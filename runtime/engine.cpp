@@ -320,8 +320,11 @@ void Engine::transpose(const TransposeProblem& problem_in, DevicePtr in, DeviceP
   if (!kernel) {
     cfg = transpose_config(p, in, out);
     kernel = transpose_kernel(cfg);
+    // NOTE: the memo may hold another config than `cfg` (a tune by another thread finished meanwhile) or
+    // none (this call ran the default while that tune ran): the kernel goes only to its own config.
     std::lock_guard<std::mutex> lock(impl_->mutex);
-    impl_->choices.at(id).kernel = kernel;
+    const auto it = impl_->choices.find(id);
+    if (it != impl_->choices.end() && it->second.config == cfg) it->second.kernel = kernel;
   }
   launch_resolved(*kernel, cfg, p, in, out, stream);
   ++impl_->launches;

@@ -7,12 +7,14 @@
 #include <doctest/doctest.h>
 #include <stdlib.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "runtime/autotune_internal.hpp"
@@ -490,4 +492,34 @@ TEST_CASE("autotune gemm: TuneOnMiss on successive problems next to a default-po
   }
   CHECK(engine.counters().tunes == 3);  // the repeated shape is a hit
   CHECK(other.counters().tunes == 0);
+}
+
+TEST_CASE("autotune: TuneOnMiss calls from several threads on one problem while it is tuned are all exact") {
+  // Found by the soak (bench/soak.cpp): a call that ran the default while another thread tuned the same
+  // problem gave its kernel to the memo entry of the tuned config (wrong results from then on), or
+  // found no entry (map::at). Every call here must be exact, during the tune and after it.
+  EngineOptions o;
+  o.cache_dir = temp_cache_dir();
+  o.policy = TunePolicy::TuneOnMiss;
+  Engine engine(o);
+  TransposeProblem p = problem_of(1000, 776);
+  p.dtype = DType::F16;
+  std::atomic<long long> bad{0}, calls{0};
+  std::atomic<bool> tuned{false};
+  std::vector<std::thread> threads;
+  threads.emplace_back([&] {
+    bad += transpose_errors(engine, p, nullptr, 1);  // the first call tunes
+    tuned = true;
+  });
+  for (unsigned t = 0; t < 3; ++t)
+    threads.emplace_back([&, t] {
+      for (unsigned i = 0; !tuned || i < 20; ++i) {
+        bad += transpose_errors(engine, p, nullptr, 100 * t + i);
+        ++calls;
+      }
+    });
+  for (auto& th : threads) th.join();
+  CHECK(bad == 0);
+  CHECK(calls >= 60);
+  CHECK(engine.counters().tunes == 1);
 }
