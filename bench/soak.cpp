@@ -63,25 +63,34 @@ double device_used_mb() {
 }
 
 // A device buffer with poisoned guard regions around `bytes` of payload at `misalign` bytes past a
-// 256-byte boundary.
+// 256-byte boundary. Every transfer is ordered on the thread's own stream, as the engine's work is.
+// NOTE: cudaMemset and pageable cudaMemcpy run on the legacy default stream, which a non-blocking stream
+// does not wait for (a pageable upload may return before its DMA lands): mixing them made the first
+// version of this program report wrong results that were its own.
 class Buffer {
  public:
-  Buffer(std::size_t bytes, std::size_t misalign) : bytes_(bytes), misalign_(misalign) {
+  Buffer(std::size_t bytes, std::size_t misalign, cudaStream_t stream)
+      : bytes_(bytes), misalign_(misalign), stream_(stream) {
     total_ = kGuard + misalign + bytes + kGuard;
     bench::check(cudaMalloc(&base_, total_), "cudaMalloc");
-    bench::check(cudaMemset(base_, kPoison, total_), "cudaMemset(poison)");
+    bench::check(cudaMemsetAsync(base_, kPoison, total_, stream_), "cudaMemsetAsync(poison)");
   }
-  ~Buffer() { cudaFree(base_); }
+  ~Buffer() {
+    cudaStreamSynchronize(stream_);
+    cudaFree(base_);
+  }
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
   void* data() const { return static_cast<std::uint8_t*>(base_) + kGuard + misalign_; }
   DevicePtr ptr() const { return reinterpret_cast<DevicePtr>(data()); }
   void upload(const std::vector<std::uint8_t>& h) const {
-    bench::check(cudaMemcpy(data(), h.data(), bytes_, cudaMemcpyHostToDevice), "cudaMemcpy(upload)");
+    bench::check(cudaMemcpyAsync(data(), h.data(), bytes_, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync(upload)");
+    bench::check(cudaStreamSynchronize(stream_), "upload");  // `h` may go away after this
   }
   std::vector<std::uint8_t> download_all() const {
     std::vector<std::uint8_t> h(total_);
-    bench::check(cudaMemcpy(h.data(), base_, total_, cudaMemcpyDeviceToHost), "cudaMemcpy(download)");
+    bench::check(cudaMemcpyAsync(h.data(), base_, total_, cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync(download)");
+    bench::check(cudaStreamSynchronize(stream_), "download");
     return h;
   }
   std::size_t payload_offset() const { return kGuard + misalign_; }
@@ -99,6 +108,7 @@ class Buffer {
  private:
   void* base_ = nullptr;
   std::size_t bytes_, misalign_, total_;
+  cudaStream_t stream_;
 };
 
 std::vector<std::uint8_t> random_elements(DType t, std::size_t count, std::mt19937_64& rng) {
@@ -165,7 +175,7 @@ bool run_transpose(Engine& engine, cudaStream_t stream, std::mt19937_64& rng, bo
   *what = label.str();
   set_what(*what);
 
-  Buffer in(in_elems * eb, mis_in), out(out_elems * eb, mis_out);
+  Buffer in(in_elems * eb, mis_in, stream), out(out_elems * eb, mis_out, stream);
   const std::vector<std::uint8_t> h_in = random_elements(p.dtype, in_elems, rng);
   in.upload(h_in);
   engine.transpose(p, in.ptr(), out.ptr(), stream);
@@ -254,7 +264,8 @@ bool run_gemm(Engine& engine, cudaStream_t stream, std::mt19937_64& rng, bool tu
   *what = label.str();
   set_what(*what);
 
-  Buffer a(a_elems * ib, mis), b(b_elems * ib, mis), c(c_elems * ob, mis_c), ref(c_elems * ob, 0);
+  Buffer a(a_elems * ib, mis, stream), b(b_elems * ib, mis, stream), c(c_elems * ob, mis_c, stream),
+      ref(c_elems * ob, 0, stream);
   a.upload(random_elements(p.dtype, a_elems, rng));
   b.upload(random_elements(p.dtype, b_elems, rng));
   const std::vector<std::uint8_t> c0 = random_elements(p.out_dtype, c_elems, rng);

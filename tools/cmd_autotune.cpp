@@ -51,7 +51,7 @@ const char kHelp[] =
     "  --batch B              number of products, at most 65535 (default 1)\n"
     "common options:\n"
     "  --budget-s S           stop starting new candidates after S seconds (0 = no limit)\n"
-    "  --max-candidates N     measure at most the first N configs of the space (0 = all)\n"
+    "  --max-candidates N     measure at most the first N configs of the space, plus the default config (0 = all)\n"
     "  --keep-conflicted      keep configs the bank analysis shows conflicted (plain tiles)\n"
     "  --compile-only         only fill the kernel cache (no GPU needed); needs --arch\n"
     "  --arch A               the target for --compile-only: sm_80, sm_86, sm_89, sm_90 or sm_90a\n"
@@ -169,7 +169,7 @@ void print_json(const std::string& family, const TuneReport& r, Engine& engine) 
                   ", \"from_cache\": " + (k.from_cache ? "true" : "false") + "}";
   std::printf(
       "{\"family\": %s, \"problem\": %s, \"device\": %s, \"arch\": %s, \"winner\": %s, \"winner_ms\": %s, "
-      "\"winner_gbps\": %s, \"winner_tflops\": %s, "
+      "\"winner_gbps\": %s, \"winner_tflops\": %s, \"default_config\": %s, \"default_ms\": %s, "
       "\"space_size\": %d, \"static_rejected\": %d, \"compiled\": %d, \"kernel_cache_hits\": %d, "
       "\"benchmarked\": %d, \"reused\": %d, \"retimed\": %d, \"worker_restarts\": %d, \"failures\": {%s}, "
       "\"budget_exhausted\": %s, \"seconds\": %s, \"space_hash\": %s, "
@@ -180,7 +180,7 @@ void print_json(const std::string& family, const TuneReport& r, Engine& engine) 
       "\"candidates\": [%s]}\n",
       json_str(family).c_str(), json_str(r.problem).c_str(), json_str(r.device).c_str(), json_str(r.arch).c_str(),
       json_str(r.winner).c_str(), num(r.winner_ms).c_str(), num(r.winner_gbps).c_str(), num(r.winner_tflops).c_str(),
-      r.space_size, r.static_rejected, r.compiled,
+      json_str(r.default_config).c_str(), num(r.default_ms).c_str(), r.space_size, r.static_rejected, r.compiled,
       r.kernel_cache_hits, r.benchmarked, r.reused, r.retimed, r.worker_restarts, failures.c_str(),
       r.budget_exhausted ? "true" : "false", num(r.seconds).c_str(), json_str(r.space_hash).c_str(),
       u(e.compiles).c_str(), u(e.kernel_loads).c_str(), u(e.tuned_hits).c_str(), u(e.tuned_misses).c_str(),
