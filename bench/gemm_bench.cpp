@@ -87,6 +87,25 @@ GemmProblem make_problem(DType t, const std::string& layout, const Shape& s) {
   return p.resolved();
 }
 
+// A, B (random in [-1, 1]), C and cuBLAS's C of one measurement, packed, freed at the end of it.
+struct Operands {
+  void *a = nullptr, *b = nullptr, *c = nullptr, *cref = nullptr;
+  Operands(DType t, const Shape& s) {
+    const std::size_t eb = dtype_bytes(t);
+    const std::size_t a_elems = static_cast<std::size_t>(s.m * s.k), b_elems = static_cast<std::size_t>(s.k * s.n),
+                      c_elems = static_cast<std::size_t>(s.m * s.n);
+    check(cudaMalloc(&a, a_elems * eb), "cudaMalloc(A)");
+    check(cudaMalloc(&b, b_elems * eb), "cudaMalloc(B)");
+    check(cudaMalloc(&c, c_elems * eb), "cudaMalloc(C)");
+    check(cudaMalloc(&cref, c_elems * eb), "cudaMalloc(Cref)");
+    fill_uniform(a, a_elems, t, 11 + s.m);
+    fill_uniform(b, b_elems, t, 17 + s.n);
+  }
+  ~Operands() { cudaFree(a), cudaFree(b), cudaFree(c), cudaFree(cref); }
+  Operands(const Operands&) = delete;
+  Operands& operator=(const Operands&) = delete;
+};
+
 // C (row-major M x N) = A * B through cuBLAS's column-major view: C^T = B^T A^T.
 void cublas_gemm(cublasHandle_t h, const GemmProblem& p, const void* a, const void* b, void* c) {
   const float one = 1.0f, zero = 0.0f;
@@ -162,15 +181,9 @@ int run_tuned(Engine& engine, cudaStream_t stream, cublasHandle_t handle, bench:
       for (const Shape& s : shapes) {
         const GemmProblem p = make_problem(t, layout, s);
         const std::size_t eb = dtype_bytes(t);
-        const std::size_t a_elems = static_cast<std::size_t>(s.m * s.k), b_elems = static_cast<std::size_t>(s.k * s.n),
-                          c_elems = static_cast<std::size_t>(s.m * s.n);
-        void *a, *b, *c, *cref;
-        check(cudaMalloc(&a, a_elems * eb), "cudaMalloc(A)");
-        check(cudaMalloc(&b, b_elems * eb), "cudaMalloc(B)");
-        check(cudaMalloc(&c, c_elems * eb), "cudaMalloc(C)");
-        check(cudaMalloc(&cref, c_elems * eb), "cudaMalloc(Cref)");
-        fill_uniform(a, a_elems, t, 11 + s.m);
-        fill_uniform(b, b_elems, t, 17 + s.n);
+        const std::size_t c_elems = static_cast<std::size_t>(s.m * s.n);
+        const Operands ops(t, s);
+        void *a = ops.a, *b = ops.b, *c = ops.c, *cref = ops.cref;
         const DevicePtr da = reinterpret_cast<DevicePtr>(a), db = reinterpret_cast<DevicePtr>(b),
                         dc = reinterpret_cast<DevicePtr>(c);
         const double flops = 2.0 * s.m * s.n * static_cast<double>(s.k);
@@ -183,7 +196,6 @@ int run_tuned(Engine& engine, cudaStream_t stream, cublasHandle_t handle, bench:
           std::printf("# %s %s %lldx%lldx%lld: the tune found no winner\n", to_string(t).c_str(), layout.c_str(), s.m,
                       s.n, s.k);
           ++wrong;
-          cudaFree(a), cudaFree(b), cudaFree(c), cudaFree(cref);
           continue;
         }
         const GemmConfig tuned = GemmConfig::parse(rep.winner);
@@ -222,7 +234,6 @@ int run_tuned(Engine& engine, cudaStream_t stream, cublasHandle_t handle, bench:
         std::printf("%s\n", row.c_str());
         std::fflush(stdout);
         table.push_back(row);
-        cudaFree(a), cudaFree(b), cudaFree(c), cudaFree(cref);
       }
   std::printf("\n");
   for (const auto& line : table) std::printf("%s\n", line.c_str());
@@ -315,15 +326,9 @@ int main(int argc, char** argv) {
       for (const Shape& s : shapes) {
         const GemmProblem p = make_problem(t, layout, s);
         const std::size_t eb = dtype_bytes(t);
-        const std::size_t a_elems = static_cast<std::size_t>(s.m * s.k), b_elems = static_cast<std::size_t>(s.k * s.n),
-                          c_elems = static_cast<std::size_t>(s.m * s.n);
-        void *a, *b, *c, *cref;
-        check(cudaMalloc(&a, a_elems * eb), "cudaMalloc(A)");
-        check(cudaMalloc(&b, b_elems * eb), "cudaMalloc(B)");
-        check(cudaMalloc(&c, c_elems * eb), "cudaMalloc(C)");
-        check(cudaMalloc(&cref, c_elems * eb), "cudaMalloc(Cref)");
-        fill_uniform(a, a_elems, t, 11 + s.m);
-        fill_uniform(b, b_elems, t, 17 + s.n);
+        const std::size_t c_elems = static_cast<std::size_t>(s.m * s.n);
+        const Operands ops(t, s);
+        void *a = ops.a, *b = ops.b, *c = ops.c, *cref = ops.cref;
         const double flops = 2.0 * s.m * s.n * static_cast<double>(s.k);
         const bench::Timing cb = timer.time([&] { cublas_gemm(handle, p, a, b, cref); }, reps);
         check(cudaStreamSynchronize(stream), "cuBLAS");
@@ -383,7 +388,6 @@ int main(int argc, char** argv) {
         std::printf("%s\n", row.c_str());
         std::fflush(stdout);
         table.push_back(row);
-        cudaFree(a), cudaFree(b), cudaFree(c), cudaFree(cref);
       }
   std::printf("\n");
   for (const auto& line : table) std::printf("%s\n", line.c_str());
