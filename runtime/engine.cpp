@@ -255,8 +255,7 @@ TransposeConfig Engine::transpose_config(const TransposeProblem& problem_in, Dev
     const std::function<TransposeConfig()> fallback = [&] { return default_transpose_config(problem.dtype, align); };
     if (impl_->options.policy == TunePolicy::TuneOnMiss)
       chosen = impl_->tuning.choose<TransposeConfig>(
-          id, "the transpose " + problem.key(align),
-          [&] { return autotune_transpose_for_engine(*this, problem, align); }, fallback, &remember);
+          id, [&] { return autotune_transpose_for_engine(*this, problem, align); }, fallback, &remember);
     else
       chosen = fallback();
   }

@@ -488,8 +488,7 @@ GemmConfig Engine::gemm_config(const GemmProblem& problem, DevicePtr a, DevicePt
   if (!have) {
     const std::function<GemmConfig()> fallback = [&] { return default_gemm_config(p, align, arch); };
     if (tunable && options().policy == TunePolicy::TuneOnMiss)
-      chosen = st.tuning.choose<GemmConfig>(pkey, "the GEMM " + pkey,
-                                            [&] { return autotune_gemm_for_engine(*this, p, align); }, fallback,
+      chosen = st.tuning.choose<GemmConfig>(pkey, [&] { return autotune_gemm_for_engine(*this, p, align); }, fallback,
                                             &remember);
     else
       chosen = fallback();

@@ -1,15 +1,10 @@
 // runtime (internal): how an Engine with TunePolicy::TuneOnMiss tunes (runtime/engine.cpp,
-// runtime/engine_gemm.cpp): one tune per problem at a time, never a blocked caller, never a failed call.
+// runtime/engine_gemm.cpp): one tune per problem at a time, and no caller ever waits for another's tune.
 #pragma once
 
-#include <atomic>
-#include <cstdio>
 #include <functional>
 #include <mutex>
 #include <set>
-#include <string>
-
-#include "swzjit/error.hpp"
 
 namespace swz {
 namespace detail {
@@ -20,12 +15,12 @@ namespace detail {
 template <class Key>
 class TuneGate {
  public:
-  /// What to run: `tune` when nobody tunes `key` now, else `fallback`. A tune that throws swz::Error
-  /// (no worker, no device, a driver fault) also gives `fallback`, with one warning per engine naming
-  /// the cause. *remember: whether the answer is final for this engine (a tune ran, or failed).
+  /// What to run: `tune` when nobody tunes `key` now, else `fallback`. (A tune that fails already gives
+  /// the default, with a warning: autotune_*_for_engine.) *remember: whether the answer is final for this
+  /// engine (true when this call tuned).
   template <class Config>
-  Config choose(const Key& key, const std::string& what, const std::function<Config()>& tune,
-                const std::function<Config()>& fallback, bool* remember) {
+  Config choose(const Key& key, const std::function<Config()>& tune, const std::function<Config()>& fallback,
+                bool* remember) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (!busy_.insert(key).second) {
@@ -42,22 +37,12 @@ class TuneGate {
       }
     } release{*this, key};
     *remember = true;
-    try {
-      return tune();
-    } catch (const Error& e) {
-      if (!warned_.exchange(true))
-        std::fprintf(stderr,
-                     "swzjit: warning: tuning %s failed (%s); this engine uses the default configuration for "
-                     "problems whose tune fails (further failures are not reported)\n",
-                     what.c_str(), e.what());
-      return fallback();
-    }
+    return tune();
   }
 
  private:
   std::mutex mutex_;
   std::set<Key> busy_;
-  std::atomic<bool> warned_{false};
 };
 
 }  // namespace detail

@@ -19,7 +19,7 @@ enum class TunePolicy {
   Default,     ///< use a sensible default configuration (never benchmarks)
   /// Run the autotuner once per problem, store the winner, then use it. While one thread tunes a problem,
   /// other calls for it run the default (they never wait for the tune); a tune that fails (no worker, no
-  /// device) gives the default for that problem, with one warning per engine on stderr.
+  /// device) gives the default for that problem, with a warning on stderr.
   TuneOnMiss,
 };
 
