@@ -335,9 +335,13 @@ void Cache::Impl::open() {
         if (db->query_int("SELECT count(*) FROM sqlite_master WHERE name = 'meta'") == 0) {
           if (read_only) throw WrongFormat("has no cache tables");
           detail::Transaction t(*db);
-          if (db->query_int("SELECT count(*) FROM sqlite_master") != 0)
-            throw WrongFormat("is not a swzjit cache (it has tables but no meta table)");
-          detail::create_schema(*db);
+          // NOTE: re-checked under the write lock: another process may have created the schema since
+          // the check above (processes racing to create a new cache), which is no damage.
+          if (db->query_int("SELECT count(*) FROM sqlite_master WHERE name = 'meta'") == 0) {
+            if (db->query_int("SELECT count(*) FROM sqlite_master") != 0)
+              throw WrongFormat("is not a swzjit cache (it has tables but no meta table)");
+            detail::create_schema(*db);
+          }
           t.commit();
         }
         // NOTE: the schema is checked before anything else is read: a "table" that is really a

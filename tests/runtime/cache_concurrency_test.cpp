@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include "swzjit/cache.hpp"
@@ -193,4 +194,46 @@ TEST_CASE("cache: eight processes with many threads fill the same keys at once")
   CHECK(r.database_ok);
   CHECK(r.bad() == 0);
   CHECK(log.size() == 0);
+}
+
+TEST_CASE("cache: processes racing to create a new cache never take each other's schema for damage") {
+  // A process that found no meta table and then waited for the write lock used to find the tables
+  // another process had just created and move the new database aside as "not a swzjit cache".
+  constexpr int kRounds = 20, kProcs = 12;
+  for (int round = 0; round < kRounds; ++round) {
+    TempDir dir;
+    int go[2];
+    REQUIRE(pipe(go) == 0);
+    std::vector<pid_t> pids;
+    for (int p = 0; p < kProcs; ++p) {
+      const pid_t pid = fork();
+      REQUIRE(pid >= 0);
+      if (pid == 0) {
+        close(go[1]);
+        char b;
+        if (read(go[0], &b, 1) != 0) _exit(20);
+        int rc = 0;
+        try {
+          WarningLog log;
+          swz::Cache c(settings_for(dir.path(), log));
+          if (c.stats().mode != "disk") rc = 21;
+          if (log.size() != 0) rc = 22;
+        } catch (...) {
+          rc = 23;
+        }
+        _exit(rc);
+      }
+      pids.push_back(pid);
+    }
+    close(go[0]);
+    close(go[1]);
+    for (pid_t pid : pids) {
+      int status = 0;
+      waitpid(pid, &status, 0);
+      CHECK(WIFEXITED(status));
+      CHECK(WEXITSTATUS(status) == 0);
+    }
+    for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
+      CHECK_MESSAGE(entry.path().filename().string().find(".bad-") == std::string::npos, entry.path().string());
+  }
 }
