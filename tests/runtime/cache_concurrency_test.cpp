@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <thread>
 
 #include "swzjit/cache.hpp"
@@ -31,6 +32,38 @@ bool wait_for(F done, int timeout_ms = 10000) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   return true;
+}
+
+/// Forks `n` processes that start together (released when the parent closes its end of a pipe), runs
+/// body(i) in process i, which exits with what body returns (25 if it throws); checks each exited 0.
+void run_processes_together(int n, const std::function<int(int)>& body) {
+  int go[2];
+  REQUIRE(pipe(go) == 0);
+  std::vector<pid_t> pids;
+  for (int p = 0; p < n; ++p) {
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      close(go[1]);
+      char b;
+      if (read(go[0], &b, 1) != 0) _exit(20);  // released when the parent closes its end
+      int rc = 25;
+      try {
+        rc = body(p);
+      } catch (...) {
+      }
+      _exit(rc);
+    }
+    pids.push_back(pid);
+  }
+  close(go[0]);
+  close(go[1]);  // every child starts now
+  for (pid_t pid : pids) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+  }
 }
 
 }  // namespace
@@ -120,62 +153,39 @@ TEST_CASE("cache: eight processes with many threads fill the same keys at once")
   TempDir dir;  // no database yet: the processes also race to create it
   constexpr int kProcs = 8, kThreads = 4, kKeys = 12;
   constexpr std::size_t kSize = 24 * 1024;
-  int go[2];
-  REQUIRE(pipe(go) == 0);
-  std::vector<pid_t> pids;
-  for (int p = 0; p < kProcs; ++p) {
-    const pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      close(go[1]);
-      char b;
-      if (read(go[0], &b, 1) != 0) _exit(20);  // released when the parent closes its end
-      int rc = 0;
-      try {
-        WarningLog log;
-        swz::Cache c(settings_for(dir.path(), log));
-        std::vector<std::atomic<int>> calls(kKeys);
-        std::atomic<int> wrong{0};
-        std::vector<std::thread> threads;
-        for (int t = 0; t < kThreads; ++t)
-          threads.emplace_back([&, t] {
-            for (int n = 0; n < kKeys; ++n) {
-              const int i = (n + t * 3 + p) % kKeys;
-              if (c.get_or_build(make_key(i), [&] {
-                    ++calls[i];
-                    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-                    return make_entry(i, kSize);
-                  }) != make_entry(i, kSize))
-                ++wrong;
-            }
-            // tuning results from every process land without losing each other's rows
-            swz::TuningProblemKey prob;
-            prob.operation = "transpose";
-            prob.problem = "shared";
-            c.store_candidate(prob, swz::CandidateResult{"p" + std::to_string(p) + "t" + std::to_string(t), "ok",
-                                                         "", 1.0 + p, 1.0, 1.0, 5});
-          });
-        for (auto& th : threads) th.join();
-        if (wrong != 0) rc = 21;
-        for (int i = 0; i < kKeys; ++i)
-          if (calls[i] > 1) rc = 22;  // one build per key per process
-        if (c.stats().mode != "disk") rc = 23;
-        if (log.size() != 0) rc = 24;
-      } catch (...) {
-        rc = 25;
-      }
-      _exit(rc);
-    }
-    pids.push_back(pid);
-  }
-  close(go[0]);
-  close(go[1]);  // every child starts now
-  for (pid_t pid : pids) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    CHECK(WIFEXITED(status));
-    CHECK(WEXITSTATUS(status) == 0);
-  }
+  run_processes_together(kProcs, [&](int p) {
+    int rc = 0;
+    WarningLog log;
+    swz::Cache c(settings_for(dir.path(), log));
+    std::vector<std::atomic<int>> calls(kKeys);
+    std::atomic<int> wrong{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+      threads.emplace_back([&, t] {
+        for (int n = 0; n < kKeys; ++n) {
+          const int i = (n + t * 3 + p) % kKeys;
+          if (c.get_or_build(make_key(i), [&] {
+                ++calls[i];
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                return make_entry(i, kSize);
+              }) != make_entry(i, kSize))
+            ++wrong;
+        }
+        // tuning results from every process land without losing each other's rows
+        swz::TuningProblemKey prob;
+        prob.operation = "transpose";
+        prob.problem = "shared";
+        c.store_candidate(prob, swz::CandidateResult{"p" + std::to_string(p) + "t" + std::to_string(t), "ok",
+                                                     "", 1.0 + p, 1.0, 1.0, 5});
+      });
+    for (auto& th : threads) th.join();
+    if (wrong != 0) rc = 21;
+    for (int i = 0; i < kKeys; ++i)
+      if (calls[i] > 1) rc = 22;  // one build per key per process
+    if (c.stats().mode != "disk") rc = 23;
+    if (log.size() != 0) rc = 24;
+    return rc;
+  });
   WarningLog log;
   swz::Cache c(settings_for(dir.path(), log));
   const std::string db = c.stats().database;
@@ -202,37 +212,12 @@ TEST_CASE("cache: processes racing to create a new cache never take each other's
   constexpr int kRounds = 20, kProcs = 12;
   for (int round = 0; round < kRounds; ++round) {
     TempDir dir;
-    int go[2];
-    REQUIRE(pipe(go) == 0);
-    std::vector<pid_t> pids;
-    for (int p = 0; p < kProcs; ++p) {
-      const pid_t pid = fork();
-      REQUIRE(pid >= 0);
-      if (pid == 0) {
-        close(go[1]);
-        char b;
-        if (read(go[0], &b, 1) != 0) _exit(20);
-        int rc = 0;
-        try {
-          WarningLog log;
-          swz::Cache c(settings_for(dir.path(), log));
-          if (c.stats().mode != "disk") rc = 21;
-          if (log.size() != 0) rc = 22;
-        } catch (...) {
-          rc = 23;
-        }
-        _exit(rc);
-      }
-      pids.push_back(pid);
-    }
-    close(go[0]);
-    close(go[1]);
-    for (pid_t pid : pids) {
-      int status = 0;
-      waitpid(pid, &status, 0);
-      CHECK(WIFEXITED(status));
-      CHECK(WEXITSTATUS(status) == 0);
-    }
+    run_processes_together(kProcs, [&](int) {
+      WarningLog log;
+      swz::Cache c(settings_for(dir.path(), log));
+      if (c.stats().mode != "disk") return 21;
+      return log.size() != 0 ? 22 : 0;
+    });
     for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
       CHECK_MESSAGE(entry.path().filename().string().find(".bad-") == std::string::npos, entry.path().string());
   }
