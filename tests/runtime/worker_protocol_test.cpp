@@ -565,8 +565,10 @@ TEST_CASE("a candidate that hangs is a timeout, one that kills its worker is lau
       dir, "scripted-worker",
       "cat " + dir + "/setup.bin " + dir + "/fine.bin\n"
       "if [ ! -e " + dir + "/started ]; then touch " + dir + "/started; exec sleep 1000; fi\n"
-      "if [ ! -e " + dir + "/second ]; then touch " + dir + "/second; cat " + dir + "/sticky.bin; exit 3; fi\n"
-      "sleep 0.2; exit 9");
+      // NOTE: the script answers without reading; it stays alive a moment so the client's requests are
+      // written before it exits (a real worker reads each request before it answers), even under ASan.
+      "if [ ! -e " + dir + "/second ]; then touch " + dir + "/second; cat " + dir + "/sticky.bin; sleep 1; exit 3; fi\n"
+      "sleep 1; exit 9");
   WorkerSession session(script, HelloRequest{}, 10.0);
   SupportRequest s;
   s.check = sample_job().kernel;
