@@ -6,7 +6,7 @@
 
 #include "cli.hpp"
 #include "commands.hpp"
-#include "swzjit/bank.hpp"
+#include "swzjit/analysis/bank.hpp"
 #include "swzjit/error.hpp"
 
 namespace swz {

@@ -3,7 +3,7 @@
 
 #include "cli.hpp"
 #include "commands.hpp"
-#include "swzjit/layout.hpp"
+#include "swzjit/analysis/layout.hpp"
 
 namespace swz {
 namespace cli {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "../generator/checked_arith.hpp"  // the library's checked size arithmetic (header-only)
+#include "../generator/core/checked_arith.hpp"  // the library's checked size arithmetic (header-only)
 #include "cli.hpp"
 #include "commands.hpp"
 #include "gemm_args.hpp"

@@ -7,7 +7,7 @@
 #include "cli.hpp"
 #include "commands.hpp"
 #include "swzjit/error.hpp"
-#include "swzjit/solver.hpp"
+#include "swzjit/analysis/solver.hpp"
 
 namespace swz {
 namespace cli {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "swzjit/layout.hpp"
+#include "swzjit/analysis/layout.hpp"
 #include "swzjit/transpose.hpp"  // LaunchShape, SmemInstrStats
 #include "swzjit/types.hpp"
 

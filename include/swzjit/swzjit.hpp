@@ -2,15 +2,14 @@
 #pragma once
 
 #include "swzjit/autotune.hpp"
-#include "swzjit/bank.hpp"
+#include "swzjit/analysis/bank.hpp"
 #include "swzjit/cache.hpp"
 #include "swzjit/device.hpp"
 #include "swzjit/engine.hpp"
 #include "swzjit/error.hpp"
 #include "swzjit/gemm.hpp"
-#include "swzjit/gemm_splitk.hpp"
 #include "swzjit/jit.hpp"
-#include "swzjit/layout.hpp"
-#include "swzjit/solver.hpp"
+#include "swzjit/analysis/layout.hpp"
+#include "swzjit/analysis/solver.hpp"
 #include "swzjit/transpose.hpp"
 #include "swzjit/types.hpp"

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "swzjit/layout.hpp"
+#include "swzjit/analysis/layout.hpp"
 #include "swzjit/types.hpp"
 
 namespace swz {

@@ -6,7 +6,7 @@
 
 #include <cstdio>
 
-#include "runtime/worker_server.hpp"
+#include "runtime/worker/worker_server.hpp"
 
 int main(int argc, char** argv) {
   if (argc > 1 || isatty(STDIN_FILENO) || isatty(STDOUT_FILENO)) {

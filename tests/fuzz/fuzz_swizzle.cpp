@@ -10,7 +10,7 @@
 #include <string>
 
 #include "swzjit/error.hpp"
-#include "swzjit/layout.hpp"
+#include "swzjit/analysis/layout.hpp"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "runtime/worker_protocol.hpp"
+#include "runtime/worker/worker_protocol.hpp"
 
 namespace w = swz::detail::worker;
 

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <string>
 
-#include "runtime/worker_protocol.hpp"
+#include "runtime/worker/worker_protocol.hpp"
 #include "swzjit/cache.hpp"
 
 namespace w = swz::detail::worker;

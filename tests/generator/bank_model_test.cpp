@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "swzjit/bank.hpp"
+#include "swzjit/analysis/bank.hpp"
 #include "swzjit/error.hpp"
 #include "templates/swizzle.cuh"
 

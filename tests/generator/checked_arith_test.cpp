@@ -6,12 +6,12 @@
 #include <climits>
 #include <string>
 
-#include "generator/checked_arith.hpp"
+#include "generator/core/checked_arith.hpp"
 #include "swzjit/engine.hpp"
 #include "swzjit/error.hpp"
 #include "swzjit/gemm.hpp"
-#include "swzjit/gemm_pack.hpp"
-#include "swzjit/gemm_splitk.hpp"
+#include "generator/families/gemm/gemm_pack.hpp"
+#include "generator/families/gemm/gemm_splitk.hpp"
 #include "swzjit/transpose.hpp"
 
 namespace {

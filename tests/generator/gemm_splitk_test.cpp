@@ -10,7 +10,7 @@
 #include "swzjit/engine.hpp"
 #include "swzjit/error.hpp"
 #include "swzjit/gemm.hpp"
-#include "swzjit/gemm_splitk.hpp"
+#include "generator/families/gemm/gemm_splitk.hpp"
 #include "swzjit/jit.hpp"
 
 using namespace swz;

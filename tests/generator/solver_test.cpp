@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "swzjit/error.hpp"
-#include "swzjit/solver.hpp"
+#include "swzjit/analysis/solver.hpp"
 #include "templates/swizzle.cuh"
 
 namespace {

@@ -1,0 +1,653 @@
+// runtime: the Engine's GEMM half (include/swzjit/engine.hpp, "GEMM" sections): problem resolution and
+// the mapping of every public layout onto the kernels' frame, default configurations, compilation
+// through the cache, module loading and launches of the fast kernels (split-K: with a stream-ordered
+// workspace and the reduction kernel) and of the reference kernel, and the choice of a config: the tuned
+// winner from the cache (runtime/autotune_gemm.cpp), else the default.
+#include <algorithm>
+#include <atomic>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "swzjit/engine.hpp"
+
+#include "generator/core/checked_arith.hpp"
+#include "runtime/tune/autotune_internal.hpp"
+#include "runtime/driver/driver_api.hpp"
+#include "runtime/engine/engine_tune_gate.hpp"
+#include "runtime/jit/jit_cache.hpp"
+#include "swzjit/error.hpp"
+#include "generator/families/gemm/gemm_pack.hpp"
+#include "generator/families/gemm/gemm_splitk.hpp"
+#include "templates/gemm_common.cuh"
+#include "templates/gemm_pack.cuh"
+#include "templates/gemm_splitk.cuh"
+
+namespace swz {
+
+namespace detail {
+
+struct GemmState {
+  std::mutex mutex;
+  std::string device_arch;                 // filled on first GPU use
+  std::map<std::string, Kernel> kernels;   // by generated name expression (one device per engine)
+  std::map<std::string, GemmConfig> choices;  // gemm_config's answers, by problem key
+  std::set<std::string> validated;            // configs passed to gemm() that validated (10-20 us each)
+  TuneGate<std::string> tuning;               // TuneOnMiss: the problem keys being tuned now
+  std::atomic<std::uint64_t> launches{0};
+  // The split-K workspaces' memory pool (created on first use): the engine's own, so it can keep its
+  // memory across synchronizations (release threshold: unlimited) without changing the device's
+  // default pool, which the application owns.
+  CUmemoryPool pool = nullptr;
+  int pool_device = -1;
+  ~GemmState() {
+    if (!pool) return;
+    // Returns at once; memory still in use by enqueued frees is released when they complete.
+    detail::ContextGuard guard(pool_device, std::nothrow);
+    if (guard.ok()) detail::loaded_driver_api()->cuMemPoolDestroy(pool);
+  }
+};
+
+}  // namespace detail
+
+namespace {
+
+// SMs of the GPU the defaults are sized for (H100 SXM; A100 has 108): default_gemm_config takes no
+// device, so its wave arithmetic uses this.
+constexpr long long kDefaultSmCount = 132;
+// A split-K launch's f32 workspace stays under this (huge batches go in more launches), unless one
+// matrix alone needs more.
+constexpr long long kMaxSplitWorkspaceBytes = 256LL << 20;
+
+const char* order_name(MatrixOrder o) { return o == MatrixOrder::RowMajor ? "row" : "col"; }
+
+// The problem in the kernels' frame (C row-major): pointers, pitches and strides of the frame's A and B.
+struct Frame {
+  GemmLayout layout;
+  long long m, n;
+  DevicePtr a, b;
+  long long lda, ldb, stride_a, stride_b;
+};
+
+Frame to_frame(const GemmProblem& p, DevicePtr a, DevicePtr b) {
+  const bool a_row = p.a_order == MatrixOrder::RowMajor, b_row = p.b_order == MatrixOrder::RowMajor;
+  if (p.c_order == MatrixOrder::RowMajor) {
+    // A row-major = K-contiguous ("N"); B column-major = K-contiguous ("T").
+    const GemmLayout l = a_row ? (b_row ? GemmLayout::NN : GemmLayout::NT) : (b_row ? GemmLayout::TN : GemmLayout::TT);
+    return Frame{l, p.m, p.n, a, b, p.lda, p.ldb, p.stride_a, p.stride_b};
+  }
+  // C column-major: C^T (N x M, row-major) = B^T A^T. The frame's A is B^T (K-contiguous when B is
+  // column-major), the frame's B is A^T (K-contiguous when A is row-major).
+  const bool fa_k = !b_row, fb_k = a_row;
+  const GemmLayout l = fa_k ? (fb_k ? GemmLayout::NT : GemmLayout::NN) : (fb_k ? GemmLayout::TT : GemmLayout::TN);
+  return Frame{l, p.n, p.m, b, a, p.ldb, p.lda, p.stride_b, p.stride_a};
+}
+
+// A or B as stored: its number of lines (rows of a row-major matrix, columns of a column-major one) and
+// the elements of a line (contiguous in memory).
+struct OperandLines {
+  long long rows, line;
+};
+OperandLines operand_lines(const GemmProblem& p, bool a) {
+  if (a) return p.a_order == MatrixOrder::RowMajor ? OperandLines{p.m, p.k} : OperandLines{p.k, p.m};
+  return p.b_order == MatrixOrder::RowMajor ? OperandLines{p.k, p.n} : OperandLines{p.n, p.k};
+}
+
+std::string supported_archs_text() {
+  std::string s;
+  for (const auto& a : known_archs()) s += (s.empty() ? "" : ", ") + a;
+  return s;
+}
+
+}  // namespace
+
+GemmProblem GemmProblem::resolved() const {
+  GemmProblem p = *this;
+  check_gemm_dtypes(p.dtype, p.out_dtype);
+  auto bad = [](const std::string& m) { throw_invalid("gemm problem: " + m); };
+  const long long kMax = 2147483647LL;
+  if (p.m < 0 || p.m > kMax) bad("m " + std::to_string(p.m) + " must be in [0, 2^31 - 1]");
+  if (p.n < 0 || p.n > kMax) bad("n " + std::to_string(p.n) + " must be in [0, 2^31 - 1]");
+  if (p.k < 0 || p.k > kMax) bad("k " + std::to_string(p.k) + " must be in [0, 2^31 - 1]");
+  if (p.batch < 0) bad("batch " + std::to_string(p.batch) + " must be >= 0");
+  const bool c_row = p.c_order == MatrixOrder::RowMajor;
+  const OperandLines la = operand_lines(p, true), lb = operand_lines(p, false);
+  const long long a_rows = la.rows, a_line = la.line, b_rows = lb.rows, b_line = lb.line;
+  const long long c_rows = c_row ? p.m : p.n, c_line = c_row ? p.n : p.m;
+  if (p.lda == 0) p.lda = std::max(1LL, a_line);
+  if (p.ldb == 0) p.ldb = std::max(1LL, b_line);
+  if (p.ldc == 0) p.ldc = std::max(1LL, c_line);
+  if (p.lda < a_line) bad("lda " + std::to_string(p.lda) + " is smaller than a line of A (" + std::to_string(a_line) + ")");
+  if (p.ldb < b_line) bad("ldb " + std::to_string(p.ldb) + " is smaller than a line of B (" + std::to_string(b_line) + ")");
+  if (p.ldc < c_line) bad("ldc " + std::to_string(p.ldc) + " is smaller than a line of C (" + std::to_string(c_line) + ")");
+  // NOTE: checked, so a huge pitch is an InvalidArgument, not a wrapped (negative) stride (issue 10).
+  const long long a_matrix = detail::checked_mul(a_rows, p.lda, "gemm A matrix (lines * lda)");
+  const long long b_matrix = detail::checked_mul(b_rows, p.ldb, "gemm B matrix (lines * ldb)");
+  const long long c_matrix = detail::checked_mul(c_rows, p.ldc, "gemm C matrix (lines * ldc)");
+  if (p.stride_a == 0) p.stride_a = a_matrix;
+  if (p.stride_b == 0) p.stride_b = b_matrix;
+  if (p.stride_c == 0) p.stride_c = c_matrix;
+  if (p.batch > 1 && p.stride_c < c_matrix)
+    bad("stride_c " + std::to_string(p.stride_c) + " would make the C matrices overlap (need >= " +
+        std::to_string(c_matrix) + ")");
+  if (p.stride_a < 0 || p.stride_b < 0) bad("batch strides must be >= 0 (0 = packed)");
+  // The 2^62 limit on elements and bytes of each operand, so byte offsets computed from them fit.
+  detail::checked_extent(p.batch, p.stride_a, a_rows, p.lda, a_line, dtype_bytes(p.dtype), "gemm A");
+  detail::checked_extent(p.batch, p.stride_b, b_rows, p.ldb, b_line, dtype_bytes(p.dtype), "gemm B");
+  detail::checked_extent(p.batch, p.stride_c, c_rows, p.ldc, c_line, dtype_bytes(p.out_dtype), "gemm C");
+  return p;
+}
+
+GemmLayout GemmProblem::kernel_layout() const { return to_frame(*this, 0, 0).layout; }
+
+detail::GemmFrameDesc detail::gemm_frame(const GemmProblem& resolved) {
+  const Frame f = to_frame(resolved, 0, 0);
+  GemmFrameDesc d;
+  d.layout = f.layout;
+  d.m = f.m;
+  d.n = f.n;
+  d.lda = f.lda;
+  d.ldb = f.ldb;
+  d.stride_a = f.stride_a;
+  d.stride_b = f.stride_b;
+  return d;
+}
+
+int GemmProblem::max_vec_bytes(DevicePtr a, DevicePtr b) const {
+  const GemmProblem p = resolved();
+  const int eb = dtype_bytes(p.dtype);
+  return p.batch > 1 ? detail::access_alignment({a, b}, {p.lda, p.ldb, p.stride_a, p.stride_b}, eb)
+                     : detail::access_alignment({a, b}, {p.lda, p.ldb}, eb);
+}
+
+GemmProblem GemmProblem::staged(DevicePtr a, DevicePtr b, bool* stage_a, bool* stage_b) const {
+  GemmProblem p = resolved();
+  bool sa = false, sb = false;
+  if (p.m > 0 && p.n > 0 && p.k > 0 && p.batch > 0) {
+    const int eb = dtype_bytes(p.dtype);
+    constexpr long long kMaxStagedBytes = 1LL << 30;  // beyond: the narrow kernels, not a huge scratch
+    // Stages one operand: true when narrow and small enough; then its pitch and stride are the copy's.
+    const auto stage = [&](DevicePtr ptr, long long& ld, long long& stride, const OperandLines& l) {
+      const int align = p.batch > 1 ? detail::access_alignment({ptr}, {ld, stride}, eb) : detail::access_alignment({ptr}, {ld}, eb);
+      if (align >= 8) return false;
+      const long long packed = gemm_pack_ld(l.line, p.dtype);
+      // NOTE: each factor is below 2^31 (K, M, N; 16-byte pitches), but their product is not: divide, not multiply.
+      if (l.rows > kMaxStagedBytes / packed / eb || p.batch > kMaxStagedBytes / (l.rows * packed * eb)) return false;
+      ld = packed;
+      stride = l.rows * packed;
+      return true;
+    };
+    sa = stage(a, p.lda, p.stride_a, operand_lines(p, true));
+    sb = stage(b, p.ldb, p.stride_b, operand_lines(p, false));
+  }
+  if (stage_a) *stage_a = sa;
+  if (stage_b) *stage_b = sb;
+  return p;
+}
+
+std::string GemmProblem::key(int max_vec_bytes) const {
+  const GemmProblem p = resolved();
+  std::ostringstream os;
+  os << to_string(p.dtype) << ">" << to_string(p.out_dtype) << " " << p.m << "x" << p.n << "x" << p.k
+     << " A=" << order_name(p.a_order) << " B=" << order_name(p.b_order) << " C=" << order_name(p.c_order)
+     << " ld=" << p.lda << "," << p.ldb << "," << p.ldc << " batch=" << p.batch;
+  if (p.batch > 1) os << " stride=" << p.stride_a << "," << p.stride_b << "," << p.stride_c;
+  os << " align=" << max_vec_bytes;
+  return os.str();
+}
+
+GemmConfig default_gemm_config(const GemmProblem& problem, int max_vec_bytes, const std::string& arch) {
+  const GemmProblem p = problem.resolved();
+  (void)arch;  // every default fits the smallest target's shared memory (99 KiB on sm_86 / sm_89)
+  const Frame f = to_frame(p, 0, 0);
+  const std::vector<GemmConfig> space = gemm_search_space(p.dtype, p.out_dtype, f.layout, max_vec_bytes);
+  if (space.empty())
+    throw Error(ErrorKind::Internal, "gemm: the search space for " + p.key(max_vec_bytes) + " is empty");
+  // Tiles for the problem's size: big tiles once they fill the GPU about twice, smaller ones before.
+  const double tiles_128 = static_cast<double>((f.m + 127) / 128) * static_cast<double>((f.n + 127) / 128) *
+                           static_cast<double>(std::max(1LL, p.batch));
+  int want_m, want_n, want_k, want_wm, want_wn, want_stages;
+  if (p.dtype == DType::F32) {
+    want_k = 8, want_stages = 2;
+    if (tiles_128 >= 264) {
+      want_m = 128, want_n = 128, want_wm = 64, want_wn = 32;
+    } else if (tiles_128 >= 66) {
+      want_m = 64, want_n = 128, want_wm = 32, want_wn = 64, want_k = 16;
+    } else {
+      want_m = 64, want_n = 64, want_wm = 32, want_wn = 32, want_k = 16;
+    }
+  } else {
+    want_k = 32, want_stages = 4;
+    if (tiles_128 >= 528) {
+      want_m = 128, want_n = 256, want_wm = 64, want_wn = 64;
+    } else if (tiles_128 >= 132) {
+      want_m = 128, want_n = 128, want_wm = 64, want_wn = 32;
+    } else {
+      want_m = 64, want_n = 64, want_wm = 32, want_wn = 32;
+    }
+  }
+  // Split-K (both families): fewer 64x64 tiles than half the SMs and a long K leave most of the GPU idle
+  // while each block walks all of K. Cut K into the most slices (32, 16, 8 or 4) that keep tiles x splits
+  // within two waves and every slice at least 128 deep (the benchmark's 127x129x4100: 6 x 32 blocks).
+  int want_split = 1;
+  if (p.k >= 1024) {
+    const long long tiles_64 = ((f.m + 63) / 64) * ((f.n + 63) / 64) * std::max(1LL, p.batch);
+    if (tiles_64 < kDefaultSmCount / 2)
+      for (int split : {32, 16, 8, 4})
+        if (tiles_64 * split <= 2 * kDefaultSmCount && p.k / split >= 128) {
+          want_split = split;
+          break;
+        }
+  }
+  const auto find = [&](const GemmTileShape& want) -> const GemmConfig* {
+    for (const GemmConfig& c : space) {
+      const GemmTileShape t = c.tile();
+      if (t.bm == want.bm && t.bn == want.bn && t.bk == want.bk && t.wm == want.wm && t.wn == want.wn &&
+          t.stages == want.stages && t.split == want.split)
+        return &c;
+    }
+    return nullptr;
+  };
+  // The split variants: 64x64 tiles of 32x32 warps, k-tile 8 (f32) or 32 (generator/sgemm.cpp, hgemm.cpp). A space
+  // without them (narrow vectors) falls back to the unsplit choice.
+  if (want_split > 1)
+    if (const GemmConfig* c = find({64, 64, p.dtype == DType::F32 ? 8 : 32, 32, 32, want_stages, want_split})) return *c;
+  if (const GemmConfig* c = find({want_m, want_n, want_k, want_wm, want_wn, want_stages, 1})) return *c;
+  return space.front();
+}
+
+detail::GemmState& Engine::gemm_state() {
+  std::shared_ptr<detail::GemmState> s = std::atomic_load(&gemm_);
+  if (!s) {
+    auto fresh = std::make_shared<detail::GemmState>();
+    if (std::atomic_compare_exchange_strong(&gemm_, &s, fresh)) s = fresh;
+  }
+  return *s;  // the Engine keeps it alive
+}
+
+std::uint64_t Engine::gemm_launches() const {
+  const std::shared_ptr<detail::GemmState> s = std::atomic_load(&gemm_);
+  return s ? s->launches.load() : 0;
+}
+
+namespace {
+
+std::string engine_arch(detail::GemmState& st, int device) {
+  std::lock_guard<std::mutex> lock(st.mutex);
+  if (st.device_arch.empty()) {
+    const std::string arch = device_info(device).arch();
+    if (!is_known_arch(arch))
+      throw Error(ErrorKind::Unsupported, "gemm: device " + std::to_string(device) + " is " + arch +
+                                              "; libswzjit's GEMM kernels need one of " + supported_archs_text() +
+                                              " (tensor-core HGEMM needs sm_80 or later)");
+    st.device_arch = arch;
+  }
+  return st.device_arch;
+}
+
+KernelEntry build_entry(Engine& engine, const std::string& source, const std::string& source_name,
+                        const std::string& expression, const std::string& arch, int threads, int dynamic_smem) {
+  CompileRequest req;
+  req.source = source;
+  req.source_name = source_name;
+  req.name_expression = expression;
+  req.arch = arch;
+  return detail::compile_through_cache(engine.cache(), req, threads, dynamic_smem, [&engine] { engine.count_compiles(1); });
+}
+
+Kernel load_entry(detail::GemmState& st, const KernelEntry& e, const std::string& arch, const std::string& expression,
+                  int device, int dynamic_smem) {
+  CompiledKernel ck;
+  ck.image = e.image;
+  ck.is_ptx = e.is_ptx;
+  ck.arch = arch;
+  ck.name_expression = expression;
+  ck.lowered_name = e.lowered_name;
+  Module m(ck, device);
+  Kernel k = m.kernel();
+  if (dynamic_smem > 48 * 1024) k.set_max_dynamic_smem(dynamic_smem);
+  std::lock_guard<std::mutex> lock(st.mutex);
+  return st.kernels.emplace(expression, k).first->second;
+}
+
+// A helper kernel (the reference, the split-K reduction): compiled through the cache and loaded once per
+// engine, like the configs' kernels.
+Kernel support_kernel(Engine& engine, detail::GemmState& st, const std::string& expression, int threads,
+                      const std::function<std::pair<std::string, std::string>()>& source_and_name) {
+  {
+    std::lock_guard<std::mutex> lock(st.mutex);
+    auto it = st.kernels.find(expression);
+    if (it != st.kernels.end()) return it->second;
+  }
+  const int device = engine.options().device;
+  const std::string arch = engine_arch(st, device);
+  const auto src = source_and_name();  // generated only on the first call of the engine
+  const KernelEntry e = build_entry(engine, src.first, src.second, expression, arch, threads, 0);
+  return load_entry(st, e, arch, expression, device, 0);
+}
+
+CUmemoryPool workspace_pool(detail::GemmState& st, int device) {
+  std::lock_guard<std::mutex> lock(st.mutex);
+  if (st.pool) return st.pool;
+  detail::ContextGuard guard(device);
+  CUmemPoolProps props{};
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  props.location.id = device;
+  CUmemoryPool pool = nullptr;
+  detail::check(detail::driver_api().cuMemPoolCreate(&pool, &props),
+                "creating the split-K workspace memory pool on device " + std::to_string(device) +
+                    " (stream-ordered allocation needs a driver and device with memory pools)");
+  cuuint64_t keep = ~static_cast<cuuint64_t>(0);
+  const CUresult r = detail::driver_api().cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep);
+  if (r != CUDA_SUCCESS) {
+    detail::driver_api().cuMemPoolDestroy(pool);
+    detail::check(r, "setting the split-K memory pool's release threshold");
+  }
+  st.pool = pool;
+  st.pool_device = device;
+  return pool;
+}
+
+// A stream-ordered allocation from the engine's pool (cuMemAllocFromPoolAsync), freed on the same stream
+// when the object goes: after every kernel enqueued before, so an error between launches neither leaks it
+// nor frees it under a kernel that still uses it.
+class StreamScratch {
+ public:
+  // `what` names the scratch and what the caller can do without it, for the error when the device is full.
+  StreamScratch(std::size_t bytes, int device, CUstream stream, CUmemoryPool pool, const char* what)
+      : device_(device), stream_(stream) {
+    detail::ContextGuard guard(device);
+    CUdeviceptr ptr = 0;
+    detail::check(detail::driver_api().cuMemAllocFromPoolAsync(&ptr, bytes, pool, stream),
+                  std::string("allocating ") + what + " (" + std::to_string(bytes) + " bytes, stream-ordered) on device " +
+                      std::to_string(device));
+    ptr_ = ptr;
+  }
+  ~StreamScratch() {
+    if (ptr_ == 0) return;
+    detail::ContextGuard guard(device_, std::nothrow);
+    if (guard.ok()) detail::loaded_driver_api()->cuMemFreeAsync(ptr_, stream_);
+  }
+  StreamScratch(const StreamScratch&) = delete;
+  StreamScratch& operator=(const StreamScratch&) = delete;
+  DevicePtr ptr() const noexcept { return ptr_; }
+
+ private:
+  DevicePtr ptr_ = 0;
+  int device_;
+  CUstream stream_;
+};
+
+// Split-K: per launch of up to `per_launch` matrices, the HGEMM writes each slice's f32 partials into the
+// workspace (alpha = 1, beta = 0, pitch gemm_splitk_workspace_ld), then the reduction sums the slices into
+// C with the caller's alpha and beta. K = 0 needs no products: the reduction alone writes beta * C.
+void launch_split_gemm(Engine& engine, detail::GemmState& st, const Kernel& k, const GemmConfig& cfg,
+                       const GemmProblem& p, const Frame& f, DevicePtr c, float alpha, float beta, CUstream stream) {
+  const Kernel reduce = support_kernel(engine, st, gemm_splitk_reduce_name_expression(p.out_dtype), tpl::kGemmSplitKBlock, [&] {
+    return std::make_pair(gemm_splitk_reduce_source(p.out_dtype), gemm_splitk_reduce_source_name(p.out_dtype));
+  });
+  const int splits = gemm_k_splits(cfg);
+  const bool empty_k = p.k == 0;
+  const long long ldw = gemm_splitk_workspace_ld(f.n), stride_w = gemm_splitk_workspace_stride(f.m, f.n);
+  const long long matrix_bytes = detail::checked_mul(detail::checked_mul(splits, stride_w, "gemm split-K workspace"),
+                                                     static_cast<long long>(sizeof(float)), "gemm split-K workspace bytes");
+  const long long per_launch = std::min(
+      p.batch, std::min(gemm_max_batch_per_launch(cfg), std::max(1LL, kMaxSplitWorkspaceBytes / matrix_bytes)));
+  std::optional<StreamScratch> ws;
+  if (!empty_k)
+    ws.emplace(static_cast<std::size_t>(per_launch * matrix_bytes), engine.options().device, stream,
+               workspace_pool(st, engine.options().device),
+               "the split-K workspace (free device memory, or pass an unsplit config)");
+  const long long eb_in = dtype_bytes(p.dtype), eb_out = dtype_bytes(p.out_dtype);
+  for (long long b0 = 0; b0 < p.batch; b0 += per_launch) {
+    const long long nb = std::min(per_launch, p.batch - b0);
+    if (!empty_k) {
+      // The workspace is reused by every launch: stream order puts each reduction before the next HGEMM.
+      tpl::GemmParams params{reinterpret_cast<const void*>(f.a + static_cast<DevicePtr>(b0 * f.stride_a * eb_in)),
+                             reinterpret_cast<const void*>(f.b + static_cast<DevicePtr>(b0 * f.stride_b * eb_in)),
+                             reinterpret_cast<void*>(ws->ptr()), static_cast<int>(f.m), static_cast<int>(f.n),
+                             static_cast<int>(p.k), f.lda, f.ldb, ldw, nb, f.stride_a, f.stride_b, stride_w,
+                             1.0f, 0.0f, splits, gemm_k_slice(cfg, p.k)};
+      void* args[] = {&params};
+      const LaunchShape s = gemm_launch_shape(cfg, f.m, f.n, nb);
+      k.launch(Dim3{s.grid[0], s.grid[1], s.grid[2]}, Dim3{s.block[0], 1, 1},
+               static_cast<unsigned>(cfg.dynamic_smem_bytes()), stream, args);
+      ++st.launches;
+    }
+    tpl::GemmSplitKParams rp{ws ? reinterpret_cast<const float*>(ws->ptr()) : nullptr,
+                             reinterpret_cast<void*>(c + static_cast<DevicePtr>(b0 * p.stride_c * eb_out)),
+                             static_cast<int>(f.m), static_cast<int>(f.n), ldw, stride_w, p.ldc, p.stride_c, nb,
+                             empty_k ? 0 : splits, alpha, beta};
+    void* rargs[] = {&rp};
+    const LaunchShape rs = gemm_splitk_reduce_launch_shape(f.m, f.n, nb);
+    reduce.launch(Dim3{rs.grid[0], rs.grid[1], rs.grid[2]}, Dim3{rs.block[0], 1, 1}, 0, stream, rargs);
+    ++st.launches;
+  }
+}
+
+}  // namespace
+
+KernelEntry Engine::compile_gemm(const GemmConfig& cfg, const std::string& arch_in) {
+  cfg.validate();
+  const std::string arch = arch_in.empty() ? engine_arch(gemm_state(), options().device) : arch_in;
+  if (!is_known_arch(arch))
+    throw Error(ErrorKind::Unsupported, "gemm: arch '" + arch + "' is not supported (supported: " + supported_archs_text() + ")");
+  return build_entry(*this, gemm_source(cfg), gemm_source_name(cfg), gemm_name_expression(cfg), arch, cfg.threads(),
+                     cfg.dynamic_smem_bytes());
+}
+
+Kernel Engine::gemm_kernel(const GemmConfig& cfg) {
+  detail::GemmState& st = gemm_state();
+  const std::string expr = gemm_name_expression(cfg);
+  {
+    std::lock_guard<std::mutex> lock(st.mutex);
+    auto it = st.kernels.find(expr);
+    if (it != st.kernels.end()) return it->second;
+  }
+  const KernelEntry e = compile_gemm(cfg);
+  return load_entry(st, e, engine_arch(st, options().device), expr, options().device, cfg.dynamic_smem_bytes());
+}
+
+GemmConfig Engine::gemm_config(const GemmProblem& problem, DevicePtr a, DevicePtr b) {
+  // The problem gemm() runs: narrow operands staged (their copies are aligned: judged by pitch alone).
+  bool sa = false, sb = false;
+  const GemmProblem p = options().stage_narrow_operands ? problem.staged(a, b, &sa, &sb) : problem.resolved();
+  const int align = p.max_vec_bytes(sa ? 0 : a, sb ? 0 : b);
+  const std::string pkey = p.key(align);
+  detail::GemmState& st = gemm_state();
+  {
+    std::lock_guard<std::mutex> lock(st.mutex);
+    const auto it = st.choices.find(pkey);
+    if (it != st.choices.end()) return it->second;
+  }
+  const std::string arch = engine_arch(st, options().device);
+  // Only problems the autotuner takes have winners (empty ones and huge batches use the default).
+  const bool tunable = p.m > 0 && p.n > 0 && p.k > 0 && p.batch > 0 && p.batch <= 65535;
+  GemmConfig chosen;
+  bool have = false;
+  if (tunable) {
+    const GemmLayout layout = p.kernel_layout();
+    const auto winner = cache().load_winner(gemm_tuning_key(p, align), gemm_space_id(p.dtype, p.out_dtype, layout, align));
+    if (winner) {
+      try {
+        chosen = GemmConfig::parse(winner->config);
+        chosen.validate();
+        have = chosen.in_dtype() == p.dtype && chosen.out_dtype() == p.out_dtype && chosen.layout() == layout &&
+               chosen.vec_bytes() <= align;
+      } catch (const Error&) {
+        have = false;  // a stored winner this build cannot parse is a miss
+      }
+    }
+    count_tuned_lookup(have);
+  }
+  bool remember = true;
+  if (!have) {
+    const std::function<GemmConfig()> fallback = [&] { return default_gemm_config(p, align, arch); };
+    if (tunable && options().policy == TunePolicy::TuneOnMiss)
+      chosen = st.tuning.choose<GemmConfig>(pkey, [&] { return autotune_gemm_for_engine(*this, p, align); }, fallback,
+                                            &remember);
+    else
+      chosen = fallback();
+  }
+  if (!remember) return chosen;  // another thread is tuning this problem: its winner is remembered
+  std::lock_guard<std::mutex> lock(st.mutex);
+  st.choices[pkey] = chosen;
+  return chosen;
+}
+
+TuningProblemKey Engine::gemm_tuning_key(const GemmProblem& problem, int max_vec_bytes) {
+  const DeviceInfo info = device_info(options().device);
+  static const std::string kTemplatesHash = templates_hash();
+  static const std::string kNvrtcVersion = [] {
+    const auto v = nvrtc_version();
+    return std::to_string(v.first) + "." + std::to_string(v.second);
+  }();
+  TuningProblemKey k;
+  k.operation = "gemm";
+  k.problem = problem.resolved().key(max_vec_bytes);
+  k.device_name = info.name;
+  k.arch = info.arch();
+  k.sm_count = info.sm_count;
+  k.nvrtc_version = kNvrtcVersion;
+  k.templates_hash = kTemplatesHash;
+  return k;
+}
+
+void Engine::launch_gemm(const GemmConfig& cfg, const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c,
+                         float alpha, float beta, CUstream stream) {
+  const GemmProblem p = problem.resolved();
+  if (p.m == 0 || p.n == 0 || p.batch == 0) return;
+  if (cfg.in_dtype() != p.dtype || cfg.out_dtype() != p.out_dtype)
+    throw_invalid("gemm: config " + cfg.to_string() + " is for " + to_string(cfg.in_dtype()) + ">" +
+                  to_string(cfg.out_dtype()) + ", the problem is " + to_string(p.dtype) + ">" + to_string(p.out_dtype));
+  const Frame f = to_frame(p, a, b);
+  if (cfg.layout() != f.layout)
+    throw_invalid("gemm: config layout " + to_string(cfg.layout()) + " does not match the problem's kernel layout " +
+                  to_string(f.layout) + " (A " + order_name(p.a_order) + ", B " + order_name(p.b_order) + ", C " +
+                  order_name(p.c_order) + "-major)");
+  const Kernel k = gemm_kernel(cfg);
+  if (gemm_k_splits(cfg) > 1) {
+    launch_split_gemm(*this, gemm_state(), k, cfg, p, f, c, alpha, beta, stream);
+    return;
+  }
+  const long long eb_in = dtype_bytes(p.dtype), eb_out = dtype_bytes(p.out_dtype);
+  // Batches past the grid's z limit go in several launches, each starting further into the arrays.
+  for (long long b0 = 0; b0 < p.batch; b0 += 65535) {
+    const long long nb = std::min(65535LL, p.batch - b0);
+    tpl::GemmParams params{reinterpret_cast<const void*>(f.a + static_cast<DevicePtr>(b0 * f.stride_a * eb_in)),
+                           reinterpret_cast<const void*>(f.b + static_cast<DevicePtr>(b0 * f.stride_b * eb_in)),
+                           reinterpret_cast<void*>(c + static_cast<DevicePtr>(b0 * p.stride_c * eb_out)),
+                           static_cast<int>(f.m), static_cast<int>(f.n), static_cast<int>(p.k), f.lda, f.ldb, p.ldc,
+                           nb, f.stride_a, f.stride_b, p.stride_c, alpha, beta, 0, 0};
+    void* args[] = {&params};
+    const LaunchShape s = gemm_launch_shape(cfg, f.m, f.n, nb);
+    k.launch(Dim3{s.grid[0], s.grid[1], s.grid[2]}, Dim3{s.block[0], 1, 1},
+             static_cast<unsigned>(cfg.dynamic_smem_bytes()), stream, args);
+    ++gemm_state().launches;
+  }
+}
+
+void Engine::gemm(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c, float alpha, float beta,
+                  CUstream stream, const GemmConfig* config) {
+  const GemmProblem p = problem.resolved();
+  if (p.m == 0 || p.n == 0 || p.batch == 0) return;
+  if (!c || (p.k > 0 && (!a || !b))) throw_invalid("gemm: null device pointer");
+  bool sa = false, sb = false;
+  GemmProblem ps = p;
+  GemmConfig chosen;
+  if (config) {
+    // An explicit config runs as given when the call's own alignment fits it; else on staged operands
+    // when staging makes it fit; else it is refused with the widest vec that would run.
+    const std::string text = config->to_string();
+    detail::GemmState& st = gemm_state();
+    bool known;
+    {
+      std::lock_guard<std::mutex> lock(st.mutex);
+      known = st.validated.count(text) > 0;
+    }
+    if (!known) {
+      config->validate();
+      std::lock_guard<std::mutex> lock(st.mutex);
+      st.validated.insert(text);
+    }
+    int align = p.max_vec_bytes(a, b);
+    if (config->vec_bytes() <= align) {
+      launch_gemm(*config, p, a, b, c, alpha, beta, stream);
+      return;
+    }
+    if (options().stage_narrow_operands) {
+      ps = p.staged(a, b, &sa, &sb);
+      align = std::max(align, ps.max_vec_bytes(sa ? 0 : a, sb ? 0 : b));
+    }
+    if (config->vec_bytes() > align || (!sa && !sb)) {
+      const int eb = dtype_bytes(p.dtype);
+      throw_invalid("gemm: config " + text + " loads " + std::to_string(config->vec_bytes()) +
+                    " bytes at a time; this call's pointers, leading dimensions and strides allow " +
+                    std::to_string(align) + " bytes (use vec=" + std::to_string(align / eb) + ")");
+    }
+    chosen = *config;
+  } else {
+    if (options().stage_narrow_operands) ps = p.staged(a, b, &sa, &sb);
+    chosen = gemm_config(p, a, b);  // stages the same way
+  }
+  if (!sa && !sb) {
+    launch_gemm(chosen, ps, a, b, c, alpha, beta, stream);
+    return;
+  }
+  // Staging: one stream-ordered scratch for both copies (freed in stream order after the GEMM).
+  detail::GemmState& st = gemm_state();
+  const Kernel pack = support_kernel(*this, st, gemm_pack_name_expression(p.dtype), tpl::kGemmPackBlock, [&] {
+    return std::make_pair(gemm_pack_source(p.dtype), gemm_pack_source_name(p.dtype));
+  });
+  const long long eb = dtype_bytes(p.dtype);
+  const auto round256 = [](long long x) { return (x + 255) / 256 * 256; };
+  const long long a_bytes = sa ? round256(p.batch * ps.stride_a * eb) : 0;
+  const long long b_bytes = sb ? round256(p.batch * ps.stride_b * eb) : 0;
+  StreamScratch scratch(static_cast<std::size_t>(a_bytes + b_bytes), options().device, stream,
+                        workspace_pool(st, options().device),
+                        "the staged copy of a narrow operand (free device memory, or set "
+                        "EngineOptions::stage_narrow_operands = false to run narrow-copy kernels on it)");
+  const auto copy = [&](DevicePtr src, long long ld_src, long long stride_src, DevicePtr dst, long long ld_dst,
+                        long long stride_dst, bool is_a) {
+    const OperandLines l = operand_lines(p, is_a);
+    tpl::GemmPackParams pp{reinterpret_cast<const void*>(src), reinterpret_cast<void*>(dst), l.rows, l.line, ld_src,
+                           stride_src, ld_dst, stride_dst, p.batch};
+    void* args[] = {&pp};
+    const LaunchShape s = gemm_pack_launch_shape(l.rows, ld_dst, p.batch, p.dtype);
+    pack.launch(Dim3{s.grid[0], 1, 1}, Dim3{s.block[0], 1, 1}, 0, stream, args);
+  };
+  const DevicePtr a2 = sa ? scratch.ptr() : a, b2 = sb ? scratch.ptr() + static_cast<DevicePtr>(a_bytes) : b;
+  if (sa) copy(a, p.lda, p.stride_a, a2, ps.lda, ps.stride_a, true);
+  if (sb) copy(b, p.ldb, p.stride_b, b2, ps.ldb, ps.stride_b, false);
+  launch_gemm(chosen, ps, a2, b2, c, alpha, beta, stream);
+}
+
+void Engine::gemm_reference(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c, float alpha, float beta,
+                            CUstream stream, bool f64_accumulate) {
+  const GemmProblem p = problem.resolved();
+  if (p.m == 0 || p.n == 0 || p.batch == 0) return;
+  const Frame f = to_frame(p, a, b);
+  GemmReferenceSpec spec;
+  spec.in = p.dtype;
+  spec.out = p.out_dtype;
+  spec.layout = f.layout;
+  spec.f64_accumulate = f64_accumulate;
+  detail::GemmState& st = gemm_state();
+  const Kernel k = support_kernel(*this, st, gemm_reference_name_expression(spec), 256, [&] {
+    return std::make_pair(gemm_reference_source(spec), gemm_reference_source_name(spec));
+  });
+  tpl::GemmParams params{reinterpret_cast<const void*>(f.a), reinterpret_cast<const void*>(f.b),
+                         reinterpret_cast<void*>(c), static_cast<int>(f.m), static_cast<int>(f.n),
+                         static_cast<int>(p.k), f.lda, f.ldb, p.ldc, p.batch, f.stride_a, f.stride_b, p.stride_c,
+                         alpha, beta, 0, 0};
+  void* args[] = {&params};
+  const LaunchShape s = gemm_reference_launch_shape(f.m, f.n, p.batch);
+  k.launch(Dim3{s.grid[0], s.grid[1], s.grid[2]}, Dim3{s.block[0], s.block[1], 1}, 0, stream, args);
+  ++st.launches;
+}
+
+}  // namespace swz

@@ -1,0 +1,61 @@
+// runtime (internal): the cached compile path (jit_cache.hpp).
+#include "runtime/jit/jit_cache.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "swzjit/error.hpp"
+
+namespace swz {
+namespace detail {
+
+KernelEntry compile_through_cache(Cache& cache, const CompileRequest& request, int threads, int dynamic_smem,
+                                  const std::function<void()>& on_compile) {
+  if (request.arch.empty()) throw Error(ErrorKind::Internal, "compile_through_cache: the arch must be resolved first");
+  // The templates hash and NVRTC version cannot change within a process: compute them once.
+  static const std::string kTemplatesHash = templates_hash();
+  static const std::string kNvrtcVersion = [] {
+    const auto v = nvrtc_version();
+    return std::to_string(v.first) + "." + std::to_string(v.second);
+  }();
+  KernelKey key;
+  key.templates_hash = kTemplatesHash;
+  key.name_expression = request.name_expression;
+  key.nvrtc_version = kNvrtcVersion;
+  key.options = compile_options(request);
+  key.arch = request.arch;
+  return cache.get_or_build(key, [&] {
+    if (on_compile) on_compile();
+    const CompiledKernel k = compile(request);
+    KernelEntry e;
+    e.image = k.image;
+    e.is_ptx = k.is_ptx;
+    e.lowered_name = k.lowered_name;
+    e.threads = threads;
+    e.dynamic_smem = dynamic_smem;
+    if (!k.is_ptx) {
+      const CubinResources r = cubin_resources(k);
+      e.registers = r.registers;
+      e.spill_bytes = r.local_bytes;
+    }
+    return e;
+  });
+}
+
+int pow2_alignment(unsigned long long v) {
+  int a = 16;
+  while (a > 1 && v % static_cast<unsigned long long>(a) != 0) a /= 2;
+  return a;
+}
+
+int access_alignment(std::initializer_list<unsigned long long> pointers, std::initializer_list<long long> pitches,
+                     int elem_bytes) {
+  int a = 16;
+  for (unsigned long long p : pointers) a = std::min(a, pow2_alignment(p));
+  for (long long ld : pitches)
+    a = std::min(a, pow2_alignment(static_cast<unsigned long long>(ld) * static_cast<unsigned long long>(elem_bytes)));
+  return std::max(a, elem_bytes);
+}
+
+}  // namespace detail
+}  // namespace swz

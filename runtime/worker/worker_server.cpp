@@ -1,0 +1,494 @@
+// runtime: the benchmark worker (runtime/worker_server.hpp). Owns one CUDA context, the problem's
+// input/output buffers (allocated once, reused by every candidate) and an L2-flush buffer; verifies
+// each candidate on the GPU (templates/transpose_check.cuh; GEMMs: runtime/worker_gemm.cpp), then
+// times it with CUDA events.
+#include "generator/core/checked_arith.hpp"
+#include "runtime/worker/worker_server.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/tune/autotune_internal.hpp"
+#include "runtime/driver/driver_api.hpp"
+#include "runtime/worker/worker_gemm.hpp"
+#include "runtime/worker/worker_protocol.hpp"
+#include "swzjit/device.hpp"
+#include "swzjit/error.hpp"
+#include "swzjit/jit.hpp"
+#include "templates/transpose.cuh"
+#include "templates/transpose_check.cuh"
+
+namespace swz {
+namespace detail {
+namespace worker {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr std::size_t kGuardBytes = std::size_t{1} << 20;  // before and after the output
+constexpr std::size_t kMinFlushBytes = std::size_t{64} << 20;
+constexpr int kHelperThreads = 256;
+constexpr double kReplySeconds = 60;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+std::size_t round_up(std::size_t v, std::size_t to) { return (v + to - 1) / to * to; }
+
+// The message check() would throw for `r` (it also records a sticky error as a lost context).
+std::string describe(CUresult r, const std::string& what) {
+  try {
+    check(r, what);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return what + ": ok";
+}
+
+struct Failure {
+  std::string status;  // resource-limit, launch-failed, wrong-result
+  std::string reason;
+  bool exiting = false;
+};
+
+Failure failure_of(const Error& e, const std::string& context) {
+  Failure f{"launch-failed", context + ": " + e.what(), e.kind() == ErrorKind::ContextLost};
+  return f;
+}
+
+class Worker {
+ public:
+  HelloReply hello(const HelloRequest& req);
+  SupportReply support(const SupportRequest& req);
+  BenchResult bench(const BenchRequest& req);
+  std::vector<BenchResult> retime(const RetimeRequest& req);
+
+ private:
+  struct Loaded {
+    std::unique_ptr<Module> module;
+    CUfunction function = nullptr;
+  };
+
+  CUstream stream() const { return stream_->handle(); }
+  void validate(const ProblemDesc& p) const;
+  void launch_helper(int mode, long long elems);
+  std::optional<Failure> load(const BenchJob& job, Loaded* out);
+  std::optional<Failure> launch(const BenchJob& job, CUfunction f);
+  std::optional<Failure> verify(const BenchJob& job, CUfunction f);
+  std::optional<Failure> time(const BenchJob& job, CUfunction f, int reps, std::vector<double>* samples);
+  std::string describe_mismatch(unsigned long long count, unsigned long long index);
+  void ensure_events(std::size_t pairs);
+
+  bool ready_ = false, supported_ = false;
+  int device_ = 0;
+  ProblemDesc p_;
+  DeviceInfo info_;
+  std::unique_ptr<ContextGuard> context_;
+  std::unique_ptr<Stream> stream_;
+  DeviceBuffer in_, out_, flush_, result_;
+  long long in_elems_ = 0, out_total_elems_ = 0, guard_elems_ = 0, body_elems_ = 0;
+  std::unique_ptr<Module> check_module_;
+  CUfunction check_ = nullptr;
+  std::vector<Event> starts_, stops_;
+  unsigned flush_value_ = 0;
+  tpl::TransposeParams params_{};
+  std::unique_ptr<GemmTarget> gemm_;  // set for a GEMM problem (then the transpose members are unused)
+};
+
+void Worker::validate(const ProblemDesc& p) const {
+  if (p.elem_bytes != 2 && p.elem_bytes != 4) throw_invalid("element size " + std::to_string(p.elem_bytes));
+  if (p.rows < 1 || p.cols < 1 || p.batch < 1) throw_invalid("empty problem");
+  if (p.ld_in < p.cols || p.ld_out < p.rows) throw_invalid("pitches smaller than a row");
+  if (p.batch > 1 && (p.stride_in < detail::checked_mul(p.rows, p.ld_in, "transpose input matrix") ||
+                      p.stride_out < detail::checked_mul(p.cols, p.ld_out, "transpose output matrix")))
+    throw_invalid("overlapping batch strides");
+}
+
+HelloReply Worker::hello(const HelloRequest& req) {
+  HelloReply reply;
+  const auto t0 = Clock::now();
+  try {
+    if (ready_) throw_invalid("a second Hello");
+    const bool gemm = req.kind == ProblemKind::Gemm;
+    if (!gemm) validate(req.problem);
+    device_ = req.device;
+    p_ = req.problem;
+    info_ = device_info(device_);
+    context_ = std::make_unique<ContextGuard>(device_);  // current for the worker's whole life
+    stream_ = std::make_unique<Stream>(device_, true);
+    flush_ = DeviceBuffer(std::max(kMinFlushBytes, round_up(2 * static_cast<std::size_t>(info_.l2_bytes), 256)), device_);
+    if (gemm) {
+      gemm_ = std::make_unique<GemmTarget>(req.gemm, device_, info_, stream());
+    } else {
+      const std::size_t eb = static_cast<std::size_t>(p_.elem_bytes);
+      in_elems_ = detail::checked_add(detail::checked_mul(p_.batch - 1, p_.stride_in, "transpose input"),
+                                      detail::checked_mul(p_.rows, p_.ld_in, "transpose input"), "transpose input");
+      detail::checked_mul(in_elems_, p_.elem_bytes, "transpose input bytes");
+      body_elems_ = tpl::check_body_elems(p_.cols, p_.ld_out, p_.batch, p_.stride_out);
+      guard_elems_ = static_cast<long long>(kGuardBytes / eb);
+      const std::size_t out_bytes = 2 * kGuardBytes + round_up(static_cast<std::size_t>(body_elems_) * eb, 256);
+      out_total_elems_ = static_cast<long long>(out_bytes / eb);
+      in_ = DeviceBuffer(round_up(static_cast<std::size_t>(in_elems_) * eb, 256), device_);
+      out_ = DeviceBuffer(out_bytes, device_);
+      result_ = DeviceBuffer(16, device_);
+      params_ = tpl::TransposeParams{reinterpret_cast<const void*>(in_.ptr()),
+                                     reinterpret_cast<void*>(out_.ptr() + kGuardBytes),
+                                     p_.rows, p_.cols, p_.ld_in, p_.ld_out, p_.batch, p_.stride_in, p_.stride_out};
+    }
+    ready_ = true;
+    reply.ok = true;
+    reply.device_name = info_.name;
+    reply.arch = info_.arch();
+    reply.sm_count = info_.sm_count;
+    reply.l2_bytes = info_.l2_bytes;
+  } catch (const Error& e) {
+    reply.ok = false;
+    reply.error_kind = static_cast<int>(e.kind());
+    reply.error = e.what();
+  }
+  reply.init_ms = ms_since(t0);
+  return reply;
+}
+
+void Worker::launch_helper(int mode, long long elems) {
+  tpl::TransposeCheckParams cp{};
+  cp.mode = mode;
+  cp.seed = p_.seed;
+  cp.in = reinterpret_cast<void*>(in_.ptr());
+  cp.in_elems = in_elems_;
+  cp.out = reinterpret_cast<const void*>(out_.ptr());
+  cp.out_total_elems = out_total_elems_;
+  cp.guard_elems = guard_elems_;
+  cp.rows = p_.rows;
+  cp.cols = p_.cols;
+  cp.ld_in = p_.ld_in;
+  cp.ld_out = p_.ld_out;
+  cp.batch = p_.batch;
+  cp.stride_in = p_.stride_in;
+  cp.stride_out = p_.stride_out;
+  cp.result = reinterpret_cast<unsigned long long*>(result_.ptr());
+  void* args[] = {&cp};
+  const long long wanted = (elems + kHelperThreads - 1) / kHelperThreads;
+  const unsigned blocks = static_cast<unsigned>(std::max(1LL, std::min<long long>(wanted, 32LL * info_.sm_count)));
+  check(driver_api().cuLaunchKernel(check_, blocks, 1, 1, kHelperThreads, 1, 1, 0, stream(), args, nullptr),
+        mode == tpl::kCheckFill ? "launching the input fill" : "launching the output check");
+}
+
+SupportReply Worker::support(const SupportRequest& req) {
+  SupportReply reply;
+  const auto t0 = Clock::now();
+  try {
+    if (!ready_) throw_invalid("Support before Hello");
+    if (gemm_) {
+      gemm_->support(req);
+      supported_ = true;
+      reply.ok = true;
+      reply.fill_ms = ms_since(t0);
+      return reply;
+    }
+    CompiledKernel k;
+    k.image = req.check.image;
+    k.is_ptx = req.check.is_ptx;
+    k.arch = req.check.arch;
+    k.lowered_name = req.check.lowered_name;
+    check_module_ = std::make_unique<Module>(k, device_);
+    check_ = check_module_->kernel().handle();
+    launch_helper(tpl::kCheckFill, in_elems_);
+    stream_->synchronize();
+    supported_ = true;
+    reply.ok = true;
+  } catch (const Error& e) {
+    reply.ok = false;
+    reply.error_kind = static_cast<int>(e.kind());
+    reply.error = e.what();
+  }
+  reply.fill_ms = ms_since(t0);
+  return reply;
+}
+
+std::optional<Failure> Worker::load(const BenchJob& job, Loaded* out) {
+  CompiledKernel k;
+  k.image = job.kernel.image;
+  k.is_ptx = job.kernel.is_ptx;
+  k.arch = job.kernel.arch;
+  k.lowered_name = job.kernel.lowered_name;
+  try {
+    out->module = std::make_unique<Module>(k, device_);
+    Kernel kernel = out->module->kernel();
+    out->function = kernel.handle();
+    if (job.dynamic_smem > 48 * 1024) {
+      try {
+        kernel.set_max_dynamic_smem(static_cast<int>(job.dynamic_smem));
+      } catch (const Error& e) {
+        if (e.kind() != ErrorKind::InvalidArgument) throw;
+        return Failure{"resource-limit", e.what(), false};  // more shared memory than this GPU has
+      }
+    }
+  } catch (const Error& e) {
+    return failure_of(e, "loading the module");
+  }
+  return std::nullopt;
+}
+
+std::optional<Failure> Worker::launch(const BenchJob& job, CUfunction f) {
+  CUresult r;
+  std::string what = "cuLaunchKernel";
+  if (gemm_) {
+    try {
+      r = gemm_->launch(job, f, &what);  // split-K candidates: two kernels, timed together
+    } catch (const Error& e) {
+      return failure_of(e, "launching");
+    }
+  } else {
+    void* args[] = {&params_};
+    r = driver_api().cuLaunchKernel(f, job.grid[0], job.grid[1], job.grid[2], job.block[0], job.block[1], job.block[2],
+                                    job.dynamic_smem, stream(), args, nullptr);
+  }
+  if (r == CUDA_SUCCESS) return std::nullopt;
+  const std::string text = describe(r, what);
+  if (r == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES || r == CUDA_ERROR_INVALID_VALUE)
+    return Failure{"resource-limit", text, false};
+  return Failure{"launch-failed", text, is_sticky(r)};
+}
+
+void Worker::ensure_events(std::size_t pairs) {
+  while (starts_.size() < pairs) {
+    starts_.emplace_back(device_);
+    stops_.emplace_back(device_);
+  }
+}
+
+std::string Worker::describe_mismatch(unsigned long long count, unsigned long long index) {
+  const std::size_t eb = static_cast<std::size_t>(p_.elem_bytes);
+  std::string where;
+  unsigned got = 0, want = tpl::kCheckPoison32 & (eb == 2 ? 0xFFFFu : 0xFFFFFFFFu);
+  out_.copy_to_host(&got, eb, static_cast<std::size_t>(index) * eb, stream());
+  const long long j = static_cast<long long>(index) - guard_elems_;
+  if (j < 0) {
+    where = "the guard before the output (" + std::to_string(-j) + " elements before it) was overwritten";
+  } else if (j >= body_elems_) {
+    where = "the guard after the output (" + std::to_string(j - body_elems_) + " elements after it) was overwritten";
+  } else {
+    const long long b = j / p_.stride_out, rem = j - b * p_.stride_out, c = rem / p_.ld_out, r = rem - c * p_.ld_out;
+    const std::string at = "out[" + std::to_string(b) + "][" + std::to_string(c) + "][" + std::to_string(r) + "]";
+    if (c < p_.cols && r < p_.rows) {
+      const long long src = b * p_.stride_in + r * p_.ld_in + c;
+      in_.copy_to_host(&want, eb, static_cast<std::size_t>(src) * eb, stream());
+      where = at + " is wrong";
+    } else {
+      where = at + " lies in padding the kernel must not write, and was written";
+    }
+  }
+  char values[80];
+  std::snprintf(values, sizeof values, " (got 0x%0*x, expected 0x%0*x)", static_cast<int>(2 * eb), got,
+                static_cast<int>(2 * eb), want);
+  return std::to_string(count) + " element(s) wrong; first: " + where + values;
+}
+
+std::optional<Failure> Worker::verify(const BenchJob& job, CUfunction f) {
+  if (gemm_) {
+    gemm_->prepare();
+    if (auto failed = launch(job, f)) return failed;
+    std::string wrong;
+    try {
+      wrong = gemm_->check_output();
+    } catch (const Error& e) {
+      return failure_of(e, "running the candidate and the output check");
+    }
+    if (!wrong.empty()) return Failure{"wrong-result", wrong, false};
+    return std::nullopt;
+  }
+  const DriverApi& api = driver_api();
+  check(api.cuMemsetD32Async(out_.ptr(), tpl::kCheckPoison32, out_.size() / 4, stream()), "poisoning the output");
+  check(api.cuMemsetD32Async(result_.ptr(), 0u, 2, stream()), "clearing the check result");
+  check(api.cuMemsetD32Async(result_.ptr() + 8, 0xFFFFFFFFu, 2, stream()), "clearing the check result");
+  if (auto failed = launch(job, f)) return failed;
+  unsigned long long result[2] = {0, 0};
+  try {
+    launch_helper(tpl::kCheckVerify, out_total_elems_);
+    result_.copy_to_host(result, sizeof result, 0, stream());
+  } catch (const Error& e) {
+    return failure_of(e, "running the candidate and the output check");
+  }
+  if (result[0] != 0) return Failure{"wrong-result", describe_mismatch(result[0], result[1]), false};
+  return std::nullopt;
+}
+
+std::optional<Failure> Worker::time(const BenchJob& job, CUfunction f, int reps, std::vector<double>* samples) {
+  const DriverApi& api = driver_api();
+  ensure_events(static_cast<std::size_t>(reps));
+  try {
+    for (int i = 0; i < reps; ++i) {
+      // NOTE: a fresh value each time, so the flush really writes every line of a buffer twice the L2.
+      check(api.cuMemsetD32Async(flush_.ptr(), ++flush_value_, flush_.size() / 4, stream()), "flushing the L2");
+      check(api.cuEventRecord(starts_[static_cast<std::size_t>(i)].handle(), stream()), "cuEventRecord");
+      if (auto failed = launch(job, f)) return failed;
+      check(api.cuEventRecord(stops_[static_cast<std::size_t>(i)].handle(), stream()), "cuEventRecord");
+    }
+    for (int i = 0; i < reps; ++i)
+      samples->push_back(elapsed_ms(starts_[static_cast<std::size_t>(i)], stops_[static_cast<std::size_t>(i)]));
+  } catch (const Error& e) {
+    return failure_of(e, "timing");
+  }
+  return std::nullopt;
+}
+
+BenchResult Worker::bench(const BenchRequest& req) {
+  BenchResult r;
+  r.id = req.job.id;
+  const auto fail = [&](const Failure& f) {
+    r.status = f.status;
+    r.reason = f.reason;
+    r.worker_exiting = f.exiting;
+    return r;
+  };
+  if (!supported_) return fail(Failure{"launch-failed", "the worker got Bench before Hello and Support", false});
+  try {
+    Loaded k;
+    if (auto failed = load(req.job, &k)) return fail(*failed);
+    if (auto failed = verify(req.job, k.function)) return fail(*failed);
+    const TimingSettings& t = req.timing;
+    std::vector<double> samples;
+    for (int i = 0; i < t.warmup; ++i)
+      if (auto failed = launch(req.job, k.function)) return fail(*failed);
+    if (auto failed = time(req.job, k.function, 1, &samples)) return fail(*failed);  // also the estimate
+    const double estimate = std::max(samples[0], 1e-4);
+    const int reps = std::max(std::max(1, t.min_reps),
+                              std::min(std::max(1, t.max_reps), static_cast<int>(std::ceil(t.target_ms / estimate))));
+    samples.clear();
+    if (auto failed = time(req.job, k.function, reps, &samples)) return fail(*failed);
+    const TimeStats s = summarize_times(samples);
+    r.status = "ok";
+    r.median_ms = s.median_ms;
+    r.p20_ms = s.p20_ms;
+    r.p80_ms = s.p80_ms;
+    r.repetitions = s.count;
+  } catch (const Error& e) {
+    return fail(failure_of(e, "benchmarking"));
+  }
+  return r;
+}
+
+std::vector<BenchResult> Worker::retime(const RetimeRequest& req) {
+  std::vector<BenchResult> results(req.jobs.size());
+  std::vector<Loaded> loaded(req.jobs.size());
+  std::vector<std::vector<double>> samples(req.jobs.size());
+  for (std::size_t i = 0; i < results.size(); ++i) results[i].id = req.jobs[i].id;
+  // Every result stays "" (not reached) until its job has an outcome.
+  const auto fail = [&](std::size_t i, const Failure& f) {
+    results[i].status = f.status;
+    results[i].reason = f.reason;
+    results[i].worker_exiting = f.exiting;
+    return f.exiting;
+  };
+  if (!supported_) {
+    for (std::size_t i = 0; i < results.size(); ++i) fail(i, Failure{"launch-failed", "Retime before Support", false});
+    return results;
+  }
+  try {
+    for (std::size_t i = 0; i < req.jobs.size(); ++i) {
+      std::optional<Failure> f = load(req.jobs[i], &loaded[i]);
+      if (!f) f = verify(req.jobs[i], loaded[i].function);
+      if (f && fail(i, *f)) return results;
+    }
+    // Warm-up rounds: the same sequence as the timed ones (flush, launch), their times dropped.
+    const int warmup = std::max(0, req.warmup_rounds), rounds = std::max(1, req.rounds);
+    std::vector<double> dropped;
+    for (int round = 0; round < warmup + rounds; ++round)
+      for (std::size_t i = 0; i < req.jobs.size(); ++i) {
+        if (!results[i].status.empty()) continue;  // failed earlier
+        std::vector<double>* into = round < warmup ? &dropped : &samples[i];
+        if (auto f = time(req.jobs[i], loaded[i].function, std::max(1, req.reps_per_round), into))
+          if (fail(i, *f)) return results;
+        dropped.clear();
+      }
+  } catch (const Error& e) {
+    for (std::size_t i = 0; i < results.size(); ++i)
+      if (results[i].status.empty()) fail(i, failure_of(e, "re-timing"));
+    return results;
+  }
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    if (!results[i].status.empty()) continue;
+    const TimeStats s = summarize_times(samples[i]);
+    results[i].status = "ok";
+    results[i].median_ms = s.median_ms;
+    results[i].p20_ms = s.p20_ms;
+    results[i].p80_ms = s.p80_ms;
+    results[i].repetitions = s.count;
+  }
+  return results;
+}
+
+void complain(const std::string& what) {
+  std::fprintf(stderr,
+               "swz-worker: %s\nswz-worker is the benchmark worker of libswzjit's autotuner: the library starts it "
+               "and speaks a binary protocol on its stdin/stdout; it is not meant to be run by hand.\n",
+               what.c_str());
+}
+
+}  // namespace
+
+int serve(int in_fd, int out_fd) {
+  Worker w;
+  for (;;) {
+    Frame frame;
+    std::string reply;
+    int exit_after = -1;
+    try {
+      // NOTE: the one wait without a deadline: between requests the tuner may compile for as long as its
+      // own (bounded) compile waits allow; its exit or kill closes the socket, which ends this wait.
+      if (read_frame(in_fd, &frame, -1.0) == ReadStatus::Eof) return 0;
+      switch (frame.type) {
+        case MessageType::Hello: {
+          const HelloReply r = w.hello(decode<HelloRequest>(frame));
+          if (!r.ok) exit_after = 1;
+          reply = encode(r);
+          break;
+        }
+        case MessageType::Support: {
+          const SupportReply r = w.support(decode<SupportRequest>(frame));
+          if (!r.ok) exit_after = 1;
+          reply = encode(r);
+          break;
+        }
+        case MessageType::Bench: {
+          BenchReply r;
+          r.result = w.bench(decode<BenchRequest>(frame));
+          if (r.result.worker_exiting) exit_after = 3;
+          reply = encode(r);
+          break;
+        }
+        case MessageType::Retime: {
+          RetimeReply r;
+          r.results = w.retime(decode<RetimeRequest>(frame));
+          for (const auto& b : r.results)
+            if (b.worker_exiting) exit_after = 3;
+          reply = encode(r);
+          break;
+        }
+        case MessageType::Quit:
+          decode<QuitRequest>(frame);
+          return 0;
+        default:
+          throw ProtocolError(std::string("a ") + to_string(frame.type) + " message is a reply, not a request");
+      }
+    } catch (const ProtocolError& e) {
+      complain(e.what());
+      return 2;
+    }
+    // The tuner reads each reply as soon as it asked; one not taken within a minute has given up on us.
+    if (!write_all(out_fd, reply, kReplySeconds)) return 0;  // the tuner is gone: nothing left to do
+    if (exit_after >= 0) return exit_after;
+  }
+}
+
+}  // namespace worker
+}  // namespace detail
+}  // namespace swz

@@ -1,0 +1,99 @@
+// tests/runtime: which GEMM operands Engine::gemm stages (GemmProblem::staged) and the staging kernel's
+// generated source (CPU only; the copies themselves run in gemm_gpu_test.cpp).
+#include <doctest/doctest.h>
+
+#include "swzjit/engine.hpp"
+#include "swzjit/error.hpp"
+#include "generator/families/gemm/gemm_pack.hpp"
+#include "swzjit/jit.hpp"
+
+using namespace swz;
+
+namespace {
+
+GemmProblem problem(DType t, long long m, long long n, long long k) {
+  GemmProblem p;
+  p.dtype = t, p.out_dtype = t, p.m = m, p.n = n, p.k = k;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("staging: operands narrower than 8 bytes get 16-byte pitches; the others are left alone") {
+  bool sa = true, sb = true;
+  // 16-bit: K = 4100 keeps A at 8 bytes (left alone); N = 129 makes B 2-byte: staged at pitch 136.
+  GemmProblem s = problem(DType::F16, 127, 129, 4100).staged(0, 0, &sa, &sb);
+  CHECK(!sa);
+  CHECK(sb);
+  CHECK(s.lda == 4100);
+  CHECK(s.ldb == 136);
+  CHECK(s.stride_b == 4100 * 136);
+  CHECK(s.max_vec_bytes(0, 0) == 8);
+  // Both odd (A column-major with M = 127, B row-major with N = 129).
+  GemmProblem tn = problem(DType::BF16, 127, 129, 4100);
+  tn.a_order = MatrixOrder::ColMajor;
+  s = tn.staged(0, 0, &sa, &sb);
+  CHECK(sa);
+  CHECK(sb);
+  CHECK(s.lda == 128);
+  CHECK(s.stride_a == 4100 * 128);
+  CHECK(s.max_vec_bytes(0, 0) == 16);
+  // A misaligned pointer stages its operand even with aligned pitches.
+  s = problem(DType::F16, 64, 64, 64).staged(2, 0, &sa, &sb);
+  CHECK(sa);
+  CHECK(!sb);
+  CHECK(s.lda == 64);
+  // f32: 4-byte pitches are narrow, 8-byte ones are not.
+  s = problem(DType::F32, 127, 129, 4100).staged(0, 0, &sa, &sb);
+  CHECK(!sa);
+  CHECK(sb);
+  CHECK(s.ldb == 132);
+  GemmProblem f = problem(DType::F32, 64, 66, 64);
+  s = f.staged(0, 0, &sa, &sb);
+  CHECK(!sb);  // 66 floats = 264 bytes: 8-byte aligned
+  // Batches: an odd stride makes an operand narrow; its staged stride is rows x staged pitch.
+  GemmProblem bt = problem(DType::F16, 64, 64, 64);
+  bt.batch = 3, bt.stride_a = 64 * 64 + 1;
+  s = bt.staged(0, 0, &sa, &sb);
+  CHECK(sa);
+  CHECK(!sb);
+  CHECK(s.stride_a == 64 * 64);
+  // Nothing to stage for empty problems; huge copies (> 1 GiB) are not staged.
+  s = problem(DType::F16, 127, 129, 0).staged(0, 0, &sa, &sb);
+  CHECK(!sa);
+  CHECK(!sb);
+  GemmProblem huge = problem(DType::F16, 100000, 8, 10001);
+  s = huge.staged(0, 0, &sa, &sb);
+  CHECK(!sa);  // 100000 x 10008 x 2 bytes = 2 GB
+  CHECK(s.lda == 10001);
+  // Staging is idempotent: a staged problem stages nothing more.
+  s = problem(DType::F16, 127, 129, 4100).staged(0, 0, nullptr, nullptr).staged(0, 0, &sa, &sb);
+  CHECK(!sa);
+  CHECK(!sb);
+}
+
+TEST_CASE("staging kernel: one instantiation per element size, compiles for sm_80 and sm_90") {
+  CHECK(gemm_pack_name_expression(DType::F16) == "swz::tpl::gemm_pack_kernel<2>");
+  CHECK(gemm_pack_name_expression(DType::BF16) == gemm_pack_name_expression(DType::F16));
+  CHECK(gemm_pack_name_expression(DType::F32) == "swz::tpl::gemm_pack_kernel<4>");
+  CHECK(gemm_pack_ld(129, DType::F16) == 136);
+  CHECK(gemm_pack_ld(128, DType::F16) == 128);
+  CHECK(gemm_pack_ld(129, DType::F32) == 132);
+  const LaunchShape s = gemm_pack_launch_shape(4100, 136, 1, DType::F16);
+  CHECK(s.block[0] == 256);
+  CHECK(s.grid[0] == (4100 * 17 + 255) / 256);
+  for (const char* arch : {"sm_80", "sm_90"})
+    for (DType t : {DType::F16, DType::F32}) {
+      CompileRequest req;
+      req.source = gemm_pack_source(t);
+      req.source_name = gemm_pack_source_name(t);
+      req.name_expression = gemm_pack_name_expression(t);
+      req.arch = arch;
+      try {
+        const CompiledKernel k = compile(req);
+        CHECK(!k.image.empty());
+      } catch (const Error& e) {
+        FAIL_CHECK(arch << " " << to_string(t) << ": " << e.what() << "\n" << e.compile_log());
+      }
+    }
+}
