@@ -106,4 +106,11 @@ TuneReport autotune_transpose(Engine& engine, const TransposeProblem& problem, i
 TuneReport autotune_gemm(Engine& engine, const GemmProblem& problem, int max_vec_bytes,
                          const TuneOptions& options = {});
 
+/// Tune a declared family on `problem` (include/swzjit/family.hpp): its space filtered by the
+/// constraints and the static bank analysis, every candidate compiled, checked against the family's
+/// reference kernel in the isolated worker (inputs random, outputs poisoned and guarded), timed, and
+/// the winner stored under the family's definition hash. Needs the family's reference launch.
+TuneReport autotune_family(Engine& engine, const Family& family, const FamilyValues& problem,
+                           const TuneOptions& options = {});
+
 }  // namespace swz

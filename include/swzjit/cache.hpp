@@ -1,4 +1,4 @@
-// swzjit public API: the persistent cache of compiled kernels and tuning results (DESIGN.md principle 6).
+// swzjit public API: the persistent cache of compiled kernels and tuning results (docs/ARCHITECTURE.md principle 6).
 // One SQLite database in WAL mode under cache_directory(); a corrupt entry is a miss, never a wrong kernel.
 #pragma once
 

@@ -3,11 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
 #include "swzjit/cache.hpp"
 #include "swzjit/device.hpp"
+#include "swzjit/family.hpp"
 #include "swzjit/gemm.hpp"
 #include "swzjit/jit.hpp"
 #include "swzjit/transpose.hpp"
@@ -185,6 +187,25 @@ class Engine {
                       CUstream stream, bool f64_accumulate = true);
   /// Number of GEMM launches (fast kernels and reference) this engine made.
   std::uint64_t gemm_launches() const;
+
+  // --- declared families (include/swzjit/family.hpp; runtime/engine/engine_family.cpp) -----------
+
+  /// Compile `config` of `family` for `arch` ("" = this engine's device), from the cache when possible
+  /// (the key covers the family's source bytes); works without a GPU when `arch` is given.
+  /// @throws Error(Unsupported) below the family's min_arch, Error(Compile) with NVRTC's log.
+  KernelEntry compile_family(const Family& family, const FamilyValues& config, const std::string& arch = {});
+  /// The configuration run_family() would use: the cached tuned winner for this exact definition, else
+  /// (TunePolicy::TuneOnMiss) a fresh tune, else family.default_config(problem). Remembered per problem.
+  FamilyValues family_config(const Family& family, const FamilyValues& problem);
+  /// Launches the family's kernel on `stream` with `buffers` (a device pointer for every buffer of the
+  /// definition, by name). `config` overrides the choice (it must satisfy the constraints).
+  void run_family(const Family& family, const FamilyValues& problem, const std::map<std::string, DevicePtr>& buffers,
+                  CUstream stream, const FamilyValues* config = nullptr);
+  /// Launches the family's reference kernel (what tuning compares candidates with).
+  void run_family_reference(const Family& family, const FamilyValues& problem,
+                            const std::map<std::string, DevicePtr>& buffers, CUstream stream);
+  /// The tuning key of a family problem on this engine's device (operation "family:NAME").
+  TuningProblemKey family_tuning_key(const Family& family, const FamilyValues& problem);
 
  private:
   struct Impl;

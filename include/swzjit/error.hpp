@@ -1,4 +1,4 @@
-// swzjit public API: the one exception type of the library (DESIGN.md principle 5).
+// swzjit public API: the one exception type of the library (docs/ARCHITECTURE.md principle 5).
 // Every failure the library reports is an swz::Error with a kind and a message that says what to do.
 #pragma once
 

@@ -132,7 +132,7 @@ LaunchShape gemm_reference_launch_shape(long long m, long long n, long long batc
 
 /// Static bank analysis of one k-tile of one block: every warp-wide shared-memory instruction
 /// (SGEMM: transposing sts.32 or vector sts, lds.128 fragment reads; HGEMM: cp.async 16-byte stores,
-/// ldmatrix.x4 phases), evaluated with the template's own index maps and the DESIGN.md bank model.
+/// ldmatrix.x4 phases), evaluated with the template's own index maps and the docs/ARCHITECTURE.md bank model.
 struct GemmAnalysis {
   std::vector<SmemInstrStats> instrs;
   long long store_wavefronts = 0, store_ideal = 0, store_instructions = 0;

@@ -8,7 +8,7 @@
 
 namespace swz {
 
-// --- embedded templates (DESIGN.md principle 3) -----------------------------------------------
+// --- embedded templates (docs/ARCHITECTURE.md principle 3) -----------------------------------------------
 
 /// Hex XXH3-128 (32 lowercase hex digits) of every embedded template: for each, in name order,
 /// its name and its bytes, each preceded by its length as a 64-bit little-endian integer.

@@ -7,6 +7,7 @@
 #include "swzjit/device.hpp"
 #include "swzjit/engine.hpp"
 #include "swzjit/error.hpp"
+#include "swzjit/family.hpp"
 #include "swzjit/gemm.hpp"
 #include "swzjit/jit.hpp"
 #include "swzjit/analysis/layout.hpp"

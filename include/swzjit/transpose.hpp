@@ -85,7 +85,7 @@ std::vector<TransposeConfig> transpose_search_space(DType dtype, int max_vec_byt
                                                     bool explore = false);
 
 /// Static bank analysis of one full tile: every warp-wide shared-memory instruction the block issues,
-/// evaluated with the template's own index maps and the DESIGN.md bank model.
+/// evaluated with the template's own index maps and the docs/ARCHITECTURE.md bank model.
 struct SmemInstrStats {
   std::string name;              ///< e.g. "sts.32 load-phase k=0"
   bool is_store = false;

@@ -1,4 +1,4 @@
-// runtime: the lazily loaded CUDA driver (DESIGN.md principle 4) -- dlopen + cuGetProcAddress,
+// runtime: the lazily loaded CUDA driver (docs/ARCHITECTURE.md principle 4) -- dlopen + cuGetProcAddress,
 // error translation, sticky-error bookkeeping, primary contexts and device queries.
 // The RAII objects built on it (modules, kernels, memory, streams, events) are in driver_objects.cpp.
 #include <dlfcn.h>

@@ -1,4 +1,4 @@
-// swzjit public API: the shared-memory bank model of DESIGN.md ("The bank model").
+// swzjit public API: the shared-memory bank model of docs/ARCHITECTURE.md ("The bank model").
 // 32 banks of 4 bytes; an instruction splits into phases; a phase costs the largest number of
 // distinct 4-byte words any one bank must serve; the ideal is ceil(distinct bytes / 128) per phase.
 #pragma once
