@@ -148,10 +148,6 @@ GemmAnalysis analyze_gemm(const GemmConfig& cfg);
 /// decomposition supports. Returns false (swizzles left at none) if some operand has no such swizzle.
 bool gemm_choose_swizzles(GemmConfig& cfg);
 
-/// Version of the default GEMM tuning space (gemm_search_space and the autotuner's filter). Bump it when
-/// they change, so winners chosen from the old space are not reused (the space id includes it).
-constexpr int kGemmSpaceVersion = 3;
-
 /// Default search space of a dtype pair and layout: hand-picked tile shapes (about 10-30), alignment
 /// capped by `max_vec_bytes`, each with conflict-free swizzles chosen by static analysis.
 /// f32 -> f32 gives SGEMM configs; f16/bf16 -> f16/bf16/f32 HGEMM configs. Throws Unsupported otherwise.

@@ -71,11 +71,6 @@ LaunchShape transpose_launch_shape(const TransposeConfig& cfg, long long rows, l
 bool transpose_choose_swizzle(TransposeConfig& cfg);
 bool transpose_choose_pad(TransposeConfig& cfg);
 
-/// Version of what transpose_search_space() enumerates. Tuning winners are stored under an id made
-/// of it (plus dtype, alignment and tuning options), so a process finds its winner without
-/// enumerating the space; bump it whenever the enumeration changes.
-constexpr int kTransposeSpaceVersion = 4;
-
 /// Default search space for a dtype: tiles x threads x vector widths x {plain, pad, swizzle}, with
 /// invalid combinations removed and conflict-free pad/swizzle parameters chosen by static analysis.
 /// `max_vec_bytes` caps the vector width (alignment of the problem's pointers and pitches).

@@ -152,7 +152,7 @@ KernelEntry compile_gemm_support_kernel(Cache& cache, GemmSupportKernel which, D
 
 std::string gemm_space_id(DType in, DType out, GemmLayout layout, int max_vec_bytes, bool keep_conflicted,
                           const std::vector<std::string>& extra_configs) {
-  std::vector<std::string> fields = {"gemm-space/v" + std::to_string(kGemmSpaceVersion),
+  std::vector<std::string> fields = {std::string("gemm-space/") + SWZJIT_GEMM_SPACE_HASH,
                                      to_string(in) + ">" + to_string(out), to_string(layout),
                                      "align=" + std::to_string(max_vec_bytes),
                                      keep_conflicted ? "keep-conflicted" : "conflict-free"};

@@ -15,7 +15,7 @@ namespace swz {
 /// The default tuning space of a transpose: transpose_search_space() without conflicted configs.
 std::vector<TransposeConfig> transpose_tuning_space(DType dtype, int max_vec_bytes);
 /// Identity of a tuning space for winner lookups, computed without enumerating it: the space
-/// version (kTransposeSpaceVersion), dtype, alignment, whether conflicted configs were kept and the
+/// code hash (SWZJIT_TRANSPOSE_SPACE_HASH: the enumerating and filtering sources, CMakeLists.txt), dtype, alignment, whether conflicted configs were kept and the
 /// extra configs. Cheap, so a warm process finds its winner in microseconds.
 std::string transpose_space_id(DType dtype, int max_vec_bytes, bool keep_conflicted = false,
                                const std::vector<std::string>& extra_configs = {});
@@ -25,7 +25,7 @@ std::string space_hash_of(const std::vector<TransposeConfig>& space);
 TransposeConfig autotune_transpose_for_engine(Engine& engine, const TransposeProblem& problem, int max_vec_bytes);
 
 /// Identity of a GEMM tuning space for winner lookups, computed without enumerating it: the space
-/// version (kGemmSpaceVersion), dtypes, kernel layout, alignment, whether conflicted configs were kept
+/// code hash (SWZJIT_GEMM_SPACE_HASH, CMakeLists.txt), dtypes, kernel layout, alignment, whether conflicted configs were kept
 /// and the extra configs.
 std::string gemm_space_id(DType in, DType out, GemmLayout layout, int max_vec_bytes, bool keep_conflicted = false,
                           const std::vector<std::string>& extra_configs = {});

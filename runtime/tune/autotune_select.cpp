@@ -207,7 +207,7 @@ std::vector<TransposeConfig> transpose_tuning_space(DType dtype, int max_vec_byt
 
 std::string transpose_space_id(DType dtype, int max_vec_bytes, bool keep_conflicted,
                                const std::vector<std::string>& extra_configs) {
-  std::vector<std::string> fields = {"transpose-space/v" + std::to_string(kTransposeSpaceVersion), to_string(dtype),
+  std::vector<std::string> fields = {std::string("transpose-space/") + SWZJIT_TRANSPOSE_SPACE_HASH, to_string(dtype),
                                      "align=" + std::to_string(max_vec_bytes),
                                      keep_conflicted ? "keep-conflicted" : "conflict-free"};
   for (const auto& e : extra_configs) fields.push_back("extra=" + e);

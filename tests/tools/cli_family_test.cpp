@@ -29,7 +29,7 @@ TEST_CASE("swz family ls / show / analyze / gen / compile for the built-in rowsu
   r = run_swz("analyze rowsum --config LAYOUT=1 --json", env);
   CHECK(r.out.find("\"excess_wavefronts\": 0") != std::string::npos);
   r = run_swz("gen rowsum --config BLOCK_ROWS=32", env);
-  CHECK(r.out.find("swz::tpl::rowsum_kernel<32, 1>") != std::string::npos);
+  CHECK(r.out.find("swz::tpl::rowsum_kernel<32, 2>") != std::string::npos);
   r = run_swz("compile rowsum --arch sm_90 --json", env);
   CHECK(r.code == 0);
   CHECK(r.out.find("\"arch\": \"sm_90\"") != std::string::npos);

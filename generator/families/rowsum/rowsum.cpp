@@ -32,8 +32,8 @@ FamilyDef rowsum_family() {
 family = rowsum
 about = batched row sums: out[b][r] = sum over c of in[b][r][c] (f32, row-major, packed)
 dims = batch rows cols
-param BLOCK_ROWS = 32 64 128 256 ; default 128
-param LAYOUT = 0 1 2 ; default 1          # 0 plain, 1 XOR swizzle, 2 padded rows
+param BLOCK_ROWS = 32 64 128 256 ; default 64
+param LAYOUT = 0 1 2 ; default 2          # 0 plain, 1 XOR swizzle, 2 padded rows
 require = batch <= 65535
 buffer in = f32 [batch * rows * cols] input
 buffer out = f32 [batch * rows] output

@@ -13,7 +13,7 @@ template <int BLOCK, int FAULT>
 __global__ void scale2(const float* in, float* out, long long n) {
   const long long i = static_cast<long long>(blockIdx.x) * BLOCK + threadIdx.x;
   if (i < n) out[i] = 2.f * in[i] + (FAULT == 2 && i == n / 2 ? 1.f : 0.f);
-  if (FAULT == 1 && i == 0) out[n + (1 << 20)] = 1.f;
+  if (FAULT == 1 && i == 0) out[n + (1LL << 36)] = 1.f;  // far outside any allocation: an illegal address
 }
 __global__ void scale2_reference(const float* in, float* out, long long n) {
   const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;

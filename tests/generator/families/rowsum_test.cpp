@@ -40,7 +40,7 @@ TEST_CASE("rowsum: the space and its launch") {
   const auto f = get_family("rowsum");
   const FamilyValues p = f->parse_problem("batch=3,rows=1000,cols=777");
   CHECK(f->space(p).size() == 12);
-  CHECK(f->config_text(f->default_config(p)) == "BLOCK_ROWS=128,LAYOUT=1");
+  CHECK(f->config_text(f->default_config(p)) == "BLOCK_ROWS=64,LAYOUT=2");
   const FamilyLaunchShape s = f->shape(f->parse_config("BLOCK_ROWS=256,LAYOUT=2"), p);
   CHECK(s.grid[0] == 4);
   CHECK(s.grid[1] == 3);
