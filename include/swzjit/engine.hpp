@@ -104,7 +104,8 @@ struct GemmProblem {
 GemmConfig default_gemm_config(const GemmProblem& problem, int max_vec_bytes, const std::string& arch = {});
 
 namespace detail {
-struct GemmState;  // runtime/engine_gemm.cpp
+struct GemmState;     // runtime/engine/engine_gemm.cpp
+struct EngineAccess;  // runtime/engine/engine_impl.hpp: the library's own access to the counters
 }
 
 // --- end GEMM -------------------------------------------------------------------------------------
@@ -131,13 +132,6 @@ class Engine {
   /// The cache (a memory-only one when options().use_cache is false).
   Cache& cache();
   EngineCounters counters() const;
-  /// Counts a benchmark run done on this engine's behalf (the autotuner calls it).
-  void count_benchmark_runs(std::uint64_t n);
-  void count_tune();
-  /// Counts NVRTC compiles done on this engine's behalf (the GEMM family calls it).
-  void count_compiles(std::uint64_t n);
-  /// Counts a tuned-winner lookup (hit: a cached winner was used; miss: none was cached).
-  void count_tuned_lookup(bool hit);
 
   /// Compile `cfg` for `arch` ("" = this engine's device), from the cache when possible.
   /// Works without a GPU when `arch` is given.
@@ -207,8 +201,10 @@ class Engine {
   /// The tuning key of a family problem on this engine's device (operation "family:NAME").
   TuningProblemKey family_tuning_key(const Family& family, const FamilyValues& problem);
 
+  struct Impl;  ///< opaque (runtime/engine/engine_impl.hpp)
+
  private:
-  struct Impl;
+  friend struct detail::EngineAccess;
   std::unique_ptr<Impl> impl_;
   std::shared_ptr<detail::GemmState> gemm_;  // created on first GEMM use (atomic shared_ptr access)
   detail::GemmState& gemm_state();

@@ -57,26 +57,28 @@ struct FamilyLaunch {
 /// of a tune unless TuneOptions::keep_conflicted.
 using SmemAccessMap = std::function<std::vector<SmemInstruction>(const FamilyValues& config)>;
 
-/// Everything the library needs to know about a family. Text form (FamilyDef::parse / to_text):
+/// Everything the library needs to know about a family. Text form (FamilyDef::parse / to_text); '#'
+/// starts a comment, except in the source:
 ///
-///     family  = rowsum                    # lowercase identifier
+///     family  = rowsum                        # a lowercase identifier
 ///     about   = row sums of a batch of matrices
 ///     dims    = batch rows cols
-///     param   BLOCK_ROWS = 32 64 128 256 ; default 128
-///     param   SWIZZLE = 0 1 ; default 1
-///     require = BLOCK_ROWS <= 1024       # one line per constraint
+///     param   BLOCK_ROWS = 32 64 128 256 ; default 64
+///     param   LAYOUT = 0 1 2 ; default 2
+///     require = batch <= 65535                # one line per constraint
 ///     buffer  in  = f32 [batch * rows * cols] input
 ///     buffer  out = f32 [batch * rows] output
-///     kernel  = rowsum<BLOCK_ROWS, SWIZZLE>(in, out, rows, cols)
-///     grid    = ceil_div(rows, BLOCK_ROWS), batch
+///     kernel  = swz::tpl::rowsum_kernel<BLOCK_ROWS, LAYOUT>(in, out, rows, cols)
+///     grid    = max(1, ceil_div(rows, BLOCK_ROWS)), max(1, batch)
 ///     block   = BLOCK_ROWS
-///     smem    = BLOCK_ROWS * 32 * 4
-///     reference = rowsum_reference<>(in, out, rows, cols)
-///     reference.grid  = ceil_div(rows, 128), batch
+///     smem    = BLOCK_ROWS * (32 + (LAYOUT == 2)) * 4
+///     reference = swz::tpl::rowsum_reference(in, out, rows, cols)
+///     reference.grid  = max(1, ceil_div(rows, 128)), max(1, batch)
 ///     reference.block = 128
-///     tolerance = 1e-5
-///     source  = rowsum.cuh                # a file, relative to the description; or, last:
-///     --- source                          # every following line is the CUDA source
+///     tolerance = 1e-5                        # relative Frobenius error, > 0
+///     source  = rowsum.cuh                    # a file, relative to the description
+///
+/// or, instead of `source = FILE`, a last line "--- source" (alone on its line) followed by the CUDA source.
 struct FamilyDef {
   std::string name;
   std::string about;

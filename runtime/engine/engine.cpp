@@ -140,10 +140,6 @@ EngineCounters Engine::counters() const {
   return c;
 }
 
-void Engine::count_benchmark_runs(std::uint64_t n) { impl_->bench_runs += n; }
-void Engine::count_tune() { ++impl_->tunes; }
-void Engine::count_compiles(std::uint64_t n) { impl_->compiles += n; }
-void Engine::count_tuned_lookup(bool hit) { ++(hit ? impl_->tuned_hits : impl_->tuned_misses); }
 
 KernelEntry Engine::compile_transpose(const TransposeConfig& cfg, const std::string& arch_in) {
   cfg.validate();
@@ -204,30 +200,21 @@ TransposeConfig Engine::transpose_config(const TransposeProblem& problem_in, Dev
     auto it = impl_->choices.find(id);
     if (it != impl_->choices.end()) return it->second.config;
   }
-  TransposeConfig chosen;
   const TuningProblemKey tkey = transpose_tuning_key(problem, align);
-  const auto winner = impl_->cache->load_winner(tkey, transpose_space_id(problem.dtype, align));
-  bool have = false;
-  if (winner) {
+  const std::function<std::optional<TransposeConfig>()> stored = [&]() -> std::optional<TransposeConfig> {
+    const auto winner = impl_->cache->load_winner(tkey, transpose_space_id(problem.dtype, align));
+    if (!winner) return std::nullopt;
     try {
-      chosen = TransposeConfig::parse(winner->config);
-      have = chosen.vec * dtype_bytes(chosen.dtype) <= align && chosen.dtype == problem.dtype;
+      const TransposeConfig c = TransposeConfig::parse(winner->config);
+      if (c.vec * dtype_bytes(c.dtype) <= align && c.dtype == problem.dtype) return c;
     } catch (const Error&) {
-      have = false;  // a stored winner this build cannot parse is a miss
     }
-  }
+    return std::nullopt;  // a stored winner this build cannot parse or use is a miss
+  };
   bool remember = true;
-  if (have) {
-    ++impl_->tuned_hits;
-  } else {
-    ++impl_->tuned_misses;
-    const std::function<TransposeConfig()> fallback = [&] { return default_transpose_config(problem.dtype, align); };
-    if (impl_->options.policy == TunePolicy::TuneOnMiss)
-      chosen = impl_->tuning.choose<TransposeConfig>(
-          id, [&] { return autotune_transpose_for_engine(*this, problem, align); }, fallback, &remember);
-    else
-      chosen = fallback();
-  }
+  const TransposeConfig chosen = detail::choose_config<TransposeConfig>(
+      *impl_, impl_->tuning, id, stored, true, [&] { return autotune_transpose_for_engine(*this, problem, align); },
+      [&] { return default_transpose_config(problem.dtype, align); }, &remember);
   if (!remember) return chosen;  // another thread is tuning this problem: its winner is remembered
   std::lock_guard<std::mutex> lock(impl_->mutex);
   return impl_->choices.emplace(id, Impl::Choice{chosen, std::nullopt}).first->second.config;

@@ -7,6 +7,7 @@
 
 #include "runtime/engine/engine_impl.hpp"
 #include "runtime/jit/jit_cache.hpp"
+#include "runtime/jit/kernel_args.hpp"
 #include "swzjit/autotune.hpp"
 #include "swzjit/error.hpp"
 
@@ -24,35 +25,16 @@ std::string choice_key(const Family& f, const FamilyValues& problem) {
   return f.definition_hash() + " " + f.problem_text(problem);
 }
 
-struct ArgStorage {
-  std::vector<unsigned long long> ptrs;
-  std::vector<long long> i64;
-  std::vector<int> i32;
-  std::vector<void*> args;
-};
-
-void fill_args(const Family& f, const std::vector<FamilyKernelArg>& list,
-               const std::map<std::string, DevicePtr>& buffers, ArgStorage& s) {
+// The pointer of each buffer the launch names, from the caller's map.
+detail::PackedArgs pack_args(const Family& f, const std::vector<FamilyKernelArg>& list,
+                             const std::map<std::string, DevicePtr>& buffers) {
   const auto& defs = f.def().buffers;
-  s.ptrs.reserve(list.size());
-  s.i64.reserve(list.size());
-  s.i32.reserve(list.size());
-  for (const FamilyKernelArg& a : list) {
-    if (a.kind == FamilyKernelArg::Buffer) {
-      const std::string& name = defs[static_cast<std::size_t>(a.buffer)].name;
-      const auto it = buffers.find(name);
-      if (it == buffers.end() || it->second == 0)
-        throw_invalid(f.name() + ": no device pointer for buffer '" + name + "'");
-      s.ptrs.push_back(it->second);
-      s.args.push_back(&s.ptrs.back());
-    } else if (a.kind == FamilyKernelArg::Int32) {
-      s.i32.push_back(static_cast<int>(a.value));
-      s.args.push_back(&s.i32.back());
-    } else {
-      s.i64.push_back(a.value);
-      s.args.push_back(&s.i64.back());
-    }
-  }
+  return detail::PackedArgs(list, [&](int index) {
+    const std::string& name = defs[static_cast<std::size_t>(index)].name;
+    const auto it = buffers.find(name);
+    if (it == buffers.end() || it->second == 0) throw_invalid(f.name() + ": no device pointer for buffer '" + name + "'");
+    return it->second;
+  });
 }
 
 void check_buffers(const Family& f, const std::map<std::string, DevicePtr>& buffers) {
@@ -114,44 +96,34 @@ FamilyValues Engine::family_config(const Family& family, const FamilyValues& pro
     const auto it = impl_->family_choices.find(key);
     if (it != impl_->family_choices.end()) return it->second.config;
   }
-  FamilyValues chosen;
-  bool have = false;
-  const auto winner = impl_->cache->load_winner(family_tuning_key(family, problem), family.definition_hash());
-  if (winner) {
+  const std::function<std::optional<FamilyValues>()> stored = [&]() -> std::optional<FamilyValues> {
+    const auto winner = impl_->cache->load_winner(family_tuning_key(family, problem), family.definition_hash());
+    if (!winner) return std::nullopt;
     try {
-      chosen = family.parse_config(winner->config);
-      have = family.check_config(chosen, problem).empty();
+      FamilyValues c = family.parse_config(winner->config);
+      if (family.check_config(c, problem).empty()) return c;
     } catch (const Error&) {
-      have = false;  // a stored winner that no longer parses is a miss
     }
-  }
+    return std::nullopt;  // a stored winner that no longer parses or fits is a miss
+  };
+  const std::function<FamilyValues()> fallback = [&] { return family.default_config(problem); };
+  const std::function<FamilyValues()> tune = [&] {
+    std::string why;
+    try {
+      const TuneReport r = autotune_family(*this, family, problem);
+      if (!r.winner.empty()) return family.parse_config(r.winner);
+      why = "no candidate succeeded";
+    } catch (const Error& e) {
+      why = e.what();
+    }
+    const FamilyValues d = fallback();
+    std::fprintf(stderr, "swzjit: warning: autotuning %s %s failed (%s); using the default %s\n",
+                 family.name().c_str(), family.problem_text(problem).c_str(), why.c_str(), family.config_text(d).c_str());
+    return d;
+  };
   bool remember = true;
-  if (have) {
-    ++impl_->tuned_hits;
-  } else {
-    ++impl_->tuned_misses;
-    const std::function<FamilyValues()> fallback = [&] { return family.default_config(problem); };
-    if (impl_->options.policy == TunePolicy::TuneOnMiss && !family.def().reference.kernel.empty()) {
-      const std::function<FamilyValues()> tune = [&] {
-        std::string why;
-        try {
-          const TuneReport r = autotune_family(*this, family, problem);
-          if (!r.winner.empty()) return family.parse_config(r.winner);
-          why = "no candidate succeeded";
-        } catch (const Error& e) {
-          why = e.what();
-        }
-        const FamilyValues d = fallback();
-        std::fprintf(stderr, "swzjit: warning: autotuning %s %s failed (%s); using the default %s\n",
-                     family.name().c_str(), family.problem_text(problem).c_str(), why.c_str(),
-                     family.config_text(d).c_str());
-        return d;
-      };
-      chosen = impl_->family_tuning.choose<FamilyValues>(key, tune, fallback, &remember);
-    } else {
-      chosen = fallback();
-    }
-  }
+  const FamilyValues chosen = detail::choose_config<FamilyValues>(
+      *impl_, impl_->family_tuning, key, stored, !family.def().reference.kernel.empty(), tune, fallback, &remember);
   if (!remember) return chosen;
   std::lock_guard<std::mutex> lock(impl_->mutex);
   return impl_->family_choices.emplace(key, Impl::FamilyChoice{chosen, std::nullopt}).first->second.config;
@@ -159,9 +131,40 @@ FamilyValues Engine::family_config(const Family& family, const FamilyValues& pro
 
 namespace {
 
-void launch_shape(const Kernel& k, const FamilyLaunchShape& s, CUstream stream, ArgStorage& args) {
+void launch_shape(const Kernel& k, const FamilyLaunchShape& s, CUstream stream, detail::PackedArgs& args) {
   k.launch(Dim3{s.grid[0], s.grid[1], s.grid[2]}, Dim3{s.block[0], s.block[1], s.block[2]},
-           static_cast<unsigned>(s.dynamic_smem), stream, args.args.data());
+           static_cast<unsigned>(s.dynamic_smem), stream, args.data());
+}
+
+}  // namespace
+
+namespace {
+
+// The loaded kernel `id` of the engine's family map, compiled (through the cache) and loaded on first use.
+Kernel family_kernel(Engine::Impl& impl, const Family& family, const std::string& id,
+                     const std::string& name_expression) {
+  {
+    std::lock_guard<std::mutex> lock(impl.mutex);
+    const auto it = impl.family_kernels.find(id);
+    if (it != impl.family_kernels.end()) return it->second;
+  }
+  const std::string arch = impl.arch();
+  const KernelEntry e =
+      detail::compile_family_kernel(*impl.cache, family, name_expression, arch, [&impl] { ++impl.compiles; });
+  Module m(detail::to_compiled(e, arch, name_expression), impl.options.device);
+  Kernel k = m.kernel();
+  ++impl.loads;
+  std::lock_guard<std::mutex> lock(impl.mutex);
+  return impl.family_kernels.emplace(id, k).first->second;
+}
+
+void launch_family(Engine::Impl& impl, Kernel kernel, const Family& family, const FamilyLaunchShape& shape,
+                   const std::vector<FamilyKernelArg>& list, const std::map<std::string, DevicePtr>& buffers,
+                   CUstream stream) {
+  if (shape.dynamic_smem > 48 * 1024) kernel.set_max_dynamic_smem(static_cast<int>(shape.dynamic_smem));
+  detail::PackedArgs args = pack_args(family, list, buffers);
+  launch_shape(kernel, shape, stream, args);
+  ++impl.launches;
 }
 
 }  // namespace
@@ -178,28 +181,13 @@ void Engine::run_family(const Family& family, const FamilyValues& problem,
   } else {
     cfg = family_config(family, problem);
   }
-  const std::string id = family.definition_hash() + " " + family.config_text(cfg);
-  std::optional<Kernel> kernel;
-  {
-    std::lock_guard<std::mutex> lock(impl_->mutex);
-    const auto it = impl_->family_kernels.find(id);
-    if (it != impl_->family_kernels.end()) kernel = it->second;
-  }
+  if (arch_number(impl_->arch()) < family.def().min_arch)
+    throw Error(ErrorKind::Unsupported, family.name() + " needs sm_" + std::to_string(family.def().min_arch) +
+                                            " or newer; this GPU is " + impl_->arch());
   const FamilyLaunchShape shape = family.shape(cfg, problem);
-  if (!kernel) {
-    const std::string arch = impl_->arch();
-    const KernelEntry e = compile_family(family, cfg, arch);
-    Module m(detail::to_compiled(e, arch, shape.name_expression), impl_->options.device);
-    kernel = m.kernel();
-    ++impl_->loads;
-    std::lock_guard<std::mutex> lock(impl_->mutex);
-    kernel = impl_->family_kernels.emplace(id, *kernel).first->second;
-  }
-  if (shape.dynamic_smem > 48 * 1024) kernel->set_max_dynamic_smem(static_cast<int>(shape.dynamic_smem));
-  ArgStorage args;
-  fill_args(family, family.kernel_args(cfg, problem), buffers, args);
-  launch_shape(*kernel, shape, stream, args);
-  ++impl_->launches;
+  const Kernel k = family_kernel(*impl_, family, family.definition_hash() + " " + family.config_text(cfg),
+                                 shape.name_expression);
+  launch_family(*impl_, k, family, shape, family.kernel_args(cfg, problem), buffers, stream);
 }
 
 void Engine::run_family_reference(const Family& family, const FamilyValues& problem,
@@ -207,28 +195,8 @@ void Engine::run_family_reference(const Family& family, const FamilyValues& prob
   family.validate_problem(problem);
   check_buffers(family, buffers);
   const FamilyLaunchShape shape = family.reference_shape(problem);
-  const std::string id = family.definition_hash() + " reference";
-  std::optional<Kernel> kernel;
-  {
-    std::lock_guard<std::mutex> lock(impl_->mutex);
-    const auto it = impl_->family_kernels.find(id);
-    if (it != impl_->family_kernels.end()) kernel = it->second;
-  }
-  if (!kernel) {
-    const std::string arch = impl_->arch();
-    const KernelEntry e =
-        detail::compile_family_kernel(*impl_->cache, family, shape.name_expression, arch, [this] { ++impl_->compiles; });
-    Module m(detail::to_compiled(e, arch, shape.name_expression), impl_->options.device);
-    kernel = m.kernel();
-    ++impl_->loads;
-    std::lock_guard<std::mutex> lock(impl_->mutex);
-    kernel = impl_->family_kernels.emplace(id, *kernel).first->second;
-  }
-  if (shape.dynamic_smem > 48 * 1024) kernel->set_max_dynamic_smem(static_cast<int>(shape.dynamic_smem));
-  ArgStorage args;
-  fill_args(family, family.reference_args(problem), buffers, args);
-  launch_shape(*kernel, shape, stream, args);
-  ++impl_->launches;
+  const Kernel k = family_kernel(*impl_, family, family.definition_hash() + " reference", shape.name_expression);
+  launch_family(*impl_, k, family, shape, family.reference_args(problem), buffers, stream);
 }
 
 }  // namespace swz

@@ -15,6 +15,7 @@
 #include "swzjit/engine.hpp"
 
 #include "generator/core/checked_arith.hpp"
+#include "runtime/engine/engine_impl.hpp"
 #include "runtime/tune/autotune_internal.hpp"
 #include "runtime/driver/driver_api.hpp"
 #include "runtime/engine/engine_tune_gate.hpp"
@@ -295,18 +296,12 @@ KernelEntry build_entry(Engine& engine, const std::string& source, const std::st
   req.source_name = source_name;
   req.name_expression = expression;
   req.arch = arch;
-  return detail::compile_through_cache(engine.cache(), req, threads, dynamic_smem, [&engine] { engine.count_compiles(1); });
+  return detail::compile_through_cache(engine.cache(), req, threads, dynamic_smem, [&engine] { ++detail::EngineAccess::impl(engine).compiles; });
 }
 
 Kernel load_entry(detail::GemmState& st, const KernelEntry& e, const std::string& arch, const std::string& expression,
                   int device, int dynamic_smem) {
-  CompiledKernel ck;
-  ck.image = e.image;
-  ck.is_ptx = e.is_ptx;
-  ck.arch = arch;
-  ck.name_expression = expression;
-  ck.lowered_name = e.lowered_name;
-  Module m(ck, device);
+  Module m(detail::to_compiled(e, arch, expression), device);
   Kernel k = m.kernel();
   if (dynamic_smem > 48 * 1024) k.set_max_dynamic_smem(dynamic_smem);
   std::lock_guard<std::mutex> lock(st.mutex);
@@ -482,7 +477,7 @@ GemmConfig Engine::gemm_config(const GemmProblem& problem, DevicePtr a, DevicePt
         have = false;  // a stored winner this build cannot parse is a miss
       }
     }
-    count_tuned_lookup(have);
+    ++(have ? impl_->tuned_hits : impl_->tuned_misses);
   }
   bool remember = true;
   if (!have) {

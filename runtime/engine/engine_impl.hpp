@@ -74,4 +74,30 @@ struct Engine::Impl {
   }
 };
 
+namespace detail {
+
+/// The configuration for a problem the memo does not know yet, the same way for every family: the
+/// stored winner (`stored` returns nullopt when none is cached or it no longer fits), else under
+/// TunePolicy::TuneOnMiss (and `can_tune`) one tune per problem through the gate, else the default.
+/// `*remember` is false when another thread is tuning the problem (its winner is remembered).
+template <class Config, class Key>
+Config choose_config(Engine::Impl& impl, TuneGate<Key>& gate, const Key& key,
+                     const std::function<std::optional<Config>()>& stored, bool can_tune,
+                     const std::function<Config()>& tune, const std::function<Config()>& fallback, bool* remember) {
+  *remember = true;
+  if (std::optional<Config> c = stored()) {
+    ++impl.tuned_hits;
+    return *c;
+  }
+  ++impl.tuned_misses;
+  if (impl.options.policy == TunePolicy::TuneOnMiss && can_tune) return gate.template choose<Config>(key, tune, fallback, remember);
+  return fallback();
+}
+
+/// The tuner and the GEMM half count their work on the engine they serve (EngineCounters).
+struct EngineAccess {
+  static Engine::Impl& impl(Engine& engine) { return *engine.impl_; }
+};
+}  // namespace detail
+
 }  // namespace swz

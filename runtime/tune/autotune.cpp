@@ -20,6 +20,7 @@
 #include <thread>
 #include <utility>
 
+#include "runtime/engine/engine_impl.hpp"
 #include "runtime/tune/autotune_internal.hpp"
 #include "runtime/tune/autotune_tuner.hpp"
 #include "runtime/tune/compile_pool.hpp"
@@ -371,7 +372,7 @@ void Tuner::tune(detail::worker::WorkerSession& session, const DeviceInfo& info)
       } else {
         // NOTE: this blocks while the pool keeps compiling: the GPU and the CPUs work at once.
         c = from_bench(session.bench(bench_request(o.index, o.entry, arch), options_.candidate_timeout_s));
-        engine_.count_benchmark_runs(1);
+        detail::EngineAccess::impl(engine_).bench_runs += 1;
         ++report_.benchmarked;
         if (c.status == "ok") entries_[o.index] = o.entry;
       }
@@ -449,7 +450,7 @@ void Tuner::retime(detail::worker::WorkerSession& session, const std::string& ar
                        " rounds after " + std::to_string(plan.warmup_rounds) + " warm-up rounds)");
     std::string why;
     const auto results = session.retime(req, plan.timeout_s, &why);
-    engine_.count_benchmark_runs(ok.size());
+    detail::EngineAccess::impl(engine_).bench_runs += ok.size();
     if (!results) {
       emit("retime", "re-timing failed (" + why + "); choosing on the first measurements");
       return;
@@ -550,7 +551,7 @@ void detail::validate_tune_options(const TuneOptions& o) {
 TuneReport detail::run_tune(Engine& engine, const TuneOptions& options, const worker::HelloRequest& hello,
                             const std::function<TuneSetup()>& prepare) {
   const auto start = Clock::now();
-  engine.count_tune();
+  ++detail::EngineAccess::impl(engine).tunes;
   // The worker first, and the driver queried on another thread: the worker's CUDA initialization and
   // allocations, and this process's cuInit, overlap the space enumeration (bank analyses).
   std::unique_ptr<worker::WorkerSession> session;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "generator/core/checked_arith.hpp"
+#include "runtime/jit/kernel_args.hpp"
 #include "swzjit/device.hpp"
 #include "swzjit/error.hpp"
 #include "swzjit/family.hpp"
@@ -26,15 +27,6 @@ constexpr std::size_t kGuardBytes = std::size_t{64} << 10;
 constexpr std::uint8_t kPoison = 0xFF;
 
 std::size_t round_up(std::size_t v, std::size_t to) { return (v + to - 1) / to * to; }
-
-Module load_image(const KernelImage& image, int device) {
-  CompiledKernel k;
-  k.image = image.image;
-  k.is_ptx = image.is_ptx;
-  k.arch = image.arch;
-  k.lowered_name = image.lowered_name;
-  return Module(k, device);
-}
 
 // splitmix64: the inputs are the same for every candidate and every tune with the same seed.
 std::uint64_t next(std::uint64_t& s) {
@@ -91,9 +83,9 @@ class FamilyTarget final : public Target {
     if (shape.dynamic_smem > 48 * 1024) ref.set_max_dynamic_smem(static_cast<int>(shape.dynamic_smem));
     for (Buffer& b : buffers_)
       if (b.output) b.twin.memset8(kPoison, stream_);
-    Args args = arguments(family_.reference_args(problem_), /*to_twins=*/true);
+    detail::PackedArgs args = arguments(family_.reference_args(problem_), /*to_twins=*/true);
     ref.launch(Dim3{shape.grid[0], shape.grid[1], shape.grid[2]}, Dim3{shape.block[0], shape.block[1], shape.block[2]},
-               static_cast<unsigned>(shape.dynamic_smem), stream_, args.pointers.data());
+               static_cast<unsigned>(shape.dynamic_smem), stream_, args.data());
     for (Buffer& b : buffers_) {
       if (!b.output) continue;
       std::vector<unsigned char> host(b.bytes);
@@ -117,7 +109,7 @@ class FamilyTarget final : public Target {
     }
     *what = "cuLaunchKernel";
     return driver_api().cuLaunchKernel(f, job.grid[0], job.grid[1], job.grid[2], job.block[0], job.block[1],
-                                       job.block[2], job.dynamic_smem, stream_, args_.pointers.data(), nullptr);
+                                       job.block[2], job.dynamic_smem, stream_, args_.data(), nullptr);
   }
 
   void prepare() override {
@@ -169,33 +161,11 @@ class FamilyTarget final : public Target {
     DevicePtr data = 0;         // the buffer as kernels see it (past the guard for outputs)
     std::vector<double> expected;
   };
-  struct Args {
-    std::vector<unsigned long long> pointers_storage;
-    std::vector<long long> i64;
-    std::vector<int> i32;
-    std::vector<void*> pointers;
-  };
-
-  Args arguments(const std::vector<FamilyKernelArg>& list, bool to_twins) const {
-    Args a;
-    // Reserve so the addresses taken below stay valid.
-    a.pointers_storage.reserve(list.size());
-    a.i64.reserve(list.size());
-    a.i32.reserve(list.size());
-    for (const FamilyKernelArg& k : list) {
-      if (k.kind == FamilyKernelArg::Buffer) {
-        const Buffer& b = buffers_[static_cast<std::size_t>(k.buffer)];
-        a.pointers_storage.push_back(to_twins && b.output ? b.twin.ptr() : b.data);
-        a.pointers.push_back(&a.pointers_storage.back());
-      } else if (k.kind == FamilyKernelArg::Int32) {
-        a.i32.push_back(static_cast<int>(k.value));
-        a.pointers.push_back(&a.i32.back());
-      } else {
-        a.i64.push_back(k.value);
-        a.pointers.push_back(&a.i64.back());
-      }
-    }
-    return a;
+  detail::PackedArgs arguments(const std::vector<FamilyKernelArg>& list, bool to_twins) const {
+    return detail::PackedArgs(list, [&](int index) {
+      const Buffer& b = buffers_[static_cast<std::size_t>(index)];
+      return to_twins && b.output ? b.twin.ptr() : b.data;
+    });
   }
 
   Family family_;
@@ -206,7 +176,7 @@ class FamilyTarget final : public Target {
   std::vector<Buffer> buffers_;
   std::unique_ptr<Module> reference_module_;
   std::string args_config_ = "\x01";  // no config yet
-  Args args_;
+  detail::PackedArgs args_;
 };
 
 }  // namespace

@@ -26,15 +26,6 @@ std::size_t round_up(std::size_t v, std::size_t to) { return (v + to - 1) / to *
 
 int kind_bytes(int kind) { return kind == tpl::kGemmF32 ? 4 : 2; }
 
-Module load_image(const KernelImage& image, int device) {
-  CompiledKernel k;
-  k.image = image.image;
-  k.is_ptx = image.is_ptx;
-  k.arch = image.arch;
-  k.lowered_name = image.lowered_name;
-  return Module(k, device);
-}
-
 }  // namespace
 
 GemmTarget::GemmTarget(const GemmDesc& desc, int device, const DeviceInfo& info, CUstream stream)

@@ -196,12 +196,7 @@ SupportReply Worker::support(const SupportRequest& req) {
       reply.fill_ms = ms_since(t0);
       return reply;
     }
-    CompiledKernel k;
-    k.image = req.check.image;
-    k.is_ptx = req.check.is_ptx;
-    k.arch = req.check.arch;
-    k.lowered_name = req.check.lowered_name;
-    check_module_ = std::make_unique<Module>(k, device_);
+    check_module_ = std::make_unique<Module>(load_image(req.check, device_));
     check_ = check_module_->kernel().handle();
     launch_helper(tpl::kCheckFill, in_elems_);
     stream_->synchronize();
@@ -217,13 +212,8 @@ SupportReply Worker::support(const SupportRequest& req) {
 }
 
 std::optional<Failure> Worker::load(const BenchJob& job, Loaded* out) {
-  CompiledKernel k;
-  k.image = job.kernel.image;
-  k.is_ptx = job.kernel.is_ptx;
-  k.arch = job.kernel.arch;
-  k.lowered_name = job.kernel.lowered_name;
   try {
-    out->module = std::make_unique<Module>(k, device_);
+    out->module = std::make_unique<Module>(load_image(job.kernel, device_));
     Kernel kernel = out->module->kernel();
     out->function = kernel.handle();
     if (job.dynamic_smem > 48 * 1024) {

@@ -8,10 +8,22 @@
 
 #include "runtime/driver/driver_api.hpp"
 #include "runtime/worker/worker_protocol.hpp"
+#include "swzjit/device.hpp"
+#include "swzjit/jit.hpp"
 
 namespace swz {
 namespace detail {
 namespace worker {
+
+/// A kernel image of a request, loaded in the worker's context.
+inline Module load_image(const KernelImage& image, int device) {
+  CompiledKernel k;
+  k.image = image.image;
+  k.is_ptx = image.is_ptx;
+  k.arch = image.arch;
+  k.lowered_name = image.lowered_name;
+  return Module(k, device);
+}
 
 class Target {
  public:
