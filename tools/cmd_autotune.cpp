@@ -24,6 +24,7 @@ namespace {
 
 const char kHelp[] =
     "usage: swz autotune transpose --rows R --cols C [--dtype f32|f16|bf16] [--batch B] [COMMON]\n"
+    "       swz autotune FAMILY --problem D=V,... [COMMON]   (a declared family: swz family --help)\n"
     "       swz autotune gemm --m M --n N --k K [--dtype f32|f16|bf16] [--out f32|f16|bf16]\n"
     "                         [--layout NN|NT|TN|TT] [--c-order row|col] [--batch B] [COMMON]\n"
     "COMMON: [--budget-s S] [--max-candidates N] [--keep-conflicted] [--compile-only --arch sm_XX]\n"
@@ -265,11 +266,19 @@ void print_table(const std::string& family, const TuneReport& r, const Rate& rat
 int run_autotune(Args& args) {
   const auto family_arg = args.next_positional();
   if (!family_arg) throw UsageError("say what to tune: `swz autotune transpose ...` or `swz autotune gemm ...` (see --help)");
-  const std::string family = parse_choice("family", *family_arg, {"transpose", "gemm"});
+  // Any other name is a declared family (swz family ls) or a .family file.
+  const std::shared_ptr<const Family> declared =
+      *family_arg == "transpose" || *family_arg == "gemm" ? nullptr : load_family(*family_arg);
+  const std::string family = declared ? declared->name() : *family_arg;
   const bool gemm = family == "gemm";
   TransposeProblem problem;
   GemmProblem gproblem;
-  if (gemm) {
+  FamilyValues fproblem;
+  if (declared) {
+    const auto p = args.value("problem");
+    if (!p) throw UsageError("--problem D=V,... is required (dims of " + family + ": " + declared->problem_text({}) + ")");
+    fproblem = declared->parse_problem(*p);
+  } else if (gemm) {
     const auto m = args.value("m"), n = args.value("n"), k = args.value("k");
     if (!m || !n || !k) throw UsageError("--m M, --n N and --k K are required");
     read_gemm_dtypes(args, gproblem, "f32");
@@ -318,7 +327,7 @@ int run_autotune(Args& args) {
 
   // Bad sizes are usage errors (exit 2), found before the cache is opened or anything is compiled.
   if (gemm) gproblem.resolved().staged(0, 0, nullptr, nullptr);
-  else problem.resolved();
+  else if (!declared) problem.resolved();
 
   Engine engine(eo);
   ProgressView view(quiet, options.compile_only);
@@ -327,7 +336,10 @@ int run_autotune(Args& args) {
   TuneReport report;
   Rate rate{"GB/s", 0, 1e6};
   try {
-    if (gemm) {
+    if (declared) {
+      rate = Rate{"runs/s", 1, 1e-3};
+      report = autotune_family(engine, *declared, fproblem, options);
+    } else if (gemm) {
       const GemmProblem p = gproblem.resolved();
       rate = Rate{"TFLOP/s", 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) *
                                  static_cast<double>(p.batch), 1e9};

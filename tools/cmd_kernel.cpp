@@ -23,6 +23,7 @@ bool is_gemm(const Args& args) { return args.peek_positional() == std::optional<
 void consume_gemm_family(Args& args) { args.next_positional(); }
 
 int run_gen(Args& args) {
+  if (is_declared_family(args)) return family_gen(args);
   if (is_gemm(args)) {
     consume_gemm_family(args);
     const GemmConfig c = read_gemm_config(args);
@@ -60,6 +61,8 @@ void check_arch(const std::string& arch) {
   }
 }
 
+}  // namespace
+
 int report_compile(const std::string& config, const CompileRequest& req, bool json) {
   const auto t0 = std::chrono::steady_clock::now();
   const CompiledKernel k = compile(req);
@@ -93,7 +96,10 @@ int report_compile(const std::string& config, const CompileRequest& req, bool js
   return 0;
 }
 
+namespace {
+
 int run_compile(Args& args) {
+  if (is_declared_family(args)) return family_compile(args);
   CompileRequest req;
   std::string config;
   const bool gemm = is_gemm(args);
@@ -151,6 +157,7 @@ int run_analyze_gemm(Args& args) {
 }
 
 int run_analyze(Args& args) {
+  if (is_declared_family(args)) return family_analyze(args);
   if (is_gemm(args)) return run_analyze_gemm(args);
   const TransposeConfig c = read_transpose_config(args);
   const bool json = args.flag("json");
@@ -192,16 +199,16 @@ std::string help_for(const char* usage, const char* what) {
 }
 
 const std::string kGenHelp = help_for(
-    "usage: swz gen transpose|gemm [config options]",
+    "usage: swz gen transpose|gemm|FAMILY [config options]   (FAMILY: see swz family --help)",
     "Print the generated translation unit (one #include and one explicit instantiation) and the name\n"
     "expression NVRTC resolves. example: swz gen transpose --dtype f16 --tile 64x64 --smem swizzle\n");
 const std::string kCompileHelp = help_for(
-    "usage: swz compile transpose|gemm [config options] [--arch sm_80|sm_86|sm_89|sm_90|sm_90a] [--json]",
+    "usage: swz compile transpose|gemm|FAMILY [config options] [--arch sm_80|sm_86|sm_89|sm_90|sm_90a] [--json]",
     "Compile with NVRTC (no GPU needed; without --arch the GPU's arch is detected) and print the cubin\n"
     "size, registers, static shared memory, local memory (spills) and the options used.\n"
     "example: swz compile transpose --config f32,tile=64x64,threads=256,vec=4,smem=pad:1 --arch sm_90\n");
 const std::string kAnalyzeHelp = help_for(
-    "usage: swz analyze transpose|gemm [config options] [--json]",
+    "usage: swz analyze transpose|gemm|FAMILY [config options] [--json]   (FAMILY: see swz family --help)",
     "Static bank analysis: every warp-wide shared-memory instruction of one tile, evaluated with the\n"
     "kernel template's own index maps through the bank model (wavefronts, ideal, excess, worst bank).\n"
     "example: swz analyze transpose --dtype f32 --tile 32x32 --vec 1 --smem plain\n");

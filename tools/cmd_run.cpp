@@ -72,6 +72,7 @@ long long verify(const TransposeProblem& p, const std::vector<std::uint8_t>& in,
 
 int run_run(Args& args) {
   if (args.peek_positional() == std::optional<std::string>("gemm")) return run_gemm(args);  // tools/cmd_run_gemm.cpp
+  if (is_declared_family(args)) return family_run(args);                                   // tools/cmd_family.cpp
   const auto t_main = Clock::now();
   const bool explicit_config = args.given("config") || args.given("tile") || args.given("threads") ||
                                args.given("vec") || args.given("smem") || args.given("pair") ||

@@ -1,7 +1,12 @@
 // tools: the table of `swz` subcommands; each lives in its own tools/cmd_*.cpp.
 #pragma once
 
+#include <memory>
+#include <string>
+
 #include "cli.hpp"
+#include "swzjit/family.hpp"
+#include "swzjit/jit.hpp"
 
 namespace swz {
 namespace cli {
@@ -16,10 +21,23 @@ const Command& compile_command();
 const Command& analyze_command();
 const Command& run_command();
 const Command& autotune_command();
+const Command& family_command();
 
 /// `swz run gemm ...` (tools/cmd_run_gemm.cpp); tools/cmd_run.cpp dispatches to it on the family.
 int run_gemm(Args& args);
 extern const char kRunGemmHelp[];
+
+/// Declared families (tools/cmd_family.cpp): true when the next positional names neither transpose nor
+/// gemm; load_family takes a registered name or a path to a .family file (registered on the way).
+bool is_declared_family(const Args& args);
+std::shared_ptr<const Family> load_family(const std::string& name_or_path);
+int family_gen(Args& args);
+int family_compile(Args& args);
+int family_analyze(Args& args);
+int family_run(Args& args);
+
+/// Compiles `req` and prints the image, resources, compile time and options (tools/cmd_kernel.cpp).
+int report_compile(const std::string& config, const CompileRequest& req, bool json);
 
 }  // namespace cli
 }  // namespace swz

@@ -21,6 +21,7 @@ std::vector<const Command*> all_commands() {
       &swz::cli::analyze_command(),
       &swz::cli::run_command(),
       &swz::cli::autotune_command(),
+      &swz::cli::family_command(),
       &swz::cli::info_command(),
       &swz::cli::cache_command(),
   };

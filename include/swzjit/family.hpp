@@ -118,6 +118,13 @@ struct FamilyLaunchShape {
   long long dynamic_smem = 0;
 };
 
+/// One evaluated kernel argument: a buffer's pointer (by its index in FamilyDef::buffers), or an integer.
+struct FamilyKernelArg {
+  enum Kind { Buffer, Int64, Int32 } kind = Int64;
+  int buffer = -1;
+  long long value = 0;
+};
+
 /// The static bank analysis of one configuration (empty when the family gives no SmemAccessMap).
 struct FamilyBankReport {
   bool analysed = false;
@@ -162,6 +169,11 @@ class Family {
   FamilyLaunchShape reference_shape(const FamilyValues& problem) const;
   /// The name expression of a configuration (no problem needed: template arguments use params only).
   std::string name_expression(const FamilyValues& config) const;
+  /// The kernel's (or reference's) arguments for `config` on `problem`, in order.
+  std::vector<FamilyKernelArg> kernel_args(const FamilyValues& config, const FamilyValues& problem) const;
+  std::vector<FamilyKernelArg> reference_args(const FamilyValues& problem) const;
+  /// The reference's name expression ("" when the family has no reference).
+  std::string reference_name_expression() const;
   /// Elements of each buffer for `problem`, in the order of def().buffers.
   std::vector<long long> buffer_elements(const FamilyValues& problem) const;
 

@@ -13,6 +13,7 @@
 
 #include "generator/core/checked_arith.hpp"
 #include "runtime/tune/autotune_internal.hpp"
+#include "runtime/engine/engine_impl.hpp"
 #include "runtime/engine/engine_tune_gate.hpp"
 #include "runtime/jit/jit_cache.hpp"
 #include "swzjit/error.hpp"
@@ -27,15 +28,6 @@ std::string nvrtc_version_text() {
   return std::to_string(v.first) + "." + std::to_string(v.second);
 }
 
-CompiledKernel to_compiled(const KernelEntry& e, const std::string& arch, const std::string& name_expression) {
-  CompiledKernel k;
-  k.image = e.image;
-  k.is_ptx = e.is_ptx;
-  k.arch = arch;
-  k.name_expression = name_expression;
-  k.lowered_name = e.lowered_name;
-  return k;
-}
 
 
 }  // namespace
@@ -107,9 +99,6 @@ TransposeConfig default_transpose_config(DType dtype, int max_vec_bytes) {
 
 namespace {
 
-// A resolved transpose problem's numbers and alignment class: the launch path's memo key.
-using ProblemId = std::tuple<int, long long, long long, long long, long long, long long, long long, long long, int>;
-
 // `p` must be resolved.
 ProblemId problem_id(const TransposeProblem& p, int align) {
   return {static_cast<int>(p.dtype), p.rows, p.cols, p.ld_in, p.ld_out, p.batch, p.batch > 1 ? p.stride_in : 0,
@@ -117,26 +106,6 @@ ProblemId problem_id(const TransposeProblem& p, int align) {
 }
 
 }  // namespace
-
-struct Engine::Impl {
-  EngineOptions options;
-  std::unique_ptr<Cache> cache;
-  std::string templates_hash;
-  std::string nvrtc_version;
-  std::string device_arch;  // filled on first GPU use
-  mutable std::mutex mutex;
-  std::map<std::string, Kernel> kernels;  // by config (one device per engine)
-  // The launch path's memo: per problem (its resolved numbers and alignment class, no strings built),
-  // the chosen config and, once loaded, its kernel, so a repeated call is one map lookup.
-  struct Choice {
-    TransposeConfig config;
-    std::optional<Kernel> kernel;
-  };
-  std::map<ProblemId, Choice> choices;
-  detail::TuneGate<ProblemId> tuning;  // TuneOnMiss: the problems being tuned now
-  std::atomic<std::uint64_t> compiles{0}, loads{0}, tuned_hits{0}, tuned_misses{0}, tunes{0}, bench_runs{0},
-      launches{0};
-};
 
 Engine::Engine(EngineOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->options = options;
@@ -205,7 +174,7 @@ Kernel Engine::transpose_kernel(const TransposeConfig& cfg) {
     std::lock_guard<std::mutex> lock(impl_->mutex);
     arch = impl_->device_arch;
   }
-  Module m(to_compiled(e, arch, transpose_name_expression(cfg)), impl_->options.device);
+  Module m(detail::to_compiled(e, arch, transpose_name_expression(cfg)), impl_->options.device);
   Kernel k = m.kernel();
   ++impl_->loads;
   std::lock_guard<std::mutex> lock(impl_->mutex);

@@ -10,7 +10,7 @@ namespace swz {
 namespace detail {
 
 KernelEntry compile_through_cache(Cache& cache, const CompileRequest& request, int threads, int dynamic_smem,
-                                  const std::function<void()>& on_compile) {
+                                  const std::function<void()>& on_compile, const std::string& source_hash) {
   if (request.arch.empty()) throw Error(ErrorKind::Internal, "compile_through_cache: the arch must be resolved first");
   // The templates hash and NVRTC version cannot change within a process: compute them once.
   static const std::string kTemplatesHash = templates_hash();
@@ -19,7 +19,7 @@ KernelEntry compile_through_cache(Cache& cache, const CompileRequest& request, i
     return std::to_string(v.first) + "." + std::to_string(v.second);
   }();
   KernelKey key;
-  key.templates_hash = kTemplatesHash;
+  key.templates_hash = source_hash.empty() ? kTemplatesHash : content_hash(kTemplatesHash + "+" + source_hash);
   key.name_expression = request.name_expression;
   key.nvrtc_version = kNvrtcVersion;
   key.options = compile_options(request);

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <initializer_list>
+#include <string>
 
 #include "swzjit/cache.hpp"
 #include "swzjit/jit.hpp"
@@ -14,9 +15,10 @@ namespace detail {
 /// `request`'s kernel from `cache`, keyed by its full compile identity (templates hash, name
 /// expression, NVRTC version, every option, exact arch — request.arch must be given); NVRTC runs
 /// only on a miss (`on_compile` is called then), and the entry records registers/spills read from
-/// the cubin.
+/// the cubin. `source_hash` (a declared family's Family::source_hash()) joins the templates hash in the
+/// key when the source is not generated from the name expression alone.
 KernelEntry compile_through_cache(Cache& cache, const CompileRequest& request, int threads, int dynamic_smem,
-                                  const std::function<void()>& on_compile = {});
+                                  const std::function<void()>& on_compile = {}, const std::string& source_hash = {});
 
 /// Largest power of two <= 16 that divides `v` (0 divides everything): the vector width an address,
 /// pitch or stride allows.

@@ -9,6 +9,7 @@
 
 #include "runtime/driver/driver_api.hpp"
 #include "runtime/worker/worker_protocol.hpp"
+#include "runtime/worker/worker_target.hpp"
 #include "swzjit/device.hpp"
 #include "swzjit/jit.hpp"
 #include "templates/gemm_common.cuh"
@@ -18,25 +19,25 @@ namespace detail {
 namespace worker {
 
 /// One GEMM problem in the worker's context (current for the worker's whole life).
-class GemmTarget {
+class GemmTarget final : public Target {
  public:
   /// Validates `desc` and allocates A, B, C and the reference C (each C between 1 MiB guards).
   /// @throws Error(InvalidArgument) for a malformed problem, Error(Driver...) from CUDA.
   GemmTarget(const GemmDesc& desc, int device, const DeviceInfo& info, CUstream stream);
 
   /// Loads the check and reference kernels, fills A and B and computes the reference C (once).
-  void support(const SupportRequest& req);
+  void support(const SupportRequest& req) override;
   /// Enqueues one run of a candidate: its kernel with the problem's GemmParams, or for split-K
   /// (job.k_splits > 1) its kernel into the f32 workspace and then the reduction into C. Returns the
   /// first failing launch's result (CUDA_SUCCESS when all launched) and names that launch in `what`.
   /// @throws Error(InvalidArgument) for a split-K job the worker cannot run (no reduction kernel, a grid
   /// that does not match), Error from CUDA when the workspace cannot be allocated.
-  CUresult launch(const BenchJob& job, CUfunction f, std::string* what);
+  CUresult launch(const BenchJob& job, CUfunction f, std::string* what) override;
   /// Poisons C and clears the check's sums; run before the candidate's verification launch.
-  void prepare();
+  void prepare() override;
   /// After the candidate ran: "" when C matches the reference within the tolerance and nothing outside
   /// C was written, else why not. @throws Error from CUDA (a fault of the candidate surfaces here).
-  std::string check_output();
+  std::string check_output() override;
 
  private:
   void launch_check(int mode, long long elems, DevicePtr fill, unsigned seed);

@@ -212,21 +212,32 @@ BenchResult read_result(Reader& r) {
 void HelloRequest::write(Writer& w) const {
   w.i64(device);
   w.u32(static_cast<std::uint32_t>(kind));
-  if (kind == ProblemKind::Gemm)
+  if (kind == ProblemKind::Gemm) {
     write_gemm(w, gemm);
-  else
+  } else if (kind == ProblemKind::Family) {
+    w.str(family.definition);
+    w.str(family.problem);
+    w.u32(family.seed);
+  } else {
     write_problem(w, problem);
+  }
 }
 HelloRequest HelloRequest::read(Reader& r) {
   HelloRequest m;
   m.device = static_cast<int>(r.i64());
   const std::uint32_t kind = r.u32();
-  if (kind > static_cast<std::uint32_t>(ProblemKind::Gemm)) throw ProtocolError("unknown problem kind " + std::to_string(kind));
+  if (kind > static_cast<std::uint32_t>(ProblemKind::Family))
+    throw ProtocolError("unknown problem kind " + std::to_string(kind));
   m.kind = static_cast<ProblemKind>(kind);
-  if (m.kind == ProblemKind::Gemm)
+  if (m.kind == ProblemKind::Gemm) {
     m.gemm = read_gemm(r);
-  else
+  } else if (m.kind == ProblemKind::Family) {
+    m.family.definition = r.str();
+    m.family.problem = r.str();
+    m.family.seed = r.u32();
+  } else {
     m.problem = read_problem(r);
+  }
   return m;
 }
 

@@ -7,6 +7,7 @@
 // u64 length then the bytes; lists are a u64 count then the items. Every request gets exactly one
 // reply, in order:
 //   Hello{device, kind, problem}  -> HelloReply   the worker initializes CUDA and allocates buffers
+//                                                 (kind: transpose, GEMM or a declared family)
 //   Support{check, reference,     -> SupportReply it loads the check kernel and fills the input (GEMM:
 //           splitk_reduce}                        and computes the reference C once)
 //   Bench{job, timing}            -> BenchReply   verify one candidate, then time it
@@ -27,8 +28,9 @@ namespace detail {
 namespace worker {
 
 constexpr std::uint32_t kMagic = 0x57575A53u;  // "SZWW" in memory order: 'S' 'Z' 'W' 'W'
-// 3: split-K (BenchJob k_splits/k_slice, Support splitk_reduce); 4: Retime warmup_rounds
-constexpr std::uint16_t kProtocolVersion = 4;
+// 3: split-K (BenchJob k_splits/k_slice, Support splitk_reduce); 4: Retime warmup_rounds;
+// 5: declared families (ProblemKind::Family, FamilyDesc)
+constexpr std::uint16_t kProtocolVersion = 5;
 constexpr std::size_t kHeaderBytes = 16;
 constexpr std::uint64_t kMaxPayloadBytes = std::uint64_t{256} << 20;  // kernel images are far smaller
 
@@ -97,7 +99,7 @@ struct ProblemDesc {
 };
 
 /// What the worker tunes: the kind of problem a Hello carries.
-enum class ProblemKind : std::uint32_t { Transpose = 0, Gemm = 1 };
+enum class ProblemKind : std::uint32_t { Transpose = 0, Gemm = 1, Family = 2 };
 
 /// A resolved GEMM problem in the kernels' frame (templates/gemm_common.cuh GemmParams: C is m x n
 /// row-major with pitch ldc; A and B K-contiguous or not), sizes in elements; element kinds are
@@ -109,6 +111,16 @@ struct GemmDesc {
   long long m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0, batch = 1, stride_a = 0, stride_b = 0, stride_c = 0;
   double alpha = 1, beta = 0;
   double tolerance = 1e-5;
+  std::uint32_t seed = 0;
+};
+
+/// A declared family's problem (include/swzjit/family.hpp): the definition in its text form (the worker
+/// rebuilds the Family from it: sizes, launch shapes and arguments come from the same expressions), the
+/// problem as "dim=value,..." text, and the seed of the random inputs. The Support request's `reference`
+/// is the family's reference kernel; outputs are compared by relative Frobenius error per buffer.
+struct FamilyDesc {
+  std::string definition;
+  std::string problem;
   std::uint32_t seed = 0;
 };
 
@@ -162,6 +174,7 @@ struct HelloRequest {
   ProblemKind kind = ProblemKind::Transpose;
   ProblemDesc problem;  ///< kind == Transpose (only the problem of the kind travels)
   GemmDesc gemm;        ///< kind == Gemm
+  FamilyDesc family;    ///< kind == Family
   void write(Writer& w) const;
   static HelloRequest read(Reader& r);
 };

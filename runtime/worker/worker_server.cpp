@@ -16,6 +16,7 @@
 
 #include "runtime/tune/autotune_internal.hpp"
 #include "runtime/driver/driver_api.hpp"
+#include "runtime/worker/worker_family.hpp"
 #include "runtime/worker/worker_gemm.hpp"
 #include "runtime/worker/worker_protocol.hpp"
 #include "swzjit/device.hpp"
@@ -99,7 +100,7 @@ class Worker {
   std::vector<Event> starts_, stops_;
   unsigned flush_value_ = 0;
   tpl::TransposeParams params_{};
-  std::unique_ptr<GemmTarget> gemm_;  // set for a GEMM problem (then the transpose members are unused)
+  std::unique_ptr<Target> target_;  // GEMMs and declared families (transposes use the members above)
 };
 
 void Worker::validate(const ProblemDesc& p) const {
@@ -117,7 +118,7 @@ HelloReply Worker::hello(const HelloRequest& req) {
   try {
     if (ready_) throw_invalid("a second Hello");
     const bool gemm = req.kind == ProblemKind::Gemm;
-    if (!gemm) validate(req.problem);
+    if (req.kind == ProblemKind::Transpose) validate(req.problem);
     device_ = req.device;
     p_ = req.problem;
     info_ = device_info(device_);
@@ -125,7 +126,9 @@ HelloReply Worker::hello(const HelloRequest& req) {
     stream_ = std::make_unique<Stream>(device_, true);
     flush_ = DeviceBuffer(std::max(kMinFlushBytes, round_up(2 * static_cast<std::size_t>(info_.l2_bytes), 256)), device_);
     if (gemm) {
-      gemm_ = std::make_unique<GemmTarget>(req.gemm, device_, info_, stream());
+      target_ = std::make_unique<GemmTarget>(req.gemm, device_, info_, stream());
+    } else if (req.kind == ProblemKind::Family) {
+      target_ = make_family_target(req.family, device_, stream());
     } else {
       const std::size_t eb = static_cast<std::size_t>(p_.elem_bytes);
       in_elems_ = detail::checked_add(detail::checked_mul(p_.batch - 1, p_.stride_in, "transpose input"),
@@ -186,8 +189,8 @@ SupportReply Worker::support(const SupportRequest& req) {
   const auto t0 = Clock::now();
   try {
     if (!ready_) throw_invalid("Support before Hello");
-    if (gemm_) {
-      gemm_->support(req);
+    if (target_) {
+      target_->support(req);
       supported_ = true;
       reply.ok = true;
       reply.fill_ms = ms_since(t0);
@@ -240,9 +243,9 @@ std::optional<Failure> Worker::load(const BenchJob& job, Loaded* out) {
 std::optional<Failure> Worker::launch(const BenchJob& job, CUfunction f) {
   CUresult r;
   std::string what = "cuLaunchKernel";
-  if (gemm_) {
+  if (target_) {
     try {
-      r = gemm_->launch(job, f, &what);  // split-K candidates: two kernels, timed together
+      r = target_->launch(job, f, &what);  // split-K candidates: two kernels, timed together
     } catch (const Error& e) {
       return failure_of(e, "launching");
     }
@@ -293,12 +296,12 @@ std::string Worker::describe_mismatch(unsigned long long count, unsigned long lo
 }
 
 std::optional<Failure> Worker::verify(const BenchJob& job, CUfunction f) {
-  if (gemm_) {
-    gemm_->prepare();
+  if (target_) {
+    target_->prepare();
     if (auto failed = launch(job, f)) return failed;
     std::string wrong;
     try {
-      wrong = gemm_->check_output();
+      wrong = target_->check_output();
     } catch (const Error& e) {
       return failure_of(e, "running the candidate and the output check");
     }

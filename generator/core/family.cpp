@@ -1,0 +1,495 @@
+// generator/core: a declared family checked once (swz::Family, include/swzjit/family.hpp): its
+// expressions parsed, its space enumerated under the constraints, its launches evaluated, its bank
+// analysis; and the process-wide registry the engine, the tuner, the worker and `swz` look families up in.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <mutex>
+#include <set>
+
+#include <xxhash.h>
+
+#include "generator/core/config_text.hpp"
+#include "generator/core/expr.hpp"
+#include "generator/families/registry.hpp"
+#include "swzjit/error.hpp"
+#include "swzjit/family.hpp"
+
+namespace swz {
+namespace {
+
+using detail::Expr;
+using detail::is_identifier;
+
+constexpr long long kMaxSpace = 100000;  // configurations per family: enumerated for every tune
+
+std::string hash128(const std::string& bytes) {
+  const XXH128_hash_t h = XXH3_128bits(bytes.data(), bytes.size());
+  char buf[33];
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(h.high64),
+                static_cast<unsigned long long>(h.low64));
+  return buf;
+}
+
+bool is_qualified_name(const std::string& s) {
+  // ns::name or name: identifiers separated by "::"
+  std::size_t start = 0;
+  if (s.compare(0, 2, "::") == 0) start = 2;
+  for (;;) {
+    const std::size_t sep = s.find("::", start);
+    if (!is_identifier(s.substr(start, sep == std::string::npos ? std::string::npos : sep - start))) return false;
+    if (sep == std::string::npos) return true;
+    start = sep + 2;
+  }
+}
+
+// One template argument: an expression over params, or a verbatim type name.
+struct TemplateArg {
+  bool is_expr = false;
+  Expr expr;
+  std::string text;
+};
+
+struct Arg {
+  FamilyKernelArg::Kind kind = FamilyKernelArg::Int64;
+  int buffer = -1;
+  Expr expr;
+};
+
+struct CompiledLaunch {
+  std::vector<TemplateArg> targs;
+  std::vector<Arg> args;
+  std::vector<Expr> grid, block;
+  Expr smem;
+};
+
+}  // namespace
+
+struct Family::Impl {
+  FamilyDef def;
+  std::vector<Expr> constraints;
+  std::vector<Expr> elements;
+  CompiledLaunch launch, reference;
+  std::string source_hash, definition_hash;
+  std::set<std::string> dims, params;
+};
+
+namespace {
+
+void check_names(const std::set<std::string>& allowed, const Expr& e, const std::string& what, const std::string& may) {
+  for (const std::string& id : e.identifiers())
+    if (!allowed.count(id)) throw_invalid(what + ": '" + id + "' is not " + may + " (in \"" + e.text() + "\")");
+}
+
+CompiledLaunch compile_launch(const FamilyLaunch& l, const std::string& what, const std::set<std::string>& params,
+                              const std::set<std::string>& dims, const std::vector<FamilyBuffer>& buffers) {
+  CompiledLaunch c;
+  if (!is_qualified_name(l.kernel)) throw_invalid(what + ".kernel: \"" + l.kernel + "\" is not a C++ (qualified) name");
+  std::set<std::string> both = params;
+  both.insert(dims.begin(), dims.end());
+  for (std::size_t i = 0; i < l.template_args.size(); ++i) {
+    const std::string w = what + " template argument " + std::to_string(i + 1);
+    const std::string& t = l.template_args[i];
+    if (t.empty()) throw_invalid(w + ": empty");
+    TemplateArg a;
+    a.text = t;
+    bool parsed = true;
+    try {
+      a.expr = Expr::parse(t, w);
+    } catch (const Error&) {
+      parsed = false;  // e.g. "unsigned int": a type name
+    }
+    if (parsed) {
+      const std::vector<std::string> ids = a.expr.identifiers();
+      a.is_expr = std::all_of(ids.begin(), ids.end(), [&](const std::string& id) { return params.count(id) > 0; });
+      for (const std::string& id : ids)
+        if (dims.count(id))
+          throw_invalid(w + ": uses the problem dimension '" + id + "' (template arguments may use params only)");
+      // otherwise an identifier that is no param: a type name such as float or __half
+    }
+    if (!a.is_expr && t.find_first_of(";{}\"'#\n") != std::string::npos)
+      throw_invalid(w + ": \"" + t + "\" is neither an expression over params nor a type name");
+    c.targs.push_back(std::move(a));
+  }
+  for (std::size_t i = 0; i < l.args.size(); ++i) {
+    const std::string w = what + " argument " + std::to_string(i + 1);
+    std::string t = l.args[i];
+    Arg a;
+    for (std::size_t b = 0; b < buffers.size(); ++b)
+      if (buffers[b].name == t) {
+        a.kind = FamilyKernelArg::Buffer;
+        a.buffer = static_cast<int>(b);
+      }
+    if (a.kind != FamilyKernelArg::Buffer) {
+      if (t.compare(0, 4, "int:") == 0) {
+        a.kind = FamilyKernelArg::Int32;
+        t = t.substr(4);
+      }
+      a.expr = Expr::parse(t, w);
+      check_names(both, a.expr, w, "a buffer, a dim or a param");
+    }
+    c.args.push_back(std::move(a));
+  }
+  auto dims3 = [&](const std::vector<std::string>& v, const char* name, std::vector<Expr>& out) {
+    if (v.empty() || v.size() > 3) throw_invalid(what + "." + name + ": 1 to 3 expressions, got " + std::to_string(v.size()));
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      out.push_back(Expr::parse(v[i], what + "." + name + "[" + std::to_string(i) + "]"));
+      check_names(both, out.back(), what + "." + name, "a dim or a param");
+    }
+  };
+  dims3(l.grid, "grid", c.grid);
+  dims3(l.block, "block", c.block);
+  c.smem = Expr::parse(l.dynamic_smem.empty() ? "0" : l.dynamic_smem, what + ".smem");
+  check_names(both, c.smem, what + ".smem", "a dim or a param");
+  return c;
+}
+
+void require_text(const std::string& s, const std::string& what) {
+  if (s.find_first_of("#\n\r") != std::string::npos) throw_invalid(what + ": must not contain '#' or a line break");
+}
+
+}  // namespace
+
+Family::Family(FamilyDef def) : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  const std::string& n = def.name;
+  if (n.empty() || !is_identifier(n) || std::any_of(n.begin(), n.end(), [](char c) { return std::isupper(static_cast<unsigned char>(c)); }))
+    throw_invalid("family.name: \"" + n + "\" must be a lowercase identifier (letters, digits, _)");
+  if (n == "transpose" || n == "gemm" || n == "family" || n == "cache")
+    throw_invalid("family.name: \"" + n + "\" is reserved for a built-in command or family");
+  require_text(def.about, "family.about");
+  require_text(def.source_name, "family.source_name");
+  if (def.source_name.empty() || def.source_name.find('/') != std::string::npos)
+    throw_invalid("family.source_name: a plain file name, got \"" + def.source_name + "\"");
+  if (def.source.empty()) throw_invalid("family.source: empty");
+  if (!(def.tolerance > 0) || !std::isfinite(def.tolerance))
+    throw_invalid("family.tolerance: must be a positive number");
+  if (def.min_arch < 50 || def.min_arch > 200) throw_invalid("family.min_arch: 50..200 (80 = sm_80)");
+  std::set<std::string> taken;
+  if (def.dims.empty()) throw_invalid("family.dims: at least one problem dimension");
+  for (const std::string& d : def.dims) {
+    if (!is_identifier(d)) throw_invalid("family.dims: \"" + d + "\" is not an identifier");
+    if (!taken.insert(d).second) throw_invalid("family.dims: \"" + d + "\" given twice");
+    m.dims.insert(d);
+  }
+  long long space = 1;
+  for (const FamilyParam& p : def.params) {
+    if (!is_identifier(p.name)) throw_invalid("family.params: \"" + p.name + "\" is not an identifier");
+    if (!taken.insert(p.name).second) throw_invalid("family.params: \"" + p.name + "\" is also a dim or another param");
+    if (p.values.empty()) throw_invalid("family.params." + p.name + ": no values");
+    std::set<long long> vals(p.values.begin(), p.values.end());
+    if (vals.size() != p.values.size()) throw_invalid("family.params." + p.name + ": a value given twice");
+    if (!vals.count(p.default_value))
+      throw_invalid("family.params." + p.name + ": the default " + std::to_string(p.default_value) + " is not one of its values");
+    space *= static_cast<long long>(p.values.size());
+    if (space > kMaxSpace) throw_invalid("family.params: more than " + std::to_string(kMaxSpace) + " configurations");
+    m.params.insert(p.name);
+  }
+  std::set<std::string> both = m.dims;
+  both.insert(m.params.begin(), m.params.end());
+  for (std::size_t i = 0; i < def.constraints.size(); ++i) {
+    const std::string w = "family.require[" + std::to_string(i) + "]";
+    require_text(def.constraints[i], w);
+    m.constraints.push_back(Expr::parse(def.constraints[i], w));
+    check_names(both, m.constraints.back(), w, "a dim or a param");
+  }
+  bool output = false;
+  for (const FamilyBuffer& b : def.buffers) {
+    const std::string w = "family.buffers." + b.name;
+    if (!is_identifier(b.name)) throw_invalid("family.buffers: \"" + b.name + "\" is not an identifier");
+    if (!taken.insert(b.name).second) throw_invalid(w + ": the name is also a dim, a param or another buffer");
+    m.elements.push_back(Expr::parse(b.elements, w + ".elements"));
+    check_names(m.dims, m.elements.back(), w + ".elements", "a dim");
+    output = output || b.role == BufferRole::Output;
+  }
+  if (!output) throw_invalid("family.buffers: no output buffer (what would a candidate be checked on?)");
+  m.launch = compile_launch(def.launch, "family.kernel", m.params, m.dims, def.buffers);
+  if (!def.reference.kernel.empty()) {
+    m.reference = compile_launch(def.reference, "family.reference", {}, m.dims, def.buffers);
+    for (const TemplateArg& a : m.reference.targs)
+      if (a.is_expr && !a.expr.identifiers().empty())
+        throw_invalid("family.reference: template arguments may not use params");
+  }
+  m.def = std::move(def);
+  m.source_hash = hash128(m.def.source);
+  m.definition_hash = hash128(m.def.to_text());
+}
+
+Family::~Family() = default;
+
+const FamilyDef& Family::def() const noexcept { return impl_->def; }
+const std::string& Family::name() const noexcept { return impl_->def.name; }
+const std::string& Family::source_hash() const noexcept { return impl_->source_hash; }
+const std::string& Family::definition_hash() const noexcept { return impl_->definition_hash; }
+
+void Family::validate_problem(const FamilyValues& problem) const {
+  for (const auto& kv : problem)
+    if (!impl_->dims.count(kv.first))
+      throw_invalid(name() + " problem: unknown dimension '" + kv.first + "' (dims: " + problem_text({}) + ")");
+  for (const std::string& d : impl_->def.dims) {
+    const auto it = problem.find(d);
+    if (it == problem.end()) throw_invalid(name() + " problem: dimension '" + d + "' missing");
+    if (it->second < 0) throw_invalid(name() + " problem: dimension '" + d + "' is negative");
+    if (it->second > (1LL << 40)) throw_invalid(name() + " problem: dimension '" + d + "' past 2^40");
+  }
+}
+
+FamilyValues Family::parse_problem(const std::string& text) const {
+  FamilyValues v;
+  for (const auto& kv : detail::parse_key_values(text, name() + " problem"))
+    v[kv.first] = parse_integer(name() + " problem " + kv.first, kv.second, 0, 1LL << 40);
+  validate_problem(v);
+  return v;
+}
+
+FamilyValues Family::parse_config(const std::string& text) const {
+  FamilyValues v;
+  for (const FamilyParam& p : impl_->def.params) v[p.name] = p.default_value;
+  if (detail::trim(text).empty()) return v;
+  for (const auto& kv : detail::parse_key_values(text, name() + " config")) {
+    if (!impl_->params.count(kv.first))
+      throw_invalid(name() + " config: unknown parameter '" + kv.first + "' (params: " + config_text(v) + ")");
+    v[kv.first] = parse_integer(name() + " config " + kv.first, kv.second, -(1LL << 40), 1LL << 40);
+  }
+  return v;
+}
+
+std::string Family::problem_text(const FamilyValues& problem) const {
+  std::vector<std::pair<std::string, std::string>> items;
+  for (const std::string& d : impl_->def.dims) {
+    const auto it = problem.find(d);
+    items.emplace_back(d, it == problem.end() ? "?" : std::to_string(it->second));
+  }
+  return detail::join_key_values(items);
+}
+
+std::string Family::config_text(const FamilyValues& config) const {
+  std::vector<std::pair<std::string, std::string>> items;
+  for (const FamilyParam& p : impl_->def.params) {
+    const auto it = config.find(p.name);
+    items.emplace_back(p.name, std::to_string(it == config.end() ? p.default_value : it->second));
+  }
+  return items.empty() ? std::string("default") : detail::join_key_values(items);
+}
+
+namespace {
+
+unsigned checked_dim(long long v, const std::string& what, long long hi) {
+  if (v < 1 || v > hi) throw_invalid(what + " = " + std::to_string(v) + " (1.." + std::to_string(hi) + ")");
+  return static_cast<unsigned>(v);
+}
+
+std::string name_expression_of(const std::string& kernel, const std::vector<TemplateArg>& targs,
+                               const FamilyValues& config) {
+  std::string s = kernel;
+  if (targs.empty()) return s;
+  s += "<";
+  for (std::size_t i = 0; i < targs.size(); ++i)
+    s += (i ? ", " : "") + (targs[i].is_expr ? std::to_string(targs[i].expr.eval(config)) : targs[i].text);
+  return s + ">";
+}
+
+FamilyLaunchShape shape_of(const CompiledLaunch& l, const std::string& kernel, const FamilyValues& config,
+                           const FamilyValues& problem, const std::string& what) {
+  FamilyLaunchShape s;
+  s.name_expression = name_expression_of(kernel, l.targs, config);
+  static const long long kGridMax[3] = {2147483647LL, 65535, 65535};
+  static const long long kBlockMax[3] = {1024, 1024, 64};
+  for (std::size_t i = 0; i < l.grid.size(); ++i)
+    s.grid[i] = checked_dim(l.grid[i].eval(problem, config), what + " grid[" + std::to_string(i) + "]", kGridMax[i]);
+  for (std::size_t i = 0; i < l.block.size(); ++i)
+    s.block[i] = checked_dim(l.block[i].eval(problem, config), what + " block[" + std::to_string(i) + "]", kBlockMax[i]);
+  const long long threads = static_cast<long long>(s.block[0]) * s.block[1] * s.block[2];
+  if (threads > 1024) throw_invalid(what + ": " + std::to_string(threads) + " threads per block (at most 1024)");
+  s.threads = static_cast<int>(threads);
+  s.dynamic_smem = l.smem.eval(problem, config);
+  if (s.dynamic_smem < 0 || s.dynamic_smem > (1 << 20))
+    throw_invalid(what + ": dynamic shared memory " + std::to_string(s.dynamic_smem) + " bytes (0..1 MiB)");
+  return s;
+}
+
+std::vector<FamilyKernelArg> args_of(const CompiledLaunch& l, const FamilyValues& config, const FamilyValues& problem) {
+  std::vector<FamilyKernelArg> out;
+  for (const Arg& a : l.args) {
+    FamilyKernelArg k;
+    k.kind = a.kind;
+    k.buffer = a.buffer;
+    if (a.kind != FamilyKernelArg::Buffer) {
+      k.value = a.expr.eval(problem, config);
+      if (a.kind == FamilyKernelArg::Int32 && (k.value < -2147483648LL || k.value > 2147483647LL))
+        throw_invalid("argument \"" + a.expr.text() + "\" = " + std::to_string(k.value) + " does not fit an int");
+    }
+    out.push_back(k);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Family::check_config(const FamilyValues& config, const FamilyValues& problem) const {
+  for (const FamilyParam& p : impl_->def.params) {
+    const auto it = config.find(p.name);
+    if (it == config.end()) return "parameter " + p.name + " missing";
+    if (std::find(p.values.begin(), p.values.end(), it->second) == p.values.end())
+      return p.name + "=" + std::to_string(it->second) + " is not one of its values";
+  }
+  if (config.size() != impl_->def.params.size()) return "unknown parameters";
+  try {
+    for (const Expr& c : impl_->constraints)
+      if (c.eval(problem, config) == 0) return "requirement \"" + c.text() + "\" fails";
+    shape(config, problem);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::vector<FamilyValues> Family::space(const FamilyValues& problem) const {
+  validate_problem(problem);
+  const auto& params = impl_->def.params;
+  std::vector<FamilyValues> out;
+  std::vector<std::size_t> pos(params.size(), 0);
+  for (;;) {
+    FamilyValues c;
+    for (std::size_t i = 0; i < params.size(); ++i) c[params[i].name] = params[i].values[pos[i]];
+    if (check_config(c, problem).empty()) out.push_back(std::move(c));
+    std::size_t i = params.size();
+    while (i > 0 && ++pos[i - 1] == params[i - 1].values.size()) pos[--i] = 0;
+    if (i == 0) break;
+  }
+  return out;
+}
+
+FamilyValues Family::default_config(const FamilyValues& problem) const {
+  validate_problem(problem);
+  FamilyValues d;
+  for (const FamilyParam& p : impl_->def.params) d[p.name] = p.default_value;
+  if (check_config(d, problem).empty()) return d;
+  const std::vector<FamilyValues> s = space(problem);
+  if (s.empty())
+    throw Error(ErrorKind::Unsupported, name() + ": no configuration satisfies the requirements for " + problem_text(problem) +
+                                            " (defaults: " + check_config(d, problem) + ")");
+  return s.front();
+}
+
+FamilyLaunchShape Family::shape(const FamilyValues& config, const FamilyValues& problem) const {
+  return shape_of(impl_->launch, impl_->def.launch.kernel, config, problem, name() + " kernel");
+}
+
+FamilyLaunchShape Family::reference_shape(const FamilyValues& problem) const {
+  if (impl_->def.reference.kernel.empty())
+    throw_invalid(name() + ": the family has no reference kernel (add \"reference = ...\")");
+  return shape_of(impl_->reference, impl_->def.reference.kernel, {}, problem, name() + " reference");
+}
+
+std::string Family::name_expression(const FamilyValues& config) const {
+  return name_expression_of(impl_->def.launch.kernel, impl_->launch.targs, config);
+}
+
+std::string Family::reference_name_expression() const {
+  if (impl_->def.reference.kernel.empty()) return "";
+  return name_expression_of(impl_->def.reference.kernel, impl_->reference.targs, {});
+}
+
+std::vector<FamilyKernelArg> Family::kernel_args(const FamilyValues& config, const FamilyValues& problem) const {
+  return args_of(impl_->launch, config, problem);
+}
+
+std::vector<FamilyKernelArg> Family::reference_args(const FamilyValues& problem) const {
+  if (impl_->def.reference.kernel.empty()) throw_invalid(name() + ": the family has no reference kernel");
+  return args_of(impl_->reference, {}, problem);
+}
+
+std::vector<long long> Family::buffer_elements(const FamilyValues& problem) const {
+  std::vector<long long> out;
+  for (std::size_t i = 0; i < impl_->elements.size(); ++i) {
+    const long long n = impl_->elements[i].eval(problem);
+    if (n < 0 || n > (1LL << 40))
+      throw_invalid(name() + " buffer " + impl_->def.buffers[i].name + ": " + std::to_string(n) + " elements");
+    out.push_back(n);
+  }
+  return out;
+}
+
+FamilyBankReport Family::analyze(const FamilyValues& config) const {
+  FamilyBankReport r;
+  if (!impl_->def.smem_accesses) return r;
+  r.analysed = true;
+  for (const SmemInstruction& ins : impl_->def.smem_accesses(config)) {
+    BankReport b = analyze_bank(ins);
+    r.wavefronts += b.wavefronts;
+    r.ideal_wavefronts += b.ideal_wavefronts;
+    r.excess_wavefronts += b.excess_wavefronts;
+    r.per_instruction.push_back(std::move(b));
+    ++r.instructions;
+  }
+  return r;
+}
+
+// --- the registry -------------------------------------------------------------------------------
+
+namespace {
+
+struct Registry {
+  std::mutex mutex;
+  std::map<std::string, std::shared_ptr<const Family>> families;
+  bool builtins_loaded = false;
+};
+
+Registry& registry() {
+  static Registry* r = new Registry;  // never destroyed: families may be used from static destructors
+  return *r;
+}
+
+// Caller holds the mutex.
+void load_builtins(Registry& r) {
+  if (r.builtins_loaded) return;
+  r.builtins_loaded = true;
+  for (auto make : detail::builtin_family_definitions()) {
+    auto f = std::make_shared<const Family>(make());
+    r.families[f->name()] = f;
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<const Family> register_family(FamilyDef def) {
+  auto f = std::make_shared<const Family>(std::move(def));  // validates outside the lock
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  load_builtins(r);
+  const auto it = r.families.find(f->name());
+  if (it != r.families.end()) {
+    if (it->second->definition_hash() == f->definition_hash()) return it->second;
+    throw_invalid("register_family: a different family named \"" + f->name() + "\" is already registered");
+  }
+  r.families[f->name()] = f;
+  return f;
+}
+
+std::shared_ptr<const Family> find_family(const std::string& name) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  load_builtins(r);
+  const auto it = r.families.find(name);
+  return it == r.families.end() ? nullptr : it->second;
+}
+
+std::vector<std::string> family_names() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  load_builtins(r);
+  std::vector<std::string> out;
+  for (const auto& kv : r.families) out.push_back(kv.first);
+  return out;
+}
+
+std::shared_ptr<const Family> get_family(const std::string& name) {
+  if (auto f = find_family(name)) return f;
+  std::string known;
+  for (const std::string& n : family_names()) known += (known.empty() ? "" : ", ") + n;
+  throw_invalid("no family named \"" + name + "\" (registered: " + (known.empty() ? "none" : known) +
+                "; a .family file can be given by its path)");
+}
+
+}  // namespace swz

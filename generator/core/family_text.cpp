@@ -1,0 +1,248 @@
+// generator/core: the text form of a family definition (FamilyDef::parse / load / to_text,
+// include/swzjit/family.hpp). One format serves .family files, the worker's Hello (the isolated
+// benchmark process rebuilds the family from it) and the definition hash that keys tuned winners.
+#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "generator/core/config_text.hpp"
+#include "swzjit/error.hpp"
+#include "swzjit/family.hpp"
+
+namespace swz {
+namespace {
+
+using detail::split_top_level;
+using detail::trim;
+
+constexpr const char* kSourceMarker = "--- source";
+
+std::string join(const std::vector<std::string>& parts, const std::string& sep) {
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? sep : "") + parts[i];
+  return out;
+}
+
+std::vector<std::string> words(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream is(text);
+  for (std::string w; is >> w;) out.push_back(w);
+  return out;
+}
+
+std::string format_double(double v) {
+  std::ostringstream os;
+  os.precision(17);
+  os << v;
+  return os.str();
+}
+
+// "name<targs>(args)" -> the three parts; the template list is optional.
+void parse_call(const std::string& text, FamilyLaunch& launch, const std::string& where) {
+  const std::string t = trim(text);
+  if (t.empty() || t.back() != ')') throw_invalid(where + ": expected NAME<TEMPLATE ARGS>(ARGS), got \"" + t + "\"");
+  int depth = 0;
+  std::size_t open = std::string::npos;
+  for (std::size_t i = t.size(); i-- > 0;) {
+    if (t[i] == ')') ++depth;
+    if (t[i] == '(' && --depth == 0) {
+      open = i;
+      break;
+    }
+  }
+  if (open == std::string::npos) throw_invalid(where + ": unbalanced parentheses in \"" + t + "\"");
+  launch.args = split_top_level(t.substr(open + 1, t.size() - open - 2));
+  std::string head = trim(t.substr(0, open));
+  launch.template_args.clear();
+  if (!head.empty() && head.back() == '>') {
+    const std::size_t lt = head.find('<');
+    if (lt == std::string::npos) throw_invalid(where + ": '>' without '<' in \"" + head + "\"");
+    launch.template_args = split_top_level(head.substr(lt + 1, head.size() - lt - 2));
+    head = trim(head.substr(0, lt));
+  }
+  if (head.empty()) throw_invalid(where + ": no kernel name in \"" + t + "\"");
+  launch.kernel = head;
+}
+
+std::string format_call(const FamilyLaunch& l) {
+  std::string s = l.kernel;
+  if (!l.template_args.empty()) s += "<" + join(l.template_args, ", ") + ">";
+  return s + "(" + join(l.args, ", ") + ")";
+}
+
+DType buffer_dtype(const std::string& text, const std::string& where) {
+  try {
+    return parse_dtype(text);
+  } catch (const Error& e) {
+    throw_invalid(where + ": " + e.what());
+  }
+}
+
+std::string read_file(const std::string& path, const std::string& what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw_invalid(what + ": cannot read " + path);
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+}  // namespace
+
+FamilyDef FamilyDef::parse(const std::string& text, const std::string& base_dir) {
+  FamilyDef d;
+  d.source_name.clear();
+  bool have_source = false, have_kernel = false;
+  std::istringstream in(text);
+  std::string raw;
+  int line_no = 0;
+  std::size_t consumed = 0;
+  while (std::getline(in, raw)) {
+    ++line_no;
+    consumed += raw.size() + 1;
+    const std::string where = "family line " + std::to_string(line_no);
+    std::string line = raw;
+    if (trim(line) == kSourceMarker) {
+      if (have_source) throw_invalid(where + ": a second source");
+      d.source = consumed <= text.size() ? text.substr(consumed) : std::string();
+      have_source = true;
+      break;
+    }
+    const std::size_t hash = line.find('#');
+    if (hash != std::string::npos) line = line.substr(0, hash);
+    line = trim(line);
+    if (line.empty()) continue;
+    const std::size_t eq = line.find('=');
+    if (eq == std::string::npos) throw_invalid(where + ": expected KEY = VALUE, got \"" + line + "\"");
+    const std::vector<std::string> key = words(line.substr(0, eq));
+    const std::string value = trim(line.substr(eq + 1));
+    if (key.empty()) throw_invalid(where + ": no key before '='");
+    const std::string& k = key[0];
+    auto single = [&](const char* what) {
+      if (key.size() != 1) throw_invalid(where + ": " + what + " takes no name before '='");
+    };
+    if (k == "param" || k == "buffer") {
+      if (key.size() != 2) throw_invalid(where + ": expected " + k + " NAME = ...");
+    } else {
+      single(k.c_str());
+    }
+    if (k == "family") {
+      d.name = value;
+    } else if (k == "about") {
+      d.about = value;
+    } else if (k == "dims") {
+      d.dims = words(value);
+    } else if (k == "param") {
+      FamilyParam p;
+      p.name = key[1];
+      const std::size_t semi = value.find(';');
+      const std::string values = value.substr(0, semi);
+      for (const std::string& v : words(values)) p.values.push_back(parse_integer(where + " " + p.name, v, -(1LL << 40), 1LL << 40));
+      if (semi == std::string::npos) {
+        if (p.values.empty()) throw_invalid(where + ": param " + p.name + " has no values");
+        p.default_value = p.values.front();
+      } else {
+        const std::vector<std::string> rest = words(value.substr(semi + 1));
+        if (rest.size() != 2 || rest[0] != "default")
+          throw_invalid(where + ": expected \"param NAME = V1 V2 ... ; default V\"");
+        p.default_value = parse_integer(where + " default", rest[1], -(1LL << 40), 1LL << 40);
+      }
+      d.params.push_back(p);
+    } else if (k == "require") {
+      d.constraints.push_back(value);
+    } else if (k == "buffer") {
+      // buffer NAME = DTYPE [ELEMENTS] input|output
+      const std::size_t lb = value.find('['), rb = value.rfind(']');
+      if (lb == std::string::npos || rb == std::string::npos || rb < lb)
+        throw_invalid(where + ": expected \"buffer NAME = DTYPE [ELEMENTS] input|output\"");
+      FamilyBuffer b;
+      b.name = key[1];
+      b.dtype = buffer_dtype(trim(value.substr(0, lb)), where);
+      b.elements = trim(value.substr(lb + 1, rb - lb - 1));
+      const std::string role = trim(value.substr(rb + 1));
+      if (role == "input") b.role = BufferRole::Input;
+      else if (role == "output") b.role = BufferRole::Output;
+      else throw_invalid(where + ": buffer role must be input or output, got \"" + role + "\"");
+      d.buffers.push_back(b);
+    } else if (k == "kernel") {
+      parse_call(value, d.launch, where);
+      have_kernel = true;
+    } else if (k == "grid") {
+      d.launch.grid = split_top_level(value);
+    } else if (k == "block") {
+      d.launch.block = split_top_level(value);
+    } else if (k == "smem") {
+      d.launch.dynamic_smem = value;
+    } else if (k == "reference") {
+      parse_call(value, d.reference, where);
+    } else if (k == "reference.grid") {
+      d.reference.grid = split_top_level(value);
+    } else if (k == "reference.block") {
+      d.reference.block = split_top_level(value);
+    } else if (k == "reference.smem") {
+      d.reference.dynamic_smem = value;
+    } else if (k == "tolerance") {
+      char* end = nullptr;
+      d.tolerance = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end != '\0' || !std::isfinite(d.tolerance))
+        throw_invalid(where + ": tolerance must be a number, got \"" + value + "\"");
+    } else if (k == "min_arch") {
+      d.min_arch = static_cast<int>(parse_integer(where + " min_arch", value, 50, 200));
+    } else if (k == "source_name") {
+      d.source_name = value;
+    } else if (k == "source") {
+      if (have_source) throw_invalid(where + ": a second source");
+      const std::string path = !value.empty() && value[0] != '/' && !base_dir.empty() ? base_dir + "/" + value : value;
+      d.source = read_file(path, where + " source");
+      if (d.source_name.empty()) d.source_name = value.substr(value.find_last_of('/') + 1);
+      have_source = true;
+    } else {
+      throw_invalid(where + ": unknown key \"" + k +
+                    "\" (family, about, dims, param, require, buffer, kernel, grid, block, smem, reference, "
+                    "reference.grid, reference.block, reference.smem, tolerance, min_arch, source_name, source)");
+    }
+  }
+  if (!have_kernel) throw_invalid("family: no \"kernel = NAME<...>(...)\" line");
+  if (!have_source) throw_invalid("family: no source (\"source = FILE\" or a last \"--- source\" section)");
+  if (d.source_name.empty()) d.source_name = (d.name.empty() ? "family" : d.name) + ".cu";
+  return d;
+}
+
+FamilyDef FamilyDef::load(const std::string& path) {
+  const std::string text = read_file(path, "family file");
+  const std::size_t slash = path.find_last_of('/');
+  return parse(text, slash == std::string::npos ? "." : path.substr(0, slash));
+}
+
+std::string FamilyDef::to_text() const {
+  std::ostringstream os;
+  os << "family = " << name << "\n";
+  if (!about.empty()) os << "about = " << about << "\n";
+  os << "dims = " << join(dims, " ") << "\n";
+  for (const FamilyParam& p : params) {
+    os << "param " << p.name << " =";
+    for (long long v : p.values) os << " " << v;
+    os << " ; default " << p.default_value << "\n";
+  }
+  for (const std::string& c : constraints) os << "require = " << c << "\n";
+  for (const FamilyBuffer& b : buffers)
+    os << "buffer " << b.name << " = " << swz::to_string(b.dtype) << " [" << b.elements << "] "
+       << (b.role == BufferRole::Input ? "input" : "output") << "\n";
+  os << "kernel = " << format_call(launch) << "\n";
+  os << "grid = " << join(launch.grid, ", ") << "\n";
+  os << "block = " << join(launch.block, ", ") << "\n";
+  os << "smem = " << launch.dynamic_smem << "\n";
+  if (!reference.kernel.empty()) {
+    os << "reference = " << format_call(reference) << "\n";
+    os << "reference.grid = " << join(reference.grid, ", ") << "\n";
+    os << "reference.block = " << join(reference.block, ", ") << "\n";
+    os << "reference.smem = " << reference.dynamic_smem << "\n";
+  }
+  os << "tolerance = " << format_double(tolerance) << "\n";
+  os << "min_arch = " << min_arch << "\n";
+  os << "source_name = " << source_name << "\n";
+  os << kSourceMarker << "\n" << source;
+  return os.str();
+}
+
+}  // namespace swz

@@ -1,0 +1,17 @@
+// generator/families: the list of the library's own declared families (generator/families/registry.cpp),
+// registered before any lookup (generator/core/family.cpp).
+#pragma once
+
+#include <vector>
+
+#include "swzjit/family.hpp"
+
+namespace swz {
+namespace detail {
+
+using FamilyDefinition = FamilyDef (*)();
+/// The built-in declared families, one function each.
+const std::vector<FamilyDefinition>& builtin_family_definitions();
+
+}  // namespace detail
+}  // namespace swz

@@ -1,0 +1,77 @@
+// runtime/engine (internal): the Engine's state (include/swzjit/engine.hpp), shared by its transpose
+// path (runtime/engine/engine.cpp) and its declared-family path (runtime/engine/engine_family.cpp).
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <tuple>
+
+#include "runtime/engine/engine_tune_gate.hpp"
+#include "swzjit/engine.hpp"
+
+namespace swz {
+
+namespace detail {
+/// A cached kernel entry as swz::Module loads it.
+inline CompiledKernel to_compiled(const KernelEntry& e, const std::string& arch, const std::string& name_expression) {
+  CompiledKernel k;
+  k.image = e.image;
+  k.is_ptx = e.is_ptx;
+  k.arch = arch;
+  k.name_expression = name_expression;
+  k.lowered_name = e.lowered_name;
+  return k;
+}
+
+/// One kernel of a declared family's source (a candidate or the reference), through the cache; the key
+/// covers the source bytes. Threads and shared memory depend on the problem through expressions, so
+/// the entry records 0 and every launch evaluates them (runtime/engine/engine_family.cpp).
+KernelEntry compile_family_kernel(Cache& cache, const Family& family, const std::string& name_expression,
+                                  const std::string& arch, const std::function<void()>& on_compile);
+}  // namespace detail
+
+// A resolved transpose problem's numbers and alignment class: the launch path's memo key.
+using ProblemId = std::tuple<int, long long, long long, long long, long long, long long, long long, long long, int>;
+
+struct Engine::Impl {
+  EngineOptions options;
+  std::unique_ptr<Cache> cache;
+  std::string templates_hash;
+  std::string nvrtc_version;
+  std::string device_arch;  // filled on first GPU use
+  mutable std::mutex mutex;
+  std::map<std::string, Kernel> kernels;  // by config (one device per engine)
+  // The launch path's memo: per problem (its resolved numbers and alignment class, no strings built),
+  // the chosen config and, once loaded, its kernel, so a repeated call is one map lookup.
+  struct Choice {
+    TransposeConfig config;
+    std::optional<Kernel> kernel;
+  };
+  std::map<ProblemId, Choice> choices;
+  detail::TuneGate<ProblemId> tuning;  // TuneOnMiss: the problems being tuned now
+  // Declared families: kernels by definition hash and config text; per problem (definition hash and
+  // problem text) the chosen config and, once loaded, its kernel.
+  struct FamilyChoice {
+    FamilyValues config;
+    std::optional<Kernel> kernel;
+  };
+  std::map<std::string, Kernel> family_kernels;
+  std::map<std::string, FamilyChoice> family_choices;
+  detail::TuneGate<std::string> family_tuning;
+  std::atomic<std::uint64_t> compiles{0}, loads{0}, tuned_hits{0}, tuned_misses{0}, tunes{0}, bench_runs{0},
+      launches{0};
+
+  /// The device's arch ("sm_90"), detected on first use.
+  std::string arch() {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (device_arch.empty()) device_arch = device_info(options.device).arch();
+    return device_arch;
+  }
+};
+
+}  // namespace swz
