@@ -21,6 +21,16 @@ run_step(second ${env} "${WORK_DIR}/build/engine_app")
 if(NOT second MATCHES "  0 NVRTC compiles")
   message(FATAL_ERROR "the second engine_app run compiled kernels again: the cache did not keep them\n${second}")
 endif()
-run_step(ignored ${env} "${WORK_DIR}/build/own_family")
+run_step(own ${env} "${WORK_DIR}/build/own_family")
+# examples/tile_transpose_add.family is the same definition as text: the installed swz reads it, and its
+# definition hash (the key of tuned winners) must equal the C++ definition's.
+run_step(shown "${WORK_DIR}/prefix/bin/swz" family show "${SOURCE_DIR}/tile_transpose_add.family")
+string(REGEX MATCH "definition hash ([0-9a-f]+)" _ "${own}")
+set(cpp_hash "${CMAKE_MATCH_1}")
+string(REGEX MATCH "definition hash ([0-9a-f]+)" _ "${shown}")
+if(cpp_hash STREQUAL "" OR NOT cpp_hash STREQUAL CMAKE_MATCH_1)
+  message(FATAL_ERROR "tile_transpose_add.family (hash '${CMAKE_MATCH_1}') and own_family.cpp's definition "
+                      "(hash '${cpp_hash}') differ: keep them the same")
+endif()
 # The template path given explicitly works as well (and the cache now holds every kernel).
 run_step(ignored ${env} "${WORK_DIR}/build/own_family" "${SOURCE_DIR}/tile_transpose_add.cuh")
