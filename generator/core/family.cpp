@@ -81,8 +81,11 @@ void check_names(const std::set<std::string>& allowed, const Expr& e, const std:
     if (!allowed.count(id)) throw_invalid(what + ": '" + id + "' is not " + may + " (in \"" + e.text() + "\")");
 }
 
+// `params`: the names the launch may use besides dims (none for the reference); `all_params`: every
+// param of the family, so that a reference naming one is refused rather than read as a type name.
 CompiledLaunch compile_launch(const FamilyLaunch& l, const std::string& what, const std::set<std::string>& params,
-                              const std::set<std::string>& dims, const std::vector<FamilyBuffer>& buffers) {
+                              const std::set<std::string>& dims, const std::vector<FamilyBuffer>& buffers,
+                              const std::set<std::string>& all_params) {
   CompiledLaunch c;
   if (!is_qualified_name(l.kernel)) throw_invalid(what + ".kernel: \"" + l.kernel + "\" is not a C++ (qualified) name");
   std::set<std::string> both = params;
@@ -102,9 +105,12 @@ CompiledLaunch compile_launch(const FamilyLaunch& l, const std::string& what, co
     if (parsed) {
       const std::vector<std::string> ids = a.expr.identifiers();
       a.is_expr = std::all_of(ids.begin(), ids.end(), [&](const std::string& id) { return params.count(id) > 0; });
-      for (const std::string& id : ids)
+      for (const std::string& id : ids) {
         if (dims.count(id))
           throw_invalid(w + ": uses the problem dimension '" + id + "' (template arguments may use params only)");
+        if (all_params.count(id) && !params.count(id))
+          throw_invalid(w + ": uses the param '" + id + "' (the reference's template arguments may not use params)");
+      }
       // otherwise an identifier that is no param: a type name such as float or __half
     }
     if (!a.is_expr && t.find_first_of(";{}\"'#\n") != std::string::npos)
@@ -203,13 +209,9 @@ Family::Family(FamilyDef def) : impl_(std::make_unique<Impl>()) {
     output = output || b.role == BufferRole::Output;
   }
   if (!output) throw_invalid("family.buffers: no output buffer (what would a candidate be checked on?)");
-  m.launch = compile_launch(def.launch, "family.kernel", m.params, m.dims, def.buffers);
-  if (!def.reference.kernel.empty()) {
-    m.reference = compile_launch(def.reference, "family.reference", {}, m.dims, def.buffers);
-    for (const TemplateArg& a : m.reference.targs)
-      if (a.is_expr && !a.expr.identifiers().empty())
-        throw_invalid("family.reference: template arguments may not use params");
-  }
+  m.launch = compile_launch(def.launch, "family.kernel", m.params, m.dims, def.buffers, m.params);
+  if (!def.reference.kernel.empty())
+    m.reference = compile_launch(def.reference, "family.reference", {}, m.dims, def.buffers, m.params);
   m.def = std::move(def);
   m.source_hash = hash128(m.def.source);
   m.definition_hash = hash128(m.def.to_text());
