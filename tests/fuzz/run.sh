@@ -41,7 +41,7 @@ exclude=(-tce="$slow_cases")
 [ "${SWZJIT_ASAN_FULL_SUITE:-0}" = 1 ] && exclude=()
 (cd "$BUILD_DIR/tests" && timeout 1800 ./swzjit_tests "${exclude[@]}")
 echo "== sanitizers: link check, GPU suite (skipped without a GPU)"
-# package_consumer builds an application without sanitizers against this tree: it runs in build/.
-ctest --test-dir "$BUILD_DIR" --output-on-failure -LE fuzz -E '^(cpu|package_consumer)$'
+# package_consumer and package_examples build applications without sanitizers against this tree: they run in build/.
+ctest --test-dir "$BUILD_DIR" --output-on-failure -LE fuzz -E '^(cpu|package_consumer|package_examples)$'
 echo "== sanitizers: fuzz targets (corpus replay, then ${FUZZ_SECONDS} s each)"
 ctest --test-dir "$BUILD_DIR" --output-on-failure -L fuzz
