@@ -21,7 +21,8 @@ import threading
 from . import _swzjit
 from ._errors import (CacheError, CompileError, ContextLostError, DriverError, Error, InternalError,
                       InvalidArgumentError, IoError, NoDeviceError, UnsupportedError, _invalid)
-from ._tensors import describe as _describe, empty_like_framework as _empty, stream_handle as _stream
+from ._tensors import (describe as _describe, device_of as _device_of, empty_like_framework as _empty,
+                       native_device as _native_device, stream_handle as _stream)
 
 __version__ = _swzjit.__version__
 
@@ -133,13 +134,6 @@ def _batch_of(t, name):
     return t.shape[0], (t.strides[0] if t.shape[0] > 1 else 0)
 
 
-def _same_device(tensors):
-    devices = {t.device for t in tensors}
-    if len(devices) != 1:
-        raise _invalid(f"tensors are on different devices {sorted(devices)}; put them on one GPU")
-    return devices.pop()
-
-
 def _gemm_setup(a, b, out, alpha, beta, out_dtype, allocate):
     ta, tb = _describe(a, "a"), _describe(b, "b")
     if len(ta.shape) != len(tb.shape):
@@ -156,13 +150,14 @@ def _gemm_setup(a, b, out, alpha, beta, out_dtype, allocate):
         raise _invalid(f"a and b: dtypes {ta.dtype} and {tb.dtype} differ; convert one")
     want = _dtype_name(out_dtype, "out_dtype") if out_dtype is not None else None
     out_shape = (m, n) if len(ta.shape) == 2 else (batch, m, n)
+    device = _device_of([ta, tb])
     if out is None:
         if beta != 0:
             raise _invalid("beta: a nonzero beta reads C; pass out= with its values")
         if not allocate:
             tc = None
         else:
-            out = _empty(ta, out_shape, want or ta.dtype)
+            out = _empty(ta, out_shape, want or ta.dtype, device)
             tc = _describe(out, "out")
     else:
         tc = _describe(out, "out")
@@ -170,7 +165,7 @@ def _gemm_setup(a, b, out, alpha, beta, out_dtype, allocate):
             raise _invalid(f"out: shape {tc.shape}; a {ta.shape} times b {tb.shape} needs {out_shape}")
         if want is not None and want != tc.dtype:
             raise _invalid(f"out_dtype: {want} but out is {tc.dtype}")
-    device = _same_device([ta, tb] + ([tc] if tc is not None else []))
+    device = _device_of([ta, tb, tc])
     a_order, lda = _matrix(ta, "a", "gemm")
     b_order, ldb = _matrix(tb, "b", "gemm")
     c_order, ldc, stride_c = "row", 0, 0
@@ -194,7 +189,7 @@ def _transpose_setup(x, out, allocate):
                        "(its transpose is then a plain copy: use .contiguous() instead)")
     out_shape = (cols, rows) if len(tx.shape) == 2 else (batch, cols, rows)
     if out is None:
-        out = _empty(tx, out_shape, tx.dtype) if allocate else None
+        out = _empty(tx, out_shape, tx.dtype, tx.device) if allocate else None
     to = _describe(out, "out") if out is not None else None
     ld_out, stride_out = 0, 0
     if to is not None:
@@ -206,7 +201,7 @@ def _transpose_setup(x, out, allocate):
         if o_order != "row":
             raise _invalid(f"out: strides {to.strides} are column-major; transpose writes row-major output")
         stride_out = _batch_of(to, "out")[1]
-    device = _same_device([tx] + ([to] if to is not None else []))
+    device = _device_of([tx, to])
     problem = {"dtype": tx.dtype, "rows": rows, "cols": cols, "ld_in": ld_in, "ld_out": ld_out,
                "batch": batch, "stride_in": stride_in, "stride_out": stride_out}
     return device, problem, tx, to, out
@@ -234,7 +229,8 @@ def gemm(a, b, out=None, alpha=1.0, beta=0.0, *, out_dtype=None, stream=None, co
         InvalidArgumentError, UnsupportedError, NoDeviceError, ... (all swzjit.Error).
     """
     device, problem, ta, tb, tc, out = _gemm_setup(a, b, out, alpha, beta, out_dtype, allocate=True)
-    _swzjit.gemm(device, problem, ta.ptr, tb.ptr, tc.ptr, float(alpha), float(beta), _stream(stream, ta),
+    handle = _stream(stream, ta)
+    _swzjit.gemm(_native_device(device), problem, ta.ptr, tb.ptr, tc.ptr, float(alpha), float(beta), handle,
                  config or "")
     return out
 
@@ -243,7 +239,7 @@ def gemm_config(a, b, out=None, *, out_dtype=None):
     """The config string :func:`gemm` would run for these tensors (the cached tuned winner, else the
     default; with policy "tune_on_miss" a miss tunes first)."""
     device, problem, ta, tb, _tc, _out = _gemm_setup(a, b, out, 1.0, 0.0, out_dtype, allocate=False)
-    return _swzjit.gemm_config(device, problem, ta.ptr, tb.ptr)
+    return _swzjit.gemm_config(_native_device(device), problem, ta.ptr, tb.ptr)
 
 
 def transpose(x, out=None, *, stream=None, config=None):
@@ -256,14 +252,15 @@ def transpose(x, out=None, *, stream=None, config=None):
         config: a transpose config string instead of the tuned/default one.
     """
     device, problem, tx, to, out = _transpose_setup(x, out, allocate=True)
-    _swzjit.transpose(device, problem, tx.ptr, to.ptr, _stream(stream, tx), config or "")
+    handle = _stream(stream, tx)
+    _swzjit.transpose(_native_device(device), problem, tx.ptr, to.ptr, handle, config or "")
     return out
 
 
 def transpose_config(x, out=None):
     """The config string :func:`transpose` would run for these tensors."""
     device, problem, tx, to, _out = _transpose_setup(x, out, allocate=False)
-    return _swzjit.transpose_config(device, problem, tx.ptr, to.ptr if to is not None else 0)
+    return _swzjit.transpose_config(_native_device(device), problem, tx.ptr, to.ptr if to is not None else 0)
 
 
 def counters(device=0):

@@ -71,7 +71,9 @@ def autotune(op, *, device=None, layout=None, a=None, b=None, x=None, out=None, 
             if key not in ("dtype", "out_dtype", "a_order", "b_order", "c_order"):
                 problem[key] = _int(problem[key], key)
     if device is None:
-        device = tensor_device if tensor_device is not None else 0
+        device = tensor_device
+        if device is None:  # fields only: GPU 0, as `swz autotune`; tensors of the current device: that one
+            device = _swzjit.current_device() if (a is not None or x is not None) else 0
     return _swzjit.autotune(op, int(device), problem, options)
 
 

@@ -69,9 +69,11 @@ def _describe_cai(x, cai, name):
             raise _invalid(f"{name}: strides {strides} (bytes) must be one per dimension and multiples of the "
                            f"element size {size}")
         strides = tuple(s // size for s in strides)
-    device = getattr(getattr(x, "device", None), "id", None)  # CuPy
+    # The interface names no device: CuPy arrays carry one; otherwise the device is the current one,
+    # asked for only when the call runs (so bad arguments are reported first, also without a GPU).
+    device = getattr(getattr(x, "device", None), "id", None)
     if not isinstance(device, int):
-        device = _swzjit.current_device()
+        device = None
     framework = "cupy" if type(x).__module__.startswith("cupy") else "other"
     return Tensor(ptr, shape, strides, dtype, device, framework, x)
 
@@ -140,9 +142,21 @@ def _stream_from_object(stream):
 _TORCH_NAMES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
 
 
-def empty_like_framework(t, shape, dtype):
-    """A new uninitialized `dtype` tensor of `shape` on t's device, from t's framework (PyTorch or
-    CuPy; for other frameworks from whichever of the two is importable)."""
+def device_of(tensors):
+    """The one device of the described tensors (None: only ones whose device is the current one)."""
+    known = {t.device for t in tensors if t is not None and t.device is not None}
+    if len(known) > 1:
+        raise _invalid(f"tensors are on different devices {sorted(known)}; put them on one GPU")
+    return known.pop() if known else None
+
+
+def native_device(device):
+    return device if device is not None else _swzjit.current_device()
+
+
+def empty_like_framework(t, shape, dtype, device):
+    """A new uninitialized `dtype` tensor of `shape` on `device` (None: the current one), from t's
+    framework (PyTorch or CuPy; for other frameworks from whichever of the two is importable)."""
     framework = t.framework
     if framework == "other":
         if "torch" in sys.modules or _importable("torch"):
@@ -153,11 +167,12 @@ def empty_like_framework(t, shape, dtype):
             raise _invalid("out: cannot allocate the result for a tensor of this framework; pass out=")
     if framework == "torch":
         import torch
-        return torch.empty(shape, dtype=getattr(torch, _TORCH_NAMES[dtype]), device=f"cuda:{t.device}")
+        where = "cuda" if device is None else f"cuda:{device}"
+        return torch.empty(shape, dtype=getattr(torch, _TORCH_NAMES[dtype]), device=where)
     import cupy
     if dtype == "bf16":
         raise _invalid("out: CuPy has no bfloat16 arrays; pass out= (e.g. a PyTorch tensor)")
-    with cupy.cuda.Device(t.device):
+    with cupy.cuda.Device(device if device is not None else cupy.cuda.Device().id):
         return cupy.empty(shape, dtype=cupy.float32 if dtype == "f32" else cupy.float16)
 
 
