@@ -17,7 +17,7 @@ fi
 if command -v ccache >/dev/null && [ -z "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ]; then
   export CMAKE_CXX_COMPILER_LAUNCHER=ccache  # CMake reads it; the wheel build recompiles the library
 fi
-"$venv/bin/python" -m pip install -q --disable-pip-version-check pytest
+"$venv/bin/python" -m pip install -q --disable-pip-version-check pytest numpy  # numpy: host DLPack arrays
 echo "python/run_tests.sh: pip install . (scikit-build-core; build tree $BUILD_DIR/python-wheel)" >&2
 "$venv/bin/python" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps \
   -C build-dir="$BUILD_DIR/python-wheel" .

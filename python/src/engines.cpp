@@ -182,7 +182,8 @@ void bind_engines(nb::module_& m) {
   });
 
   // DLPack: the data address (byte offset included), shape, strides in elements, dtype and device.
-  m.def("dlpack_describe", [](nb::ndarray<> t) {
+  // Read-only access is asked for: JAX and other immutable producers export only that.
+  m.def("dlpack_describe", [](nb::ndarray<nb::ro> t) {
     nb::dict r;
     nb::list shape, strides;
     for (size_t i = 0; i < t.ndim(); ++i) {

@@ -85,7 +85,10 @@ def _describe_dlpack(x, name):
         if int(kind) not in (_DLPACK_CUDA, _DLPACK_CUDA_MANAGED):
             raise _invalid(f"{name}: a DLPack tensor on device type {int(kind)} (not CUDA); swzjit runs on GPU "
                            "tensors: move it to the GPU first")
-    d = _swzjit.dlpack_describe(x)
+    try:
+        d = _swzjit.dlpack_describe(x)
+    except TypeError:  # nanobind: the object's __dlpack__ failed or gave no usable capsule
+        raise _invalid(f"{name}: {type(x).__name__} could not be exported through DLPack (__dlpack__ failed)") from None
     if d["device_type"] not in (_DLPACK_CUDA, _DLPACK_CUDA_MANAGED):
         raise _invalid(f"{name}: a DLPack tensor on device type {d['device_type']} (not CUDA)")
     code, bits, lanes = d["dtype_code"], d["dtype_bits"], d["dtype_lanes"]

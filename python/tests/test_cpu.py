@@ -287,6 +287,39 @@ def test_well_formed_fake_array_without_a_gpu_is_a_no_device_error():
         swzjit.gemm(FakeCuda((8, 4)), FakeCuda((4, 8)), out=FakeCuda((8, 8)))
 
 
+class DLPackLiar:
+    """Claims to be on a GPU, exports a host array (or nothing)."""
+
+    def __init__(self, array):
+        self._array = array
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+    def __dlpack__(self, **kwargs):
+        if self._array is None:
+            raise TypeError("cannot export")
+        return self._array.__dlpack__(**kwargs)
+
+
+def test_dlpack_description_reads_address_shape_strides():
+    np = pytest.importorskip("numpy")
+    base = np.arange(60, dtype=np.float16).reshape(6, 10)
+    view = base[1:, 2:9]
+    d = swzjit._swzjit.dlpack_describe(view)
+    assert d["ptr"] == view.ctypes.data and d["ptr"] == base.ctypes.data + (10 + 2) * 2
+    assert d["shape"] == (5, 7) and d["strides"] == (10, 1)
+    assert (d["dtype_code"], d["dtype_bits"], d["dtype_lanes"], d["device_type"]) == (2, 16, 1, 1)
+    t = swzjit._swzjit.dlpack_describe(base.astype(np.float32).T)
+    assert t["strides"] == (1, 10) and t["dtype_bits"] == 32
+    with pytest.raises(swzjit.InvalidArgumentError, match="not CUDA"):
+        swzjit.transpose(view)  # refused by its __dlpack_device__ before any export
+    with pytest.raises(swzjit.InvalidArgumentError, match="not CUDA"):
+        swzjit.transpose(DLPackLiar(view))  # refused by the exported tensor's device
+    with pytest.raises(swzjit.InvalidArgumentError, match="could not be exported"):
+        swzjit.transpose(DLPackLiar(None))
+
+
 def test_stream_arguments():
     t = _tensors.describe(FakeCuda((2, 2)), "x")
     assert _tensors.stream_handle(1234, t) == 1234
