@@ -165,6 +165,18 @@ def test_solver_agrees_with_the_swz_cli(swz_tool):
                [p["after"]["wavefronts"] for p in want["patterns"]]
 
 
+def test_python_m_swzjit_runs_the_bundled_swz():
+    if swzjit.swz_path() is None:
+        pytest.skip("this swzjit has no bundled swz")
+    r = subprocess.run([sys.executable, "-m", "swzjit", "solve", "--rows", "32", "--row-bytes", "128", "--pattern",
+                        "colread", "--format", "json"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["status"] == "found"
+    bad = subprocess.run([sys.executable, "-m", "swzjit", "solve", "--rows", "x"], capture_output=True, text=True,
+                         timeout=120)
+    assert bad.returncode == 2  # the tool's exit code for bad usage comes through
+
+
 # --- cache inspection -----------------------------------------------------------------------------
 
 def test_cache_stats_and_ls_on_an_empty_cache(cache_dir):
