@@ -22,6 +22,11 @@ if [ "$what" != run ]; then
   # The sanitizer step builds with clang and links libFuzzer and the sanitizer runtimes from compiler-rt.
   command -v clang++-14 >/dev/null || need_pkgs+=(clang-14)
   compgen -G "/usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a" >/dev/null || need_pkgs+=(libclang-rt-14-dev)
+  # The Python package's tests (python/run_tests.sh): a venv, and Python's headers for the extension.
+  command -v python3 >/dev/null || need_pkgs+=(python3)
+  python3 -c "import venv, ensurepip" 2>/dev/null || need_pkgs+=(python3-venv)
+  python3 -c "import os, sysconfig; assert os.path.exists(sysconfig.get_paths()['include'] + '/Python.h')" \
+    2>/dev/null || need_pkgs+=(python3-dev)
 fi
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   echo "dev.sh: installing ${need_pkgs[*]}" >&2
@@ -49,6 +54,7 @@ case "$what" in
   test)
     ctest --test-dir "$BUILD_DIR" --output-on-failure
     bash tests/fuzz/run.sh
+    bash python/run_tests.sh   # pip install . into a venv, then pytest (GPU part skipped without one)
     ;;
   run)
     exec bash tools/main_job.sh "$BUILD_DIR"
