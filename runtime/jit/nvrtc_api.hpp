@@ -4,6 +4,7 @@
 
 #include <nvrtc.h>  // types and constants only: nothing links libnvrtc
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -56,8 +57,8 @@ std::vector<int> nvrtc_file_version(const std::string& file_name);
 
 /// Loads the first candidate of `settings` that opens and has every entry point. Never throws:
 /// nullptr with `why` (every file tried and why it failed, plus what to install or set).
-/// The handle is never closed: the returned table lives until the process exits.
-const NvrtcApi* load_nvrtc(const NvrtcSettings& settings, std::string* why);
+/// The library is never dlclosed, so the table stays valid as long as the caller keeps it.
+std::unique_ptr<NvrtcApi> load_nvrtc(const NvrtcSettings& settings, std::string* why);
 
 /// The process's NVRTC, loaded on first use from NvrtcSettings::from_environment().
 /// @throws Error(Unsupported) when no NVRTC can be loaded, saying what to install or set.

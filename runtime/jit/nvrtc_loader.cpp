@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -130,7 +131,7 @@ std::vector<std::string> nvrtc_candidates(const NvrtcSettings& settings) {
   return out;
 }
 
-const NvrtcApi* load_nvrtc(const NvrtcSettings& settings, std::string* why) {
+std::unique_ptr<NvrtcApi> load_nvrtc(const NvrtcSettings& settings, std::string* why) {
   const std::vector<std::string> candidates = nvrtc_candidates(settings);
   std::string tried;
   for (const auto& path : candidates) {
@@ -144,7 +145,7 @@ const NvrtcApi* load_nvrtc(const NvrtcSettings& settings, std::string* why) {
       }
       continue;
     }
-    auto* api = new NvrtcApi;
+    auto api = std::make_unique<NvrtcApi>();
     std::string missing;
 #define SWZ_NVRTC_RESOLVE(name)                                                 \
   api->name = reinterpret_cast<decltype(api->name)>(::dlsym(handle, #name));    \
@@ -153,7 +154,6 @@ const NvrtcApi* load_nvrtc(const NvrtcSettings& settings, std::string* why) {
 #undef SWZ_NVRTC_RESOLVE
     if (!missing.empty()) {
       tried += std::string(tried.empty() ? " " : "; ") + path + " lacks " + missing + " (too old; libswzjit needs NVRTC 11.2 or newer)";
-      delete api;
       ::dlclose(handle);
       continue;
     }
@@ -161,7 +161,7 @@ const NvrtcApi* load_nvrtc(const NvrtcSettings& settings, std::string* why) {
     api->path = path;
     if (::dladdr(reinterpret_cast<void*>(api->nvrtcVersion), &info) != 0 && info.dli_fname != nullptr)
       api->path = info.dli_fname;  // the file a bare soname resolved to
-    return api;  // NOTE: never closed or freed: compiled programs' code may still be referenced at exit
+    return api;  // NOTE: the handle is never closed: NVRTC's code may still run from other threads at exit
   }
   if (why != nullptr) {
     if (!settings.override_path.empty())
@@ -183,7 +183,7 @@ const NvrtcApi* process_nvrtc(std::string* why) {
   static const NvrtcApi* api = nullptr;
   static std::string failure;
   std::call_once(once, [] {
-    api = load_nvrtc(NvrtcSettings::from_environment(), &failure);
+    api = load_nvrtc(NvrtcSettings::from_environment(), &failure).release();  // kept for the process
     if (api != nullptr)
       log(LogLevel::Info, "NVRTC loaded from " + api->path);
     else

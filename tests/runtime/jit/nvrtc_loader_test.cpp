@@ -84,7 +84,7 @@ TEST_CASE("a failed NVRTC load names every file tried and what to install or set
 
 TEST_CASE("this machine's NVRTC loads from the default search, and is the one nvrtc_version() reports") {
   std::string why;
-  const auto* api = load_nvrtc(NvrtcSettings::from_environment(), &why);
+  const auto api = load_nvrtc(NvrtcSettings::from_environment(), &why);
   REQUIRE_MESSAGE(api != nullptr, why);
   CHECK(api->path.find("libnvrtc.so.") != std::string::npos);
   int major = 0, minor = 0;
@@ -96,7 +96,7 @@ TEST_CASE("this machine's NVRTC loads from the default search, and is the one nv
   // The same file, named through the override, loads too.
   NvrtcSettings named;
   named.override_path = api->path;
-  const auto* again = load_nvrtc(named, &why);
+  const auto again = load_nvrtc(named, &why);
   REQUIRE_MESSAGE(again != nullptr, why);
   CHECK(again->path == api->path);
 }
