@@ -51,7 +51,10 @@ shared_step() {
   cmake -S . -B "$SHARED_BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON \
         -DSWZJIT_BUILD_BENCH=OFF -DSWZJIT_TEMPLATE_CHECK=OFF >/dev/null
   cmake --build "$SHARED_BUILD_DIR" -j "$(nproc)" --target swz swz-worker swzjit_tests
-  ctest --test-dir "$SHARED_BUILD_DIR" --output-on-failure -R '^(cpu|package_consumer)$'
+  # NOTE: less the compile of the whole GEMM search space (minutes of NVRTC, the same code in either
+  # build, already run against the static build), to keep CI near 30 minutes.
+  "$SHARED_BUILD_DIR/tests/swzjit_tests" -tce='*NVRTC compiles the default gemm spaces*'
+  ctest --test-dir "$SHARED_BUILD_DIR" --output-on-failure -R '^package_consumer$'
 }
 
 case "$what" in
