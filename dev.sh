@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # libswzjit's one entry point for a fresh Debian 12 machine with the CUDA toolkit in /usr/local/cuda:
 # installs the missing packages (apt, as root or with sudo), builds, then runs the main job or the tests.
-#   ./dev.sh run     build + the main job (see README: tune/run the transpose on a GPU; CPU demo otherwise)
+#   ./dev.sh run     build only swz and swz-worker, then the main job (see README: tune/run the transpose on
+#                    a GPU; CPU demo otherwise)
 #   ./dev.sh test    build + the whole test suite (CPU suites; the GPU suite reports "skipped" without a GPU),
-#                    then the sanitizer step: the same under ASan+UBSan plus bounded fuzzing (tests/fuzz/run.sh)
+#                    then the shared-library step, then the sanitizer step: the same under ASan+UBSan plus
+#                    bounded fuzzing (tests/fuzz/run.sh)
+#   ./dev.sh shared  only the shared-library step: libswzjit.so in build-shared/, the CPU suite and the
+#                    install test (prefix moved, swz and the worker found from it) against it
 #   ./dev.sh sanitize  only the sanitizer step
 set -euo pipefail
 cd "$(dirname "$0")"
 BUILD_DIR=${SWZJIT_BUILD_DIR:-build}
 what=${1:-run}
-case "$what" in run|test|sanitize) ;; *) echo "usage: ./dev.sh run|test|sanitize" >&2; exit 2 ;; esac
+SHARED_BUILD_DIR=${SWZJIT_SHARED_BUILD_DIR:-build-shared}
+case "$what" in run|test|shared|sanitize) ;; *) echo "usage: ./dev.sh run|test|shared|sanitize" >&2; exit 2 ;; esac
 
 need_pkgs=()
 [ -f /usr/include/doctest/doctest.h ] || need_pkgs+=(doctest-dev)
@@ -18,7 +23,7 @@ need_pkgs=()
 [ -f /usr/include/openssl/hmac.h ] || need_pkgs+=(libssl-dev)
 command -v cmake >/dev/null || need_pkgs+=(cmake)
 command -v g++ >/dev/null || need_pkgs+=(g++)
-if [ "$what" != run ]; then
+if [ "$what" = test ] || [ "$what" = sanitize ]; then
   # The sanitizer step builds with clang and links libFuzzer and the sanitizer runtimes from compiler-rt.
   command -v clang++-14 >/dev/null || need_pkgs+=(clang-14)
   compgen -G "/usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a" >/dev/null || need_pkgs+=(libclang-rt-14-dev)
@@ -44,19 +49,41 @@ if ! command -v nvcc >/dev/null; then
   fi
 fi
 
-if [ "$what" = sanitize ]; then
-  exec bash tests/fuzz/run.sh
-fi
-cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$BUILD_DIR" -j "$(nproc)"
+# A shared libswzjit (BUILD_SHARED_LIBS=ON) in its own tree: the CPU suite and the install test against
+# it, so CI tests both kinds of build (the static one is $BUILD_DIR's). No benchmarks, no nvcc check.
+shared_step() {
+  echo "dev.sh: shared-library build in $SHARED_BUILD_DIR" >&2
+  cmake -S . -B "$SHARED_BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON \
+        -DSWZJIT_BUILD_BENCH=OFF -DSWZJIT_TEMPLATE_CHECK=OFF >/dev/null
+  cmake --build "$SHARED_BUILD_DIR" -j "$(nproc)" --target swz swz-worker swzjit_tests
+  # NOTE: less the compile of the whole GEMM search space (minutes of NVRTC, the same code in either
+  # build, already run against the static build), to keep CI near 30 minutes.
+  "$SHARED_BUILD_DIR/tests/swzjit_tests" -tce='*NVRTC compiles the default gemm spaces*'
+  ctest --test-dir "$SHARED_BUILD_DIR" --output-on-failure -R '^package_consumer$'
+}
 
 case "$what" in
+  sanitize)
+    exec bash tests/fuzz/run.sh
+    ;;
+  shared)
+    shared_step
+    ;;
   test)
+    cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release >/dev/null
+    cmake --build "$BUILD_DIR" -j "$(nproc)"
     ctest --test-dir "$BUILD_DIR" --output-on-failure
+    shared_step
     bash tests/fuzz/run.sh
     bash python/run_tests.sh   # pip install . into a venv, then pytest (GPU part skipped without one)
     ;;
   run)
+    # Only what the main job runs: swz and the worker it starts (no tests, no benchmarks, no nvcc
+    # template check), with the build's own progress lines.
+    echo "dev.sh: configuring $BUILD_DIR" >&2
+    cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release >/dev/null
+    echo "dev.sh: building swz and swz-worker ($(nproc) jobs)" >&2
+    cmake --build "$BUILD_DIR" -j "$(nproc)" --target swz swz-worker
     exec bash tools/main_job.sh "$BUILD_DIR"
     ;;
 esac

@@ -9,7 +9,9 @@
 #include "swzjit/cache.hpp"
 #include "swzjit/device.hpp"
 #include "swzjit/error.hpp"
+#include "swzjit/install.hpp"
 #include "swzjit/jit.hpp"
+#include "swzjit/version.hpp"
 
 namespace swz {
 namespace cli {
@@ -18,6 +20,12 @@ namespace {
 
 // Everything `swz info` reports, gathered once and then printed as text or JSON.
 struct Report {
+  std::string library;      // the file libswzjit was loaded from
+  std::string worker;       // the swz-worker the autotuner would start ("" when none is found)
+  std::string worker_why;   // why none was found
+  bool nvrtc_ok = false;
+  std::string nvrtc_why;
+  std::string nvrtc_path;
   bool driver_ok = false;
   std::string driver_why;
   std::string driver_version;
@@ -42,9 +50,19 @@ Report gather() {
       r.device_error = e.what();
     }
   }
-  const auto v = nvrtc_version();
-  r.nvrtc_version = std::to_string(v.first) + "." + std::to_string(v.second);
-  r.nvrtc_archs = nvrtc_supported_archs();
+  r.library = library_path();
+  try {
+    r.worker = worker_path();
+  } catch (const Error& e) {
+    r.worker_why = e.what();
+  }
+  r.nvrtc_ok = nvrtc_available(&r.nvrtc_why);
+  if (r.nvrtc_ok) {
+    r.nvrtc_path = nvrtc_library_path();
+    const auto v = nvrtc_version();
+    r.nvrtc_version = std::to_string(v.first) + "." + std::to_string(v.second);
+    r.nvrtc_archs = nvrtc_supported_archs();
+  }
   r.targets = known_archs();
   r.templates_hash = templates_hash();
   r.templates = template_names();
@@ -55,13 +73,21 @@ Report gather() {
 std::string mib(long long bytes) { return std::to_string(bytes / (1024 * 1024)) + " MiB"; }
 
 void print_text(const Report& r) {
+  std::printf("libswzjit: %s (%s)\n", version(), r.library.empty() ? "location unknown" : r.library.c_str());
+  if (r.worker.empty())
+    std::printf("worker: not found (%s)\n", r.worker_why.c_str());
+  else
+    std::printf("worker: %s\n", r.worker.c_str());
   if (r.driver_ok)
     std::printf("driver: available (CUDA %s)\n", r.driver_version.c_str());
   else
     std::printf("driver: not available (%s)\n", r.driver_why.c_str());
   std::string archs;
   for (int a : r.nvrtc_archs) archs += " sm_" + std::to_string(a);
-  std::printf("nvrtc: %s (cubin for:%s)\n", r.nvrtc_version.c_str(), archs.c_str());
+  if (r.nvrtc_ok)
+    std::printf("nvrtc: %s (cubin for:%s) from %s\n", r.nvrtc_version.c_str(), archs.c_str(), r.nvrtc_path.c_str());
+  else
+    std::printf("nvrtc: not available (%s); cached kernels still load, nothing new compiles\n", r.nvrtc_why.c_str());
   std::string targets;
   for (const auto& t : r.targets) targets += " " + t;
   std::printf("targets:%s\n", targets.c_str());
@@ -111,14 +137,24 @@ std::string json_array(const std::vector<T>& items, F item) {
 
 void print_json(const Report& r) {
   std::string out = "{\n";
+  out += "  \"version\": " + json_string(version()) + ",\n";
+  out += "  \"library\": " + json_string(r.library) + ",\n";
+  out += "  \"worker\": {\"found\": " + std::string(r.worker.empty() ? "false" : "true") + ", " +
+         (r.worker.empty() ? "\"reason\": " + json_string(r.worker_why) : "\"path\": " + json_string(r.worker)) +
+         "},\n";
   out += "  \"driver\": {\"available\": " + std::string(r.driver_ok ? "true" : "false");
   if (r.driver_ok)
     out += ", \"version\": " + json_string(r.driver_version);
   else
     out += ", \"reason\": " + json_string(r.driver_why);
   out += "},\n";
-  out += "  \"nvrtc\": {\"version\": " + json_string(r.nvrtc_version) + ", \"archs\": " +
-         json_array(r.nvrtc_archs, [](int a) { return json_string("sm_" + std::to_string(a)); }) + "},\n";
+  out += "  \"nvrtc\": {\"available\": " + std::string(r.nvrtc_ok ? "true" : "false");
+  if (r.nvrtc_ok)
+    out += ", \"version\": " + json_string(r.nvrtc_version) + ", \"library\": " + json_string(r.nvrtc_path) +
+           ", \"archs\": " + json_array(r.nvrtc_archs, [](int a) { return json_string("sm_" + std::to_string(a)); });
+  else
+    out += ", \"reason\": " + json_string(r.nvrtc_why);
+  out += "},\n";
   out += "  \"targets\": " + json_array(r.targets, json_string) + ",\n";
   out += "  \"templates\": {\"hash\": " + json_string(r.templates_hash) + ", \"files\": " +
          json_array(r.templates, json_string) + "},\n";
@@ -148,15 +184,18 @@ int run_info(Args& args) {
 
 const char kHelp[] =
     "usage: swz info [--json]\n\n"
-    "What this machine offers libswzjit: whether the CUDA driver could be loaded (and why not),\n"
+    "What this machine offers libswzjit: the library's version and file, the swz-worker the\n"
+    "autotuner would start, whether the CUDA driver and NVRTC could be loaded (and why not),\n"
     "the driver and NVRTC versions, the architectures NVRTC emits cubins for, the targets\n"
     "libswzjit compiles for, each GPU (name, arch, SMs, shared memory, L2), the hash of the\n"
     "embedded kernel templates (part of every cache key) and the cache directory.\n"
-    "Works without a driver or GPU (exit 0).\n\n"
+    "Works without a driver, GPU or NVRTC (exit 0).\n\n"
     "options:\n"
     "  --json   one JSON object instead of text\n\n"
     "environment:\n"
     "  SWZJIT_LIBCUDA     path of libcuda.so.1 to load (default: the dynamic loader's search)\n"
+    "  SWZJIT_LIBNVRTC    path of libnvrtc.so.N to load (default: the newest found)\n"
+    "  SWZJIT_WORKER      path of swz-worker (default: next to swz, then <prefix>/libexec)\n"
     "  SWZJIT_CACHE_DIR   cache directory (else $XDG_CACHE_HOME/swzjit, else ~/.cache/swzjit)\n";
 
 }  // namespace

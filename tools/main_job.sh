@@ -23,4 +23,4 @@ step solve --rows 16 --row-bytes 128 --elem-bytes 2 --patterns store:16,ldmatrix
 step analyze transpose --dtype f32 --tile 32x32 --vec 1 --smem plain
 step analyze transpose --dtype f32 --tile 64x64 --threads 128 --vec 2 --smem swizzle
 step compile transpose --dtype f32 --tile 64x64 --threads 128 --vec 2 --smem swizzle --arch sm_90
-step autotune transpose --rows 16384 --cols 8192 --dtype f32 --compile-only --arch sm_90 --quiet
+step autotune transpose --rows 16384 --cols 8192 --dtype f32 --compile-only --arch sm_90

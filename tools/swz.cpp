@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "swzjit/error.hpp"
+#include "swzjit/version.hpp"
 
 namespace {
 
@@ -30,7 +31,8 @@ std::vector<const Command*> all_commands() {
 void print_main_help() {
   std::printf(
       "swz: generate, analyze, compile, tune and cache CUDA kernels with XOR-swizzled shared memory\n\n"
-      "usage: swz <command> [options]      swz <command> --help for a command's options\n\n"
+      "usage: swz <command> [options]      swz <command> --help for a command's options\n"
+      "       swz --version                 the libswzjit version\n\n"
       "commands:\n");
   for (const Command* c : all_commands()) std::printf("  %-10s %s\n", c->name, c->summary);
   std::printf(
@@ -46,6 +48,11 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   const std::string name = argv[1];
+  if (name == "--version" || name == "-V" || name == "version") {
+    // NOTE: the library's version, which can differ from the headers' with a shared libswzjit.
+    std::printf("swz %s (libswzjit %s)\n", SWZJIT_VERSION_STRING, swz::version());
+    return 0;
+  }
   const Command* cmd = nullptr;
   for (const Command* c : all_commands())
     if (name == c->name) cmd = c;

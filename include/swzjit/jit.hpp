@@ -25,7 +25,15 @@ const std::vector<std::string>& known_archs();
 /// True if `arch` is one of known_archs().
 bool is_known_arch(const std::string& arch);
 
+/// True when NVRTC can be loaded (it is dlopened on first use: the newest libnvrtc.so.N found,
+/// or $SWZJIT_LIBNVRTC). Otherwise false, with the reason and what to install in `*why`.
+bool nvrtc_available(std::string* why = nullptr);
+/// The NVRTC library file in use, e.g. "/usr/local/cuda/lib64/libnvrtc.so.13".
+/// @throws Error(Unsupported) when NVRTC cannot be loaded.
+std::string nvrtc_library_path();
+
 /// NVRTC's (major, minor) version, e.g. (13, 0).
+/// @throws Error(Unsupported) when NVRTC cannot be loaded (see nvrtc_available()).
 std::pair<int, int> nvrtc_version();
 /// The real architectures NVRTC can emit a cubin for, as numbers (80, 86, 90, ...).
 std::vector<int> nvrtc_supported_archs();

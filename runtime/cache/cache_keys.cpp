@@ -16,6 +16,7 @@
 
 #include "runtime/cache/cache_internal.hpp"
 #include "swzjit/error.hpp"
+#include "swzjit/log.hpp"
 
 namespace swz {
 
@@ -269,24 +270,22 @@ CacheSettings CacheSettings::from_environment() {
   } else if (!home.empty()) {
     s.directory = home + "/.cache/swzjit";
   } else {
-    std::fprintf(stderr,
-                 "swzjit: warning: no cache directory is known (set SWZJIT_CACHE_DIR, XDG_CACHE_HOME or HOME); "
-                 "running uncached\n");
+    log(LogLevel::Warn,
+        "no cache directory is known (set SWZJIT_CACHE_DIR, XDG_CACHE_HOME or HOME); running uncached");
   }
   const std::string max_bytes = env("SWZJIT_CACHE_MAX_BYTES");
   if (!max_bytes.empty()) {
     try {
       s.max_bytes = parse_byte_size(max_bytes);
     } catch (const Error& e) {
-      std::fprintf(stderr, "swzjit: warning: SWZJIT_CACHE_MAX_BYTES: %s; using the default of 1G\n", e.what());
+      log(LogLevel::Warn, std::string("SWZJIT_CACHE_MAX_BYTES: ") + e.what() + "; using the default of 1G");
     }
   }
   const std::string read_only = env("SWZJIT_CACHE_READ_ONLY");
   if (read_only == "1" || read_only == "true" || read_only == "yes") {
     s.read_only = true;
   } else if (!read_only.empty() && read_only != "0" && read_only != "false" && read_only != "no") {
-    std::fprintf(stderr, "swzjit: warning: SWZJIT_CACHE_READ_ONLY='%s' is not 1 or 0; the cache stays writable\n",
-                 read_only.c_str());
+    log(LogLevel::Warn, "SWZJIT_CACHE_READ_ONLY='" + read_only + "' is not 1 or 0; the cache stays writable");
   }
   return s;
 }

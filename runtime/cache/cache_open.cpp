@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "runtime/cache/cache_internal.hpp"
+#include "swzjit/log.hpp"
 
 namespace swz {
 
@@ -179,7 +180,7 @@ void Cache::Impl::warn_once(const std::string& kind, const std::string& message)
   // NOTE: many Cache objects over one directory still warn once per process.
   std::lock_guard<std::mutex> lock(stderr_warning_mutex());
   if (!stderr_warnings_given().insert(kind + "|" + settings.directory).second) return;
-  std::fprintf(stderr, "swzjit: warning: %s\n", message.c_str());
+  log(LogLevel::Warn, message);
 }
 
 void Cache::Impl::degrade(const std::string& kind, const std::string& reason) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "swzjit/error.hpp"
+#include "swzjit/log.hpp"
 
 namespace swz {
 namespace detail {
@@ -24,7 +25,9 @@ KernelEntry compile_through_cache(Cache& cache, const CompileRequest& request, i
   key.nvrtc_version = kNvrtcVersion;
   key.options = compile_options(request);
   key.arch = request.arch;
-  return cache.get_or_build(key, [&] {
+  bool built = false;
+  KernelEntry entry = cache.get_or_build(key, [&] {
+    built = true;
     if (on_compile) on_compile();
     const CompiledKernel k = compile(request);
     KernelEntry e;
@@ -40,6 +43,10 @@ KernelEntry compile_through_cache(Cache& cache, const CompileRequest& request, i
     }
     return e;
   });
+  if (log_enabled(LogLevel::Debug))
+    log(LogLevel::Debug, std::string("kernel cache ") + (built ? "miss, compiled" : "hit") + ": key " + key.hash() +
+                             " (" + key.name_expression + ", " + key.arch + ", NVRTC " + key.nvrtc_version + ")");
+  return entry;
 }
 
 int pow2_alignment(unsigned long long v) {

@@ -1,17 +1,25 @@
 // runtime: NVRTC compilation of a generated translation unit against the embedded templates
 // (include/swzjit/jit.hpp). Generator source in, cubin (or PTX) + lowered name + explicit options out.
-#include <nvrtc.h>
+// NVRTC itself is loaded on first use (runtime/jit/nvrtc_loader.cpp).
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "runtime/jit/embedded_templates.hpp"
 #include "runtime/jit/jit_internal.hpp"
+#include "runtime/jit/nvrtc_api.hpp"
 #include "swzjit/device.hpp"
 #include "swzjit/error.hpp"
 #include "swzjit/jit.hpp"
+#include "swzjit/log.hpp"
 
 namespace swz {
 namespace {
@@ -26,7 +34,7 @@ class ProgramGuard {
   ProgramGuard(const ProgramGuard&) = delete;
   ProgramGuard& operator=(const ProgramGuard&) = delete;
   ~ProgramGuard() {
-    if (program_ != nullptr) nvrtcDestroyProgram(&program_);
+    if (program_ != nullptr) detail::nvrtc_api().nvrtcDestroyProgram(&program_);
   }
   nvrtcProgram* out() { return &program_; }
   nvrtcProgram get() const { return program_; }
@@ -39,7 +47,7 @@ class ProgramGuard {
 void check_nvrtc(nvrtcResult result, const char* what) {
   if (result == NVRTC_SUCCESS) return;
   throw Error(ErrorKind::Internal,
-              std::string(what) + " failed: " + nvrtcGetErrorString(result) + " (NVRTC " +
+              std::string(what) + " failed: " + detail::nvrtc_api().nvrtcGetErrorString(result) + " (NVRTC " +
                   std::to_string(nvrtc_version().first) + "." + std::to_string(nvrtc_version().second) + ")");
 }
 
@@ -111,29 +119,69 @@ bool emits_cubin(const std::string& arch, const std::vector<int>& supported) {
 }
 
 std::string read_log(nvrtcProgram program) {
+  const auto& api = detail::nvrtc_api();
   std::size_t size = 0;
-  check_nvrtc(nvrtcGetProgramLogSize(program, &size), "nvrtcGetProgramLogSize");
+  check_nvrtc(api.nvrtcGetProgramLogSize(program, &size), "nvrtcGetProgramLogSize");
   std::string log(size, '\0');
-  if (size > 0) check_nvrtc(nvrtcGetProgramLog(program, &log[0]), "nvrtcGetProgramLog");
+  if (size > 0) check_nvrtc(api.nvrtcGetProgramLog(program, &log[0]), "nvrtcGetProgramLog");
   while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
   return log;
 }
 
 std::string read_image(nvrtcProgram program, bool cubin) {
+  const auto& api = detail::nvrtc_api();
   std::size_t size = 0;
   std::string image;
   if (cubin) {
-    check_nvrtc(nvrtcGetCUBINSize(program, &size), "nvrtcGetCUBINSize");
+    check_nvrtc(api.nvrtcGetCUBINSize(program, &size), "nvrtcGetCUBINSize");
     image.resize(size);
-    if (size > 0) check_nvrtc(nvrtcGetCUBIN(program, &image[0]), "nvrtcGetCUBIN");
+    if (size > 0) check_nvrtc(api.nvrtcGetCUBIN(program, &image[0]), "nvrtcGetCUBIN");
   } else {
-    check_nvrtc(nvrtcGetPTXSize(program, &size), "nvrtcGetPTXSize");
+    check_nvrtc(api.nvrtcGetPTXSize(program, &size), "nvrtcGetPTXSize");
     image.resize(size);
-    if (size > 0) check_nvrtc(nvrtcGetPTX(program, &image[0]), "nvrtcGetPTX");
+    if (size > 0) check_nvrtc(api.nvrtcGetPTX(program, &image[0]), "nvrtcGetPTX");
     // NOTE: the PTX size counts its terminating NUL; std::string keeps its own.
     while (!image.empty() && image.back() == '\0') image.pop_back();
   }
   return image;
+}
+
+// FNV-1a, 64 bits: names a dumped source by its content, so equal sources share one file.
+std::uint64_t fnv1a(const std::string& text, std::uint64_t h = 1469598103934665603ull) {
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// $SWZJIT_DUMP_SOURCE: writes the generated source, headed by how it is compiled, before NVRTC sees
+// it (so a source that crashes NVRTC is on disk too). A failure to write is a warning, never an error.
+void dump_source(const std::string& source, const std::string& source_name, const std::string& name_expression,
+                 const std::vector<std::string>& options) {
+  const std::string& dir = dump_source_directory();
+  if (dir.empty()) return;
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    log(LogLevel::Warn, "SWZJIT_DUMP_SOURCE=" + dir + ": cannot create it (" + std::strerror(errno) + ")");
+    return;
+  }
+  const std::string header = "// " + name_expression + "\n// nvrtc " + join(options, " ") + "\n";
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(source, fnv1a(header))));
+  std::string stem = source_name;
+  if (stem.size() > 3 && stem.compare(stem.size() - 3, 3, ".cu") == 0) stem.resize(stem.size() - 3);
+  for (char& c : stem)
+    if (c == '/') c = '_';
+  const std::string path = dir + "/" + stem + "-" + hex + ".cu";
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  bool ok = f != nullptr;
+  if (f != nullptr) {
+    ok = std::fwrite(header.data(), 1, header.size(), f) == header.size() &&
+         std::fwrite(source.data(), 1, source.size(), f) == source.size();
+    ok = (std::fclose(f) == 0) && ok;
+  }
+  if (!ok) {
+    log(LogLevel::Warn, "SWZJIT_DUMP_SOURCE: cannot write " + path);
+    return;
+  }
+  log(LogLevel::Debug, "wrote the source of " + name_expression + " to " + path);
 }
 
 }  // namespace
@@ -151,15 +199,17 @@ bool is_known_arch(const std::string& arch) {
 std::pair<int, int> nvrtc_version() {
   int major = 0;
   int minor = 0;
-  if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) throw Error(ErrorKind::Internal, "nvrtcVersion failed");
+  if (detail::nvrtc_api().nvrtcVersion(&major, &minor) != NVRTC_SUCCESS)
+    throw Error(ErrorKind::Internal, "nvrtcVersion failed");
   return {major, minor};
 }
 
 std::vector<int> nvrtc_supported_archs() {
+  const auto& api = detail::nvrtc_api();
   int count = 0;
-  check_nvrtc(nvrtcGetNumSupportedArchs(&count), "nvrtcGetNumSupportedArchs");
+  check_nvrtc(api.nvrtcGetNumSupportedArchs(&count), "nvrtcGetNumSupportedArchs");
   std::vector<int> archs(static_cast<std::size_t>(std::max(count, 0)));
-  if (count > 0) check_nvrtc(nvrtcGetSupportedArchs(archs.data()), "nvrtcGetSupportedArchs");
+  if (count > 0) check_nvrtc(api.nvrtcGetSupportedArchs(archs.data()), "nvrtcGetSupportedArchs");
   return archs;
 }
 
@@ -198,33 +248,45 @@ CompiledKernel compile_with_supported_archs(const CompileRequest& request, const
     header_sources.push_back(kEmbeddedTemplates[i].data);  // NUL-terminated by embed_templates.cmake
   }
 
+  const auto& api = nvrtc_api();  // throws the clear "install NVRTC" error on a machine without it
+  dump_source(request.source, source_name, request.name_expression, result.options);
+  const auto started = std::chrono::steady_clock::now();
   ProgramGuard program;
-  check_nvrtc(nvrtcCreateProgram(program.out(), request.source.c_str(), source_name.c_str(),
+  check_nvrtc(api.nvrtcCreateProgram(program.out(), request.source.c_str(), source_name.c_str(),
                                  static_cast<int>(header_names.size()), header_sources.data(), header_names.data()),
               "nvrtcCreateProgram");
-  check_nvrtc(nvrtcAddNameExpression(program.get(), request.name_expression.c_str()), "nvrtcAddNameExpression");
+  check_nvrtc(api.nvrtcAddNameExpression(program.get(), request.name_expression.c_str()), "nvrtcAddNameExpression");
 
   std::vector<const char*> option_ptrs;
   for (const auto& option : result.options) option_ptrs.push_back(option.c_str());
   const nvrtcResult compiled =
-      nvrtcCompileProgram(program.get(), static_cast<int>(option_ptrs.size()), option_ptrs.data());
+      api.nvrtcCompileProgram(program.get(), static_cast<int>(option_ptrs.size()), option_ptrs.data());
   // NOTE: the log is read before the result is looked at: it is the only account of a failure.
   result.log = read_log(program.get());
   if (compiled != NVRTC_SUCCESS) {
     const std::string headline = first_error_line(result.log);
     throw Error::compile("NVRTC could not compile " + source_name + " for " + arch + " (" +
-                             nvrtcGetErrorString(compiled) + ")" + (headline.empty() ? "" : ": " + headline),
+                             api.nvrtcGetErrorString(compiled) + ")" + (headline.empty() ? "" : ": " + headline),
                          result.log, result.options, request.source, source_name);
   }
 
   const char* lowered = nullptr;
-  const nvrtcResult named = nvrtcGetLoweredName(program.get(), request.name_expression.c_str(), &lowered);
+  const nvrtcResult named = api.nvrtcGetLoweredName(program.get(), request.name_expression.c_str(), &lowered);
   if (named != NVRTC_SUCCESS || lowered == nullptr)
     throw Error::compile("name expression '" + request.name_expression + "' does not name a __global__ function of " +
-                             source_name + " (" + nvrtcGetErrorString(named) + ")",
+                             source_name + " (" + api.nvrtcGetErrorString(named) + ")",
                          result.log, result.options, request.source, source_name);
   result.lowered_name = lowered;  // owned by the program: copy before it is destroyed
   result.image = read_image(program.get(), cubin);
+  if (log_enabled(LogLevel::Debug)) {
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    char took[32];
+    std::snprintf(took, sizeof took, "%.1f ms", ms);
+    log(LogLevel::Debug, "compiled " + request.name_expression + " (" + source_name + ") for " + arch + " in " +
+                             took + " -> " + (cubin ? "cubin" : "PTX") + " of " + std::to_string(result.image.size()) +
+                             " bytes; options: " + join(result.options, " "));
+  }
   return result;
 }
 

@@ -17,6 +17,7 @@
 #include "runtime/jit/jit_cache.hpp"
 #include "swzjit/autotune.hpp"
 #include "swzjit/error.hpp"
+#include "swzjit/log.hpp"
 #include "generator/families/gemm/gemm_splitk.hpp"
 #include "templates/gemm_common.cuh"
 #include "templates/gemm_splitk.cuh"
@@ -279,14 +280,20 @@ GemmConfig autotune_gemm_for_engine(Engine& engine, const GemmProblem& problem, 
   std::string why;
   try {
     const TuneReport report = autotune_gemm(engine, problem, max_vec_bytes);
-    if (!report.winner.empty()) return GemmConfig::parse(report.winner);
+    if (!report.winner.empty()) {
+      if (log_enabled(LogLevel::Debug))
+        log(LogLevel::Debug, "tuned gemm " + report.problem + ": " + report.winner + ", " +
+                                 std::to_string(report.winner_ms) + " ms (" + std::to_string(report.benchmarked) +
+                                 " benchmarked, " + std::to_string(report.reused) + " reused from the tuning cache)");
+      return GemmConfig::parse(report.winner);
+    }
     why = "no candidate of " + std::to_string(report.space_size - report.static_rejected) + " succeeded";
   } catch (const Error& e) {
     why = e.what();
   }
   const GemmConfig fallback = default_gemm_config(problem, max_vec_bytes);
-  std::fprintf(stderr, "swzjit: warning: autotuning gemm %s failed (%s); using the default %s\n",
-               problem.key(max_vec_bytes).c_str(), why.c_str(), fallback.to_string().c_str());
+  log(LogLevel::Warn, "autotuning gemm " + problem.key(max_vec_bytes) + " failed (" + why + "); using the default " +
+                          fallback.to_string());
   return fallback;
 }
 

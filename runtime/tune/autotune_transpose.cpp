@@ -11,6 +11,7 @@
 #include "runtime/tune/autotune_tuner.hpp"
 #include "swzjit/autotune.hpp"
 #include "swzjit/error.hpp"
+#include "swzjit/log.hpp"
 
 namespace swz {
 namespace {
@@ -98,14 +99,20 @@ TransposeConfig autotune_transpose_for_engine(Engine& engine, const TransposePro
   std::string why;
   try {
     const TuneReport report = autotune_transpose(engine, problem, max_vec_bytes);
-    if (!report.winner.empty()) return TransposeConfig::parse(report.winner);
+    if (!report.winner.empty()) {
+      if (log_enabled(LogLevel::Debug))
+        log(LogLevel::Debug, "tuned transpose " + report.problem + ": " + report.winner + ", " +
+                                 std::to_string(report.winner_ms) + " ms (" + std::to_string(report.benchmarked) +
+                                 " benchmarked, " + std::to_string(report.reused) + " reused from the tuning cache)");
+      return TransposeConfig::parse(report.winner);
+    }
     why = "no candidate of " + std::to_string(report.space_size - report.static_rejected) + " succeeded";
   } catch (const Error& e) {
     why = e.what();
   }
   const TransposeConfig fallback = default_transpose_config(problem.dtype, max_vec_bytes);
-  std::fprintf(stderr, "swzjit: warning: autotuning transpose %s failed (%s); using the default %s\n",
-               problem.key(max_vec_bytes).c_str(), why.c_str(), fallback.to_string().c_str());
+  log(LogLevel::Warn, "autotuning transpose " + problem.key(max_vec_bytes) + " failed (" + why +
+                          "); using the default " + fallback.to_string());
   return fallback;
 }
 

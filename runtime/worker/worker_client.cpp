@@ -2,6 +2,7 @@
 // posix_spawn it on one end of a socketpair, wait for replies with deadlines, kill and restart it.
 #include "runtime/worker/worker_client.hpp"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -10,14 +11,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <thread>
 #include <utility>
 
 #include "swzjit/error.hpp"
+#include "swzjit/install.hpp"
+#include "swzjit/log.hpp"
 
 extern char** environ;
 
@@ -37,6 +42,27 @@ bool is_executable_file(const std::string& path) {
 std::string dirname_of(const std::string& path) {
   const auto slash = path.rfind('/');
   return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// `dir` + "/" + `rel`, with rel's leading "../" taken off dir, so the paths named are the plain ones
+// ("<prefix>/libexec/swz-worker", not "<prefix>/bin/../libexec/swz-worker").
+std::string join_relative(std::string dir, std::string rel) {
+  while (rel.rfind("../", 0) == 0 && dir != "/" && dir != ".") {
+    dir = dirname_of(dir);
+    rel.erase(0, 3);
+  }
+  return dir == "/" ? "/" + rel : dir + "/" + rel;
+}
+
+// The libexec directory of the installed package an application was compiled against (install.hpp
+// registers it during static initialisation); a function-local static, so registration may come first.
+std::mutex& package_libexec_mutex() {
+  static std::mutex mu;
+  return mu;
+}
+std::string& package_libexec_slot() {
+  static std::string dir;
+  return dir;
 }
 
 std::string describe_status(int status) {
@@ -77,6 +103,22 @@ WorkerSettings WorkerSettings::from_environment() {
   char buf[4096];
   const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
   if (n > 0) s.self_exe.assign(buf, static_cast<std::size_t>(n));
+  Dl_info info{};
+  // NOTE: any function of the library names its file: libswzjit.so, or the executable it is linked into.
+  if (::dladdr(reinterpret_cast<void*>(&find_worker), &info) != 0 && info.dli_fname != nullptr) {
+    char real[4096];
+    s.library = ::realpath(info.dli_fname, real) ? std::string(real) : std::string(info.dli_fname);
+  }
+  {
+    std::lock_guard<std::mutex> lock(package_libexec_mutex());
+    s.package_libexec = package_libexec_slot();
+  }
+#ifdef SWZJIT_BIN_TO_LIBEXEC
+  s.bin_to_libexec = SWZJIT_BIN_TO_LIBEXEC;
+#endif
+#ifdef SWZJIT_LIB_TO_LIBEXEC
+  s.lib_to_libexec = SWZJIT_LIB_TO_LIBEXEC;
+#endif
 #ifdef SWZJIT_WORKER_BUILD_PATH
   s.build_path = SWZJIT_WORKER_BUILD_PATH;
 #endif
@@ -94,15 +136,28 @@ std::string find_worker(const WorkerSettings& s) {
                                    "libswzjit, or unset it to use the one next to your program or installed");
   }
   std::vector<std::string> places;
+  auto add = [&](const std::string& p) {
+    if (std::find(places.begin(), places.end(), p) == places.end()) places.push_back(p);
+  };
   if (!s.self_exe.empty()) {
-    places.push_back(dirname_of(s.self_exe) + "/swz-worker");
-    places.push_back(dirname_of(dirname_of(s.self_exe)) + "/swz-worker");
+    add(dirname_of(s.self_exe) + "/swz-worker");
+    add(join_relative(dirname_of(s.self_exe), s.bin_to_libexec + "/swz-worker"));
   }
-  if (!s.build_path.empty()) places.push_back(s.build_path);
-  if (!s.install_path.empty()) places.push_back(s.install_path);
+  if (!s.library.empty() && s.library != s.self_exe) {
+    add(dirname_of(s.library) + "/swz-worker");
+    add(join_relative(dirname_of(s.library), s.lib_to_libexec + "/swz-worker"));
+  }
+  if (!s.package_libexec.empty()) add(s.package_libexec + "/swz-worker");
+  // One directory up: the test programs of a build tree (build/tests/) reach its build/swz-worker.
+  if (!s.self_exe.empty()) add(dirname_of(dirname_of(s.self_exe)) + "/swz-worker");
+  if (!s.install_path.empty()) add(s.install_path);
+  if (!s.build_path.empty()) add(s.build_path);
   std::string looked;
   for (const auto& p : places) {
-    if (is_executable_file(p)) return p;
+    if (is_executable_file(p)) {
+      log(LogLevel::Debug, "benchmark worker: " + p);
+      return p;
+    }
     looked += (looked.empty() ? "" : ", ") + p;
   }
   throw Error(ErrorKind::Io,
@@ -110,6 +165,30 @@ std::string find_worker(const WorkerSettings& s) {
                   "); build it (target swz-worker) or install libswzjit, then set SWZJIT_WORKER=/path/to/swz-worker "
                   "if it is somewhere else");
 }
+
+}  // namespace worker
+}  // namespace detail
+
+std::string worker_path() { return detail::worker::find_worker(detail::worker::WorkerSettings::from_environment()); }
+
+namespace detail {
+
+bool register_installed_libexec(const char* directory) noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(worker::package_libexec_mutex());
+    worker::package_libexec_slot() = directory != nullptr ? directory : "";
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+}  // namespace detail
+
+std::string library_path() { return detail::worker::WorkerSettings::from_environment().library; }
+
+namespace detail {
+namespace worker {
 
 // --- WorkerProcess ------------------------------------------------------------------------------
 

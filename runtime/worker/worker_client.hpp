@@ -20,14 +20,20 @@ namespace worker {
 struct WorkerSettings {
   std::string env_path;      ///< $SWZJIT_WORKER (wins when set)
   std::string self_exe;      ///< the running executable (/proc/self/exe)
-  std::string build_path;    ///< the build tree's swz-worker (SWZJIT_WORKER_BUILD_PATH)
-  std::string install_path;  ///< the installed one (SWZJIT_WORKER_INSTALL_PATH)
+  std::string library;       ///< the file libswzjit was loaded from (dladdr; the executable when static)
+  std::string bin_to_libexec = "../libexec";  ///< libexec relative to an installed executable's directory
+  std::string lib_to_libexec = "../libexec";  ///< libexec relative to the installed library's directory
+  std::string package_libexec;  ///< the installed package's libexec an application was built against
+  std::string install_path;  ///< the configured prefix's (SWZJIT_WORKER_INSTALL_PATH)
+  std::string build_path;    ///< the build tree's swz-worker (SWZJIT_WORKER_BUILD_PATH), tried last
 
   static WorkerSettings from_environment();
 };
 
-/// The swz-worker to run: $SWZJIT_WORKER, else next to the running executable, else one directory
-/// up from it, else the build tree's, else the installed one.
+/// The swz-worker to run: $SWZJIT_WORKER, else next to the running executable, else in libexec
+/// relative to the executable, else next to or in libexec relative to libswzjit, else in the libexec
+/// of the installed package the application was built against, else one directory up from the executable (tests in build/tests), else the configured prefix's, else the build tree's:
+/// an installed copy always wins over the build tree it came from.
 /// @throws Error(Io) naming every place looked at and how to point at the worker.
 std::string find_worker(const WorkerSettings& settings);
 

@@ -1,5 +1,6 @@
-# tests/fuzz: fails if a built binary needs libcuda. The library dlopens the driver (runtime/driver.cpp),
-# so everything must start on a machine without one, sanitizer builds included (issue 10 item 10).
+# tests/fuzz: fails if a built binary needs libcuda or libnvrtc (or libxxhash). The library dlopens the
+# driver (runtime/driver/driver.cpp) and NVRTC (runtime/jit/nvrtc_loader.cpp), so everything must start
+# on a machine without them, sanitizer builds included; xxHash is compiled in from its header.
 # Usage: cmake -DREADELF=readelf "-DFILES=a;b;c" -P no_libcuda.cmake
 if(NOT READELF)
   set(READELF readelf)
@@ -19,7 +20,7 @@ foreach(_file IN LISTS FILES)
   foreach(_line IN LISTS _needed)
     string(REGEX REPLACE ".*\\[(.*)\\].*" "\\1" _name "${_line}")
     list(APPEND _names "${_name}")
-    if(_name MATCHES "^libcuda\\.so")
+    if(_name MATCHES "^lib(cuda|nvrtc|xxhash)\\.so")
       list(APPEND _bad "${_file} needs ${_name}")
     endif()
   endforeach()
@@ -27,6 +28,7 @@ foreach(_file IN LISTS FILES)
 endforeach()
 if(_bad)
   list(JOIN _bad "\n  " _msg)
-  message(FATAL_ERROR "no_libcuda: binaries need the CUDA driver library, so they cannot start without a "
-                      "driver (link NVRTC without CUDA::cuda_driver's stub; see the top-level CMakeLists.txt):\n  ${_msg}")
+  message(FATAL_ERROR "no_libcuda: binaries link a library that is meant to be loaded at run time (libcuda, "
+                      "libnvrtc) or compiled in (libxxhash), so they cannot start without it; link none of "
+                      "CUDA::cuda_driver, CUDA::nvrtc or libxxhash (see the top-level CMakeLists.txt):\n  ${_msg}")
 endif()
