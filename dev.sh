@@ -16,9 +16,13 @@ need_pkgs=()
 [ -f /usr/include/sqlite3.h ] || need_pkgs+=(libsqlite3-dev)
 [ -f /usr/include/xxhash.h ] || need_pkgs+=(libxxhash-dev)
 [ -f /usr/include/openssl/hmac.h ] || need_pkgs+=(libssl-dev)
+# The remote cache tier (SWZJIT_REMOTE_CACHE): headers at build time; the library is dlopened at run time.
+[ -f /usr/include/hiredis/hiredis.h ] || need_pkgs+=(libhiredis-dev)
 command -v cmake >/dev/null || need_pkgs+=(cmake)
 command -v g++ >/dev/null || need_pkgs+=(g++)
 if [ "$what" != run ]; then
+  # The remote-tier tests start a real redis-server on a loopback port (they say "skipped" without it).
+  command -v redis-server >/dev/null || [ -x /usr/bin/redis-server ] || need_pkgs+=(redis-server)
   # The sanitizer step builds with clang and links libFuzzer and the sanitizer runtimes from compiler-rt.
   command -v clang++-14 >/dev/null || need_pkgs+=(clang-14)
   compgen -G "/usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a" >/dev/null || need_pkgs+=(libclang-rt-14-dev)

@@ -1,5 +1,6 @@
 // tools: `swz cache warm --problems FILE [--shard i/n] [--arch A]` -- fetch (local cache, then the
 // remote tier) or compile every kernel a deployment's problems need, before the first request.
+#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -81,6 +82,7 @@ int run_cache_warm(Args& args) {
   eo.cache_dir = dir;
   Engine engine(eo);
   const CacheCounters before = engine.cache().counters();
+  const auto t0 = std::chrono::steady_clock::now();
   int failed = 0;
   std::string rows;
   for (std::size_t k = 0; k < mine.size(); ++k) {
@@ -108,16 +110,21 @@ int run_cache_warm(Args& args) {
             "\", \"config\": " + json_escape(config) + ", \"error\": " + json_escape(error) + "}";
   }
   const CacheCounters after = engine.cache().counters();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto d = [](std::uint64_t a, std::uint64_t b) { return static_cast<unsigned long long>(a - b); };
   const CacheStats s = engine.cache().stats();
   if (json) {
     std::printf(
         "{\"problems\": %zu, \"failed\": %d, \"compiled\": %llu, \"local_hits\": %llu, \"remote_hits\": %llu, "
-        "\"remote_errors\": %llu, \"remote_rejected\": %llu, \"remote_stores\": %llu, \"remote\": %s, \"rows\": [%s]}\n",
+        "\"remote_errors\": %llu, \"remote_rejected\": %llu, \"remote_stores\": %llu, \"remote_calls\": %llu, "
+        "\"remote_latency_us_total\": %llu, \"remote_latency_us_max\": %llu, \"seconds\": %.3f, \"remote\": %s, "
+        "\"rows\": [%s]}\n",
         mine.size(), failed, d(after.builds, before.builds), d(after.hits, before.hits),
         d(after.remote_hits, before.remote_hits), d(after.remote_errors, before.remote_errors),
         d(after.remote_rejected, before.remote_rejected), d(after.remote_stores, before.remote_stores),
-        json_escape(s.remote).c_str(), rows.c_str());
+        d(after.remote_calls, before.remote_calls), d(after.remote_latency_us_total, before.remote_latency_us_total),
+        static_cast<unsigned long long>(after.remote_latency_us_max), seconds, json_escape(s.remote).c_str(),
+        rows.c_str());
   } else {
     std::printf("warmed %zu problems (%d failed): %llu kernels compiled, %llu from the local cache, %llu from the "
                 "remote cache%s%s\n",

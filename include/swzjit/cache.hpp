@@ -290,8 +290,9 @@ class Cache {
   std::optional<KernelEntry> load(const KernelKey& key);
   /// Stores (replacing) the entry for `key`; a failed write keeps it in memory and warns once.
   void store(const KernelKey& key, const KernelEntry& entry);
-  /// load(), else build once (concurrent callers for the same key wait for that build) and store.
-  /// A builder's exception reaches every caller waiting on that build; nothing is stored.
+  /// load(), else the remote tier (CacheSettings::remote_url), else build once (concurrent callers for
+  /// the same key wait for that build) and store locally, then remotely. load() alone never asks the
+  /// remote tier. A builder's exception reaches every caller waiting on that build; nothing is stored.
   KernelEntry get_or_build(const KernelKey& key, const Builder& builder);
 
   /// Every stored candidate of a problem, by config.
@@ -300,6 +301,8 @@ class Cache {
   void store_candidate(const TuningProblemKey& problem, const CandidateResult& result);
   void store_winner(const TuningProblemKey& problem, const std::string& space_hash, const std::string& config,
                     double median_ms);
+  /// The stored winner; on a local miss, the remote tier's (then stored locally). store_winner()
+  /// commits locally, then publishes to the remote tier when it has a signing key.
   std::optional<Winner> load_winner(const TuningProblemKey& problem, const std::string& space_hash);
 
   /// Evicts kernel entries, least recently used first, until at most `max_bytes` remain.

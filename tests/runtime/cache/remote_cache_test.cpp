@@ -116,6 +116,13 @@ TEST_CASE("remote: a second cache with an empty local directory gets kernels and
   CHECK(local_only.load(make_key(3)) == make_entry(3));
   CHECK(local_only.load_winner(make_problem(0), "space-1"));
   CHECK(log.size() == 0);
+  auto raw = raw_client(redis.url());
+  const auto kv = raw.raw_get(swz::detail::remote_kernel_key(make_key(0).hash()));
+  const auto wv = raw.raw_get(swz::detail::remote_winner_key(make_problem(0).hash(), "space-1"));
+  REQUIRE(kv);
+  REQUIRE(wv);
+  CHECK(kv->size() > make_entry(0).image.size());
+  MESSAGE("remote value bytes: kernel with a 4096-byte image " << kv->size() << ", winner " << wv->size());
 }
 
 TEST_CASE("remote: tampered, truncated, foreign and wrongly signed entries are refused and rebuilt") {
@@ -344,4 +351,46 @@ TEST_CASE("remote: a bad URL or short key leaves the tier off with one warning; 
   CHECK(u.port == 6380);
   CHECK(u.db == 3);
   CHECK(u.redacted() == "redis://alice:***@cache.internal:6380/3");
+}
+
+TEST_CASE("remote: a full Redis (maxmemory, noeviction) refuses writes; an evicting one forgets: both are misses") {
+  TempDir tmp;
+  RedisServer full(tmp.path(), {"--maxmemory", "2mb", "--maxmemory-policy", "noeviction"});
+  SKIP_WITHOUT_REDIS(full);
+  WarningLog log;
+  CountingBuilder builder;
+  {
+    swz::Cache c(remote_settings(tmp / "a", log, full.url()));
+    for (int i = 0; i < 40; ++i) CHECK(c.get_or_build(make_key(i), [i] { return make_entry(i, 256 * 1024); }) ==
+                                       make_entry(i, 256 * 1024));
+    const auto k = c.counters();
+    CHECK(k.builds == 40);
+    CHECK(k.remote_stores >= 1);
+    CHECK(k.remote_stores < 40);
+    CHECK(k.remote_errors >= 1);  // OOM replies: counted, one warning
+    CHECK(log.all().find("maxmemory") != std::string::npos);
+  }
+  WarningLog log2;
+  swz::Cache local_only(settings_for(tmp / "a", log2));
+  for (int i = 0; i < 40; ++i) CHECK(local_only.load(make_key(i)) == make_entry(i, 256 * 1024));
+
+  TempDir tmp2;
+  RedisServer lru(tmp2.path(), {"--maxmemory", "2mb", "--maxmemory-policy", "allkeys-lru"});
+  WarningLog log3;
+  {
+    swz::Cache c(remote_settings(tmp2 / "a", log3, lru.url()));
+    for (int i = 0; i < 40; ++i) c.get_or_build(make_key(i), [i] { return make_entry(i, 256 * 1024); });
+    CHECK(c.counters().remote_stores == 40);
+  }
+  swz::Cache b(remote_settings(tmp2 / "b", log3, lru.url()));
+  int rebuilt = 0;
+  for (int i = 39; i >= 0; --i)  // newest first: a rebuild's SET evicts the oldest, not the next read
+    CHECK(b.get_or_build(make_key(i), [i, &rebuilt] {
+      ++rebuilt;
+      return make_entry(i, 256 * 1024);
+    }) == make_entry(i, 256 * 1024));
+  CHECK(rebuilt > 0);   // evicted entries are misses ...
+  CHECK(rebuilt < 40);  // ... the newest survived
+  CHECK(b.counters().remote_hits == static_cast<std::uint64_t>(40 - rebuilt));
+  CHECK(b.counters().remote_rejected == 0);
 }
