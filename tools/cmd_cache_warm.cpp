@@ -1,5 +1,7 @@
 // tools: `swz cache warm --problems FILE [--shard i/n] [--arch A]` -- fetch (local cache, then the
 // remote tier) or compile every kernel a deployment's problems need, before the first request.
+#include <stdlib.h>
+
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -78,6 +80,9 @@ int run_cache_warm(Args& args) {
     return 0;
   }
 
+  // NOTE: warm runs before a server takes requests, so a slow remote call is cheaper than the compile
+  // a timeout would cause: its default bound is 1 s, not a launch's 50 ms (an explicit value wins).
+  ::setenv("SWZJIT_REMOTE_CACHE_TIMEOUT_MS", "1000", 0);
   EngineOptions eo;
   eo.cache_dir = dir;
   Engine engine(eo);
