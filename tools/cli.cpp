@@ -104,6 +104,35 @@ bool Args::wants_help() const {
   return false;
 }
 
+std::vector<std::string> Args::rest() const {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < argv_.size(); ++i)
+    if (!used_[i]) out.push_back(argv_[i]);
+  return out;
+}
+
+void take_global_options(std::vector<std::string>& argv) {
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    std::string url;
+    std::size_t n = 0;
+    if (argv[i] == "--remote") {
+      if (i + 1 >= argv.size()) throw UsageError("--remote needs a value (redis://[user:password@]host:port[/db])");
+      url = argv[i + 1];
+      n = 2;
+    } else if (argv[i].rfind("--remote=", 0) == 0) {
+      url = argv[i].substr(9);
+      n = 1;
+    } else {
+      continue;
+    }
+    if (url.rfind("redis://", 0) != 0)
+      throw UsageError("--remote: expected redis://[user:password@]host:port[/db]");  // never echo a password
+    ::setenv("SWZJIT_REMOTE_CACHE", url.c_str(), 1);
+    argv.erase(argv.begin() + static_cast<std::ptrdiff_t>(i), argv.begin() + static_cast<std::ptrdiff_t>(i + n));
+    --i;
+  }
+}
+
 void Args::finish() const {
   for (std::size_t i = 0; i < argv_.size(); ++i)
     if (!used_[i]) throw UsageError("unexpected argument '" + argv_[i] + "' (see --help)");

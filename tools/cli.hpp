@@ -37,6 +37,8 @@ class Args {
   bool given(const std::string& name) const;
   /// True if --help or -h was given.
   bool wants_help() const;
+  /// The arguments no one has asked for yet, in order (`--problems` passes them on to each problem).
+  std::vector<std::string> rest() const;
   /// Throws UsageError naming the first argument no one asked for.
   void finish() const;
 
@@ -44,6 +46,10 @@ class Args {
   std::vector<std::string> argv_;
   std::vector<bool> used_;
 };
+
+/// Removes the options every command takes from `argv`: `--remote URL` (the remote cache tier, as
+/// SWZJIT_REMOTE_CACHE; set in the environment before any cache is opened). Throws UsageError.
+void take_global_options(std::vector<std::string>& argv);
 
 /// Parse a decimal integer in [lo, hi] with swz::parse_integer (digits, '-' only when lo < 0); a
 /// UsageError names `arg` and the allowed range. Every numeric option and list goes through it.

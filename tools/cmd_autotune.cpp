@@ -12,6 +12,7 @@
 #include "cli.hpp"
 #include "commands.hpp"
 #include "gemm_args.hpp"
+#include "problem_list.hpp"
 #include "swzjit/autotune.hpp"
 #include "swzjit/engine.hpp"
 #include "swzjit/error.hpp"
@@ -29,6 +30,9 @@ const char kHelp[] =
     "                         [--layout NN|NT|TN|TT] [--c-order row|col] [--batch B] [COMMON]\n"
     "COMMON: [--budget-s S] [--max-candidates N] [--keep-conflicted] [--compile-only --arch sm_XX]\n"
     "        [--config CFG]... [--threads N] [--timeout-s S] [--top N] [--cache-dir DIR] [--json] [--quiet]\n"
+    "       swz autotune --problems FILE [--shard i/n] [COMMON]   every problem of FILE (one per line,\n"
+    "                         e.g. `gemm --m 4096 --n 4096 --k 4096 --dtype f16`; # comments), or only the\n"
+    "                         i-th of n slices (0 <= i < n): n machines with the same FILE split it exactly\n"
     "\n"
     "Tune a packed problem on GPU 0: take the family's search space, drop configs whose static bank\n"
     "analysis shows conflicts, compile the rest in parallel (NVRTC, through the kernel cache) while a\n"
@@ -264,6 +268,8 @@ void print_table(const std::string& family, const TuneReport& r, const Rate& rat
 }
 
 int run_autotune(Args& args) {
+  if (args.given("problems")) return run_each_problem(args, "autotune", &run_autotune);
+  if (args.given("shard")) throw UsageError("--shard i/n needs --problems FILE");
   const auto family_arg = args.next_positional();
   if (!family_arg) throw UsageError("say what to tune: `swz autotune transpose ...` or `swz autotune gemm ...` (see --help)");
   // Any other name is a declared family (swz family ls) or a .family file.

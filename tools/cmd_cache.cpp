@@ -12,6 +12,7 @@
 
 #include "cli.hpp"
 #include "commands.hpp"
+#include "problem_list.hpp"
 #include "swzjit/cache.hpp"
 #include "swzjit/error.hpp"
 
@@ -51,14 +52,30 @@ const char kHelp[] =
     "                         why a tuning lookup misses: stored problems that are close and the\n"
     "                         fields that differ; with --space-hash, whether that search space has a winner\n"
     "\n"
+    "  warm --problems FILE [--shard i/n] [--arch A] [--list] [--quiet]\n"
+    "                         fetch (local cache, then the remote tier) or compile the kernel each problem\n"
+    "                         of FILE needs, before the first request. FILE: one problem per line in the\n"
+    "                         command line's syntax (`gemm --m 4096 --n 4096 --k 4096 --dtype f16`,\n"
+    "                         `transpose --rows 8192 --cols 8192`), # comments; a bad line is named.\n"
+    "                         --arch: compile the default config for that target (no GPU needed);\n"
+    "                         without it, the config a call on GPU 0 would use (the tuned winner).\n"
+    "                         --shard i/n: only problems k with k %% n == i (0 <= i < n), so n machines\n"
+    "                         with the same FILE share the work exactly; --list prints them and stops.\n"
+    "                         Each remote call may take up to 1 s here (SWZJIT_REMOTE_CACHE_TIMEOUT_MS\n"
+    "                         overrides it). exit 1 if any problem failed\n"
+    "\n"
     "options:\n"
     "  --dir DIR              use the cache in DIR instead of the default location\n"
+    "  --remote URL           use a remote cache tier (as SWZJIT_REMOTE_CACHE; every command takes it)\n"
     "  --json                 one JSON object on stdout (ls, stats, verify, gc, import, explain)\n"
     "  --read-only            never write the cache (as SWZJIT_CACHE_READ_ONLY=1): stored entries are\n"
     "                         read, nothing is stored, deleted or repaired\n"
     "  --help                 this text\n"
     "\n"
     "SIZE is a byte count, optionally with K, M, G or T (powers of 1024): 0, 500000, 10M, 1G.\n"
+    "remote tier: SWZJIT_REMOTE_CACHE=redis://[user:password@]host:port[/db]; SWZJIT_REMOTE_CACHE_KEY (or\n"
+    "_KEY_FILE) signs and authenticates entries (without it: read-only); SWZJIT_REMOTE_CACHE_TIMEOUT_MS\n"
+    "(default 50) bounds each call, SWZJIT_REMOTE_CACHE_BACKOFF_MS (default 1000) the pause after a failure.\n"
     "environment: SWZJIT_CACHE_DIR, XDG_CACHE_HOME, HOME; SWZJIT_CACHE_MAX_BYTES (default 1G) is the\n"
     "limit applied automatically when a kernel is stored; SWZJIT_CACHE_READ_ONLY=1 as --read-only.\n"
     "A cache directory or database this process may not write is used read-only (one warning).\n"
@@ -69,6 +86,7 @@ const char kHelp[] =
     "\n"
     "examples:\n"
     "  swz cache stats\n"
+    "  swz cache warm --problems model.txt --arch sm_90 --shard 0/8\n"
     "  swz cache ls --json\n"
     "  swz cache gc --max-size 512M\n"
     "  swz cache verify\n"
@@ -176,7 +194,14 @@ std::string counters_json(const CacheCounters& c) {
          ", \"corrupt\": " + std::to_string(c.corrupt) + ", \"store_failures\": " + std::to_string(c.store_failures) +
          ", \"evictions\": " + std::to_string(c.evictions) + ", \"tuning_hits\": " + std::to_string(c.tuning_hits) +
          ", \"tuning_misses\": " + std::to_string(c.tuning_misses) +
-         ", \"wait_timeouts\": " + std::to_string(c.wait_timeouts) + "}";
+         ", \"wait_timeouts\": " + std::to_string(c.wait_timeouts) +
+         ", \"remote_hits\": " + std::to_string(c.remote_hits) + ", \"remote_misses\": " + std::to_string(c.remote_misses) +
+         ", \"remote_errors\": " + std::to_string(c.remote_errors) +
+         ", \"remote_rejected\": " + std::to_string(c.remote_rejected) +
+         ", \"remote_stores\": " + std::to_string(c.remote_stores) +
+         ", \"remote_skipped\": " + std::to_string(c.remote_skipped) + ", \"remote_calls\": " + std::to_string(c.remote_calls) +
+         ", \"remote_latency_us_total\": " + std::to_string(c.remote_latency_us_total) +
+         ", \"remote_latency_us_max\": " + std::to_string(c.remote_latency_us_max) + "}";
 }
 
 int run_stats(Cache& cache, const Options& o) {
@@ -185,13 +210,15 @@ int run_stats(Cache& cache, const Options& o) {
     std::printf(
         "{\"directory\": %s, \"database\": %s, \"mode\": %s, \"degraded_reason\": %s, \"kernel_entries\": %llu, "
         "\"kernel_bytes\": %llu, \"memory_kernel_entries\": %llu, \"tuning_problems\": %llu, \"candidates\": %llu, "
-        "\"winners\": %llu, \"file_bytes\": %llu, \"max_bytes\": %llu, \"counters\": %s}\n",
+        "\"winners\": %llu, \"file_bytes\": %llu, \"max_bytes\": %llu, \"remote\": %s, \"remote_mode\": %s, "
+        "\"counters\": %s}\n",
         json_str(s.directory).c_str(), json_str(s.database).c_str(), json_str(s.mode).c_str(),
         json_str(s.degraded_reason).c_str(), static_cast<unsigned long long>(s.kernel_entries),
         static_cast<unsigned long long>(s.kernel_bytes), static_cast<unsigned long long>(s.memory_kernel_entries),
         static_cast<unsigned long long>(s.tuning_problems), static_cast<unsigned long long>(s.candidates),
         static_cast<unsigned long long>(s.winners), static_cast<unsigned long long>(s.file_bytes),
-        static_cast<unsigned long long>(s.max_bytes), counters_json(s.counters).c_str());
+        static_cast<unsigned long long>(s.max_bytes), json_str(s.remote).c_str(), json_str(s.remote_mode).c_str(),
+        counters_json(s.counters).c_str());
     return 0;
   }
   std::printf("directory:       %s\n", s.directory.empty() ? "(none)" : s.directory.c_str());
@@ -205,6 +232,20 @@ int run_stats(Cache& cache, const Options& o) {
               static_cast<unsigned long long>(s.winners));
   std::printf("file size:       %s\n", human_bytes(s.file_bytes).c_str());
   if (s.counters.corrupt) std::printf("damage found on opening: %llu\n", static_cast<unsigned long long>(s.counters.corrupt));
+  if (!s.remote.empty()) {
+    // The counters are this process's: `swz cache stats` itself makes no remote call.
+    const CacheCounters& c = s.counters;
+    std::printf("remote:          %s (%s)\n", s.remote.c_str(), s.remote_mode.c_str());
+    std::printf("remote calls:    %llu (hits %llu, misses %llu, errors %llu, rejected %llu, stores %llu, skipped %llu)\n",
+                static_cast<unsigned long long>(c.remote_calls), static_cast<unsigned long long>(c.remote_hits),
+                static_cast<unsigned long long>(c.remote_misses), static_cast<unsigned long long>(c.remote_errors),
+                static_cast<unsigned long long>(c.remote_rejected), static_cast<unsigned long long>(c.remote_stores),
+                static_cast<unsigned long long>(c.remote_skipped));
+    if (c.remote_calls)
+      std::printf("remote latency:  mean %.2f ms, max %.2f ms\n",
+                  static_cast<double>(c.remote_latency_us_total) / 1000.0 / static_cast<double>(c.remote_calls),
+                  static_cast<double>(c.remote_latency_us_max) / 1000.0);
+  }
   return 0;
 }
 
@@ -478,6 +519,10 @@ int run_explain(Cache& cache, const Options& o, const std::string& what,
 }
 
 int run_cache(Args& args) {
+  if (args.peek_positional() == std::optional<std::string>("warm")) {
+    args.next_positional();
+    return run_cache_warm(args);
+  }
   Options o;
   for (const char* name : kValueOptions)
     if (auto v = args.value(name)) o.values[name] = *v;
@@ -487,7 +532,8 @@ int run_cache(Args& args) {
   const auto action = args.next_positional();
   if (!action) throw UsageError("`swz cache` needs an action: ls, stats, verify, gc, clear, export, import, explain");
   const std::string a = parse_choice("action", *action,
-                                     {"ls", "stats", "verify", "gc", "clear", "export", "import", "explain"});
+                                     {"ls", "stats", "verify", "gc", "clear", "export", "import", "explain", "warm"});
+  if (a == "warm") throw UsageError("write `swz cache warm` first, then its options (see --help)");
   // Validate every argument before touching the cache: bad usage changes nothing.
   std::string file;
   if (a == "ls" || a == "stats" || a == "verify") allow_only(o, a, {}, true);

@@ -60,7 +60,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "swz: unknown command '%s' (see swz --help)\n", name.c_str());
     return 2;
   }
-  swz::cli::Args args(std::vector<std::string>(argv + 2, argv + argc));
+  std::vector<std::string> words(argv + 2, argv + argc);
+  try {
+    swz::cli::take_global_options(words);
+  } catch (const swz::cli::UsageError& e) {
+    std::fprintf(stderr, "swz %s: error: %s\n", cmd->name, e.what());
+    return 2;
+  }
+  swz::cli::Args args(words);
   if (args.wants_help()) {
     std::printf("%s", cmd->help);
     return 0;

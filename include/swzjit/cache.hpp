@@ -43,7 +43,24 @@ struct CacheSettings {
   /// "swzjit: warning: ...", at most once per kind and directory per process.
   std::function<void(const std::string&)> warn;
 
-  /// Reads SWZJIT_CACHE_DIR, XDG_CACHE_HOME, HOME, SWZJIT_CACHE_MAX_BYTES and SWZJIT_CACHE_READ_ONLY now.
+  /// A Redis server shared by many machines, behind the local database:
+  /// "redis://[user:password@]host:port[/db]" (SWZJIT_REMOTE_CACHE). Empty: no remote tier, and
+  /// libhiredis is never loaded. Lookups go local -> remote -> build; results go to both.
+  std::string remote_url;
+  /// The key that signs (HMAC-SHA-256) and authenticates remote entries, at least 32 bytes
+  /// (SWZJIT_REMOTE_CACHE_KEY). Never printed or stored locally.
+  std::string remote_key;
+  /// A file holding that key instead (SWZJIT_REMOTE_CACHE_KEY_FILE; mode 0600, 32 to 4096 bytes).
+  /// Without either key the remote tier is read-only and its entries are checked by checksum only.
+  std::string remote_key_file;
+  /// Longest one remote call (connect, get or set) may take (SWZJIT_REMOTE_CACHE_TIMEOUT_MS).
+  int remote_timeout_ms = 50;
+  /// After a failed remote call, no call is tried for this long (doubling on each further
+  /// failure, at most 60 s; SWZJIT_REMOTE_CACHE_BACKOFF_MS).
+  int remote_backoff_ms = 1000;
+
+  /// Reads SWZJIT_CACHE_DIR, XDG_CACHE_HOME, HOME, SWZJIT_CACHE_MAX_BYTES, SWZJIT_CACHE_READ_ONLY and
+  /// the SWZJIT_REMOTE_CACHE* variables now.
   static CacheSettings from_environment();
 };
 
@@ -137,6 +154,16 @@ struct CacheCounters {
   /// get_or_build() calls that stopped waiting for another thread's or process's build of the same
   /// key (CacheSettings::build_wait_ms) and compiled it themselves.
   std::uint64_t wait_timeouts = 0;
+  // --- the remote tier (all 0 without CacheSettings::remote_url) ---------------------------------
+  std::uint64_t remote_hits = 0;      ///< kernels and winners served by the remote tier
+  std::uint64_t remote_misses = 0;    ///< remote lookups that found nothing
+  std::uint64_t remote_errors = 0;    ///< remote calls that failed or timed out (then a back-off)
+  std::uint64_t remote_rejected = 0;  ///< remote entries refused: tampered, truncated, foreign
+  std::uint64_t remote_stores = 0;    ///< entries written to the remote tier
+  std::uint64_t remote_skipped = 0;   ///< remote calls not tried (back-off after an error, or no key to write)
+  std::uint64_t remote_calls = 0;     ///< remote calls made (GET and SET, including failed ones)
+  std::uint64_t remote_latency_us_total = 0;  ///< summed wall time of those calls
+  std::uint64_t remote_latency_us_max = 0;    ///< the longest one
 };
 
 /// Where the cache is and what it holds.
@@ -153,6 +180,8 @@ struct CacheStats {
   std::uint64_t winners = 0;
   std::uint64_t file_bytes = 0;  ///< database + WAL file sizes
   std::uint64_t max_bytes = 0;
+  std::string remote;       ///< the remote tier's URL, password redacted ("" when there is none)
+  std::string remote_mode;  ///< "read-write" or "read-only (...)"; "off: <why>" when it could not be set up
   CacheCounters counters;
 };
 
@@ -261,8 +290,9 @@ class Cache {
   std::optional<KernelEntry> load(const KernelKey& key);
   /// Stores (replacing) the entry for `key`; a failed write keeps it in memory and warns once.
   void store(const KernelKey& key, const KernelEntry& entry);
-  /// load(), else build once (concurrent callers for the same key wait for that build) and store.
-  /// A builder's exception reaches every caller waiting on that build; nothing is stored.
+  /// load(), else the remote tier (CacheSettings::remote_url), else build once (concurrent callers for
+  /// the same key wait for that build) and store locally, then remotely. load() alone never asks the
+  /// remote tier. A builder's exception reaches every caller waiting on that build; nothing is stored.
   KernelEntry get_or_build(const KernelKey& key, const Builder& builder);
 
   /// Every stored candidate of a problem, by config.
@@ -271,6 +301,8 @@ class Cache {
   void store_candidate(const TuningProblemKey& problem, const CandidateResult& result);
   void store_winner(const TuningProblemKey& problem, const std::string& space_hash, const std::string& config,
                     double median_ms);
+  /// The stored winner; on a local miss, the remote tier's (then stored locally). store_winner()
+  /// commits locally, then publishes to the remote tier when it has a signing key.
   std::optional<Winner> load_winner(const TuningProblemKey& problem, const std::string& space_hash);
 
   /// Evicts kernel entries, least recently used first, until at most `max_bytes` remain.

@@ -10,6 +10,7 @@
 
 #include "runtime/cache/cache_internal.hpp"
 #include "runtime/cache/cache_lock.hpp"
+#include "swzjit/error.hpp"
 
 namespace swz {
 
@@ -35,8 +36,29 @@ Cache::Cache(const std::string& directory) : Cache([&] {
 }()) {}
 
 Cache::Cache(CacheSettings settings) : impl_(std::make_unique<Impl>(std::move(settings))) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  impl_->open();
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->open();
+  }
+  if (!impl_->settings.remote_url.empty()) impl_->open_remote();
+}
+
+void Cache::Impl::open_remote() {
+  auto warn = [this](const std::string& kind, const std::string& message) {
+    std::lock_guard<std::mutex> lock(mu);
+    warn_once(kind, message);
+  };
+  try {
+    remote = std::make_unique<detail::RemoteTier>(settings, warn);
+  } catch (const Error& e) {
+    remote_off = e.what();
+    warn("remote-config", std::string("the remote cache is not used: ") + e.what());
+    return;
+  }
+  if (!remote->writable())
+    warn("remote-read-only", "the remote cache " + remote->url() +
+                                 " is read-only for this process: set SWZJIT_REMOTE_CACHE_KEY (or _KEY_FILE) to sign "
+                                 "and publish entries; without a key, entries read are checked by checksum only");
 }
 
 Cache::~Cache() {
@@ -218,8 +240,11 @@ std::optional<KernelEntry> Cache::load(const KernelKey& key) {
 
 void Cache::store(const KernelKey& key, const KernelEntry& entry) {
   const std::string hash = key.hash();
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  impl_->store_locked(key, hash, entry);
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->store_locked(key, hash, entry);
+  }
+  if (impl_->remote) impl_->remote->put_kernel(key, hash, entry);
 }
 
 KernelEntry Cache::Impl::load_or_build(const KernelKey& key, const std::string& hash, const Builder& builder,
@@ -229,6 +254,14 @@ KernelEntry Cache::Impl::load_or_build(const KernelKey& key, const std::string& 
     std::lock_guard<std::mutex> lock(mu);
     if (auto entry = load_locked(key, hash)) return *entry;
     if (lock_across_processes && writable()) lock_path = db_path + ".build-lock";
+  }
+  if (remote) {
+    // Outside mu: a remote call may take up to its timeout and must not stall other lookups.
+    if (auto entry = remote->get_kernel(key, hash)) {
+      std::lock_guard<std::mutex> lock(mu);
+      store_locked(key, hash, *entry);
+      return *entry;
+    }
   }
   std::optional<detail::BuildLock> file_lock;
   if (!lock_path.empty()) {
@@ -243,8 +276,11 @@ KernelEntry Cache::Impl::load_or_build(const KernelKey& key, const std::string& 
   }
   ++builds;
   KernelEntry entry = builder();  // outside every mutex: a compile takes long
-  std::lock_guard<std::mutex> lock(mu);
-  store_locked(key, hash, entry);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    store_locked(key, hash, entry);  // the local commit comes first: a remote failure never loses it
+  }
+  if (remote) remote->put_kernel(key, hash, entry);
   return entry;
 }
 
@@ -325,6 +361,7 @@ CacheCounters Cache::counters() const {
   c.tuning_hits = im.tuning_hits;
   c.tuning_misses = im.tuning_misses;
   c.wait_timeouts = im.wait_timeouts;
+  if (im.remote) im.remote->add_counters(c);
   return c;
 }
 
@@ -359,6 +396,13 @@ CacheStats Cache::stats() {
       struct stat st;
       if (::stat((im.db_path + suffix).c_str(), &st) == 0) s.file_bytes += static_cast<std::uint64_t>(st.st_size);
     }
+  }
+  if (im.remote) {
+    s.remote = im.remote->url();
+    s.remote_mode = im.remote->mode();
+  } else if (!im.settings.remote_url.empty()) {
+    s.remote = "(not shown: it could not be parsed)";
+    s.remote_mode = "off: " + im.remote_off;
   }
   s.counters = counters();
   return s;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "runtime/cache/cache_sqlite.hpp"
+#include "runtime/cache/remote.hpp"
 #include "swzjit/cache.hpp"
 
 struct XXH3_state_s;
@@ -154,6 +155,12 @@ struct Cache::Impl {
   std::atomic<std::uint64_t> hits{0}, misses{0}, builds{0}, joined{0}, corrupt{0}, store_failures{0}, evictions{0},
       tuning_hits{0}, tuning_misses{0}, wait_timeouts{0};
 
+  // --- the remote tier (null without settings.remote_url); used without holding mu ---------------
+  std::unique_ptr<detail::RemoteTier> remote;
+  std::string remote_off;  // why a configured remote tier is not used ("" when it is, or none is set)
+  /// Creates `remote` from the settings; a bad URL or key warns and leaves it off. Call without mu.
+  void open_remote();
+
   // --- single flight, guarded by flight_mu ------------------------------------------------------
   std::mutex flight_mu;
   std::condition_variable flight_cv;
@@ -196,6 +203,9 @@ struct Cache::Impl {
   void drop_bad_tuning_rows(const std::string& hash, bool whole_problem, const std::vector<std::string>& bad_configs,
                             const std::vector<std::string>& bad_spaces);
   void warn_corrupt_tuning(const std::string& hash);
+  /// The local half of store_winner(). Requires mu held.
+  void store_winner_locked(const TuningProblemKey& problem, const std::string& hash, const std::string& space_hash,
+                           const Winner& w);
 };
 
 template <class F>

@@ -17,6 +17,7 @@
 #include "runtime/cache/cache_internal.hpp"
 #include "swzjit/error.hpp"
 #include "swzjit/log.hpp"
+#include "swzjit/types.hpp"
 
 namespace swz {
 
@@ -286,6 +287,20 @@ CacheSettings CacheSettings::from_environment() {
     s.read_only = true;
   } else if (!read_only.empty() && read_only != "0" && read_only != "false" && read_only != "no") {
     log(LogLevel::Warn, "SWZJIT_CACHE_READ_ONLY='" + read_only + "' is not 1 or 0; the cache stays writable");
+  }
+  s.remote_url = env("SWZJIT_REMOTE_CACHE");
+  s.remote_key = env("SWZJIT_REMOTE_CACHE_KEY");
+  s.remote_key_file = env("SWZJIT_REMOTE_CACHE_KEY_FILE");
+  const std::pair<const char*, int*> kMillis[] = {{"SWZJIT_REMOTE_CACHE_TIMEOUT_MS", &s.remote_timeout_ms},
+                                                  {"SWZJIT_REMOTE_CACHE_BACKOFF_MS", &s.remote_backoff_ms}};
+  for (const auto& m : kMillis) {
+    const std::string v = env(m.first);
+    if (v.empty()) continue;
+    try {
+      *m.second = static_cast<int>(parse_integer(m.first, v, 1, 600000));
+    } catch (const Error& e) {
+      std::fprintf(stderr, "swzjit: warning: %s; using the default of %d ms\n", e.what(), *m.second);
+    }
   }
   return s;
 }

@@ -132,37 +132,45 @@ void Cache::store_candidate(const TuningProblemKey& problem, const CandidateResu
   im.memory_problem(problem, hash).candidates[result.config] = result;
 }
 
-void Cache::store_winner(const TuningProblemKey& problem, const std::string& space_hash, const std::string& config,
-                         double median_ms) {
-  if (config.empty()) throw_invalid("a winner needs a non-empty config string");
-  const std::string hash = problem.hash();
-  const Winner w{config, median_ms};
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  Impl& im = *impl_;
-  im.ensure_process();
-  if (im.writable()) {
-    const std::int64_t stamp = im.next_stamp();
-    const bool ok = im.with_db("storing a tuning winner", true, [&](Db& d) {
+void Cache::Impl::store_winner_locked(const TuningProblemKey& problem, const std::string& hash,
+                                      const std::string& space_hash, const Winner& w) {
+  ensure_process();
+  if (writable()) {
+    const std::int64_t stamp = next_stamp();
+    const bool ok = with_db("storing a tuning winner", true, [&](Db& d) {
       Transaction t(d);
       detail::put_problem_row(d, detail::ProblemRow{hash, problem, stamp});
       detail::put_winner_row(d, hash, space_hash, w, stamp, false);
       t.commit();
     });
     if (ok) {
-      auto mem = im.memory_problems.find(hash);
-      if (mem != im.memory_problems.end()) mem->second.winners.erase(space_hash);
+      auto mem = memory_problems.find(hash);
+      if (mem != memory_problems.end()) mem->second.winners.erase(space_hash);
       return;
     }
-    ++im.store_failures;
-  } else if (im.mode != "memory" && !im.read_only) {
-    ++im.store_failures;
+    ++store_failures;
+  } else if (mode != "memory" && !read_only) {
+    ++store_failures;
   }
-  im.memory_problem(problem, hash).winners[space_hash] = w;
+  memory_problem(problem, hash).winners[space_hash] = w;
+}
+
+void Cache::store_winner(const TuningProblemKey& problem, const std::string& space_hash, const std::string& config,
+                         double median_ms) {
+  if (config.empty()) throw_invalid("a winner needs a non-empty config string");
+  const std::string hash = problem.hash();
+  const Winner w{config, median_ms};
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->store_winner_locked(problem, hash, space_hash, w);
+  }
+  // After the local commit, outside mu: a slow or dead remote never loses or delays the local result.
+  if (impl_->remote) impl_->remote->put_winner(problem, hash, space_hash, w);
 }
 
 std::optional<Winner> Cache::load_winner(const TuningProblemKey& problem, const std::string& space_hash) {
   const std::string hash = problem.hash();
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  std::unique_lock<std::mutex> lock(impl_->mu);
   Impl& im = *impl_;
   im.ensure_process();
   auto mem = im.memory_problems.find(hash);
@@ -189,6 +197,12 @@ std::optional<Winner> Cache::load_winner(const TuningProblemKey& problem, const 
     ++im.corrupt;
     im.warn_corrupt_tuning(hash);
     im.drop_bad_tuning_rows(hash, false, {}, {space_hash});
+  }
+  if (!found && im.remote) {
+    lock.unlock();  // a remote call may take up to its timeout
+    found = im.remote->get_winner(problem, hash, space_hash);
+    lock.lock();
+    if (found) im.store_winner_locked(problem, hash, space_hash, *found);
   }
   if (found)
     ++im.tuning_hits;
