@@ -294,6 +294,8 @@ class Cache {
   /// the same key wait for that build) and store locally, then remotely. load() alone never asks the
   /// remote tier. A builder's exception reaches every caller waiting on that build; nothing is stored.
   KernelEntry get_or_build(const KernelKey& key, const Builder& builder);
+  /// The directory of the database ("" for a cache kept in memory).
+  std::string directory() const;
 
   /// Every stored candidate of a problem, by config.
   std::map<std::string, CandidateResult> load_candidates(const TuningProblemKey& problem);

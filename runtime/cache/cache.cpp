@@ -284,6 +284,10 @@ KernelEntry Cache::Impl::load_or_build(const KernelKey& key, const std::string& 
   return entry;
 }
 
+std::string Cache::directory() const {
+  return impl_->settings.directory;  // set at construction, never changed
+}
+
 KernelEntry Cache::get_or_build(const KernelKey& key, const Builder& builder) {
   const std::string hash = key.hash();
   Impl& im = *impl_;

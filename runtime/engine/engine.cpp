@@ -23,10 +23,6 @@ namespace swz {
 
 namespace {
 
-std::string nvrtc_version_text() {
-  const auto v = nvrtc_version();
-  return std::to_string(v.first) + "." + std::to_string(v.second);
-}
 
 
 
@@ -120,7 +116,7 @@ Engine::Engine(EngineOptions options) : impl_(std::make_unique<Impl>()) {
     impl_->cache = std::make_unique<Cache>(s);
   }
   impl_->templates_hash = templates_hash();
-  impl_->nvrtc_version = nvrtc_version_text();
+  impl_->nvrtc_version = detail::nvrtc_identity(impl_->cache->directory()).version;
 }
 
 Engine::~Engine() = default;

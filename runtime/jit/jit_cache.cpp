@@ -15,15 +15,14 @@ KernelEntry compile_through_cache(Cache& cache, const CompileRequest& request, i
   if (request.arch.empty()) throw Error(ErrorKind::Internal, "compile_through_cache: the arch must be resolved first");
   // The templates hash and NVRTC version cannot change within a process: compute them once.
   static const std::string kTemplatesHash = templates_hash();
-  static const std::string kNvrtcVersion = [] {
-    const auto v = nvrtc_version();
-    return std::to_string(v.first) + "." + std::to_string(v.second);
-  }();
   KernelKey key;
   key.templates_hash = source_hash.empty() ? kTemplatesHash : content_hash(kTemplatesHash + "+" + source_hash);
   key.name_expression = request.name_expression;
-  key.nvrtc_version = kNvrtcVersion;
-  key.options = compile_options(request);
+  // The NVRTC the key names, from a memo beside the database when there is one (no NVRTC load on a
+  // warm start; runtime/jit/nvrtc_identity.cpp).
+  const NvrtcIdentity& nvrtc = nvrtc_identity(cache.directory());
+  key.nvrtc_version = nvrtc.version;
+  key.options = compile_options_for(request, nvrtc.archs);
   key.arch = request.arch;
   bool built = false;
   KernelEntry entry = cache.get_or_build(key, [&] {

@@ -5,6 +5,7 @@
 #include <functional>
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "swzjit/cache.hpp"
 #include "swzjit/jit.hpp"
@@ -19,6 +20,19 @@ namespace detail {
 /// key when the source is not generated from the name expression alone.
 KernelEntry compile_through_cache(Cache& cache, const CompileRequest& request, int threads, int dynamic_smem,
                                   const std::function<void()>& on_compile = {}, const std::string& source_hash = {});
+
+/// The NVRTC kernel keys are made for: its "major.minor" version and the real architectures it emits
+/// cubins for. Known without loading NVRTC when `memo_dir` (the cache's directory; "" = none) holds a
+/// memo for the very library file the loader would open (runtime/jit/nvrtc_identity.cpp); computed
+/// once per process. @throws Error(Unsupported) when NVRTC must be loaded and cannot be.
+struct NvrtcIdentity {
+  std::string version;
+  std::vector<int> archs;
+};
+const NvrtcIdentity& nvrtc_identity(const std::string& memo_dir);
+
+/// compile_options(request) for an NVRTC that supports `supported` (no NVRTC call).
+std::vector<std::string> compile_options_for(const CompileRequest& request, const std::vector<int>& supported);
 
 /// Largest power of two <= 16 that divides `v` (0 divides everything): the vector width an address,
 /// pitch or stride allows.

@@ -15,6 +15,7 @@
 
 #include "runtime/jit/embedded_templates.hpp"
 #include "runtime/jit/jit_internal.hpp"
+#include "runtime/jit/jit_cache.hpp"
 #include "runtime/jit/nvrtc_api.hpp"
 #include "swzjit/device.hpp"
 #include "swzjit/error.hpp"
@@ -218,8 +219,12 @@ CompiledKernel compile(const CompileRequest& request) {
 }
 
 std::vector<std::string> compile_options(const CompileRequest& request) {
+  return detail::compile_options_for(request, nvrtc_supported_archs());
+}
+
+std::vector<std::string> detail::compile_options_for(const CompileRequest& request, const std::vector<int>& supported) {
   const std::string arch = resolve_arch(request.arch);
-  return all_options(arch, emits_cubin(arch, nvrtc_supported_archs()), request.extra_options);
+  return all_options(arch, emits_cubin(arch, supported), request.extra_options);
 }
 
 namespace detail {
