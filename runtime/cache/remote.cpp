@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "runtime/cache/cache_sign.hpp"
+#include "swzjit/device.hpp"
 #include "swzjit/error.hpp"
 
 #if __has_include(<hiredis/hiredis.h>)
@@ -138,8 +139,27 @@ std::string remote_kernel_key(const std::string& key_hash) {
   return "swzjit:" + std::to_string(kCacheFormatVersion) + ":kernel:" + key_hash;
 }
 
+namespace {
+
+// The CUDA driver of this machine ("driver=13.0"; "driver=none" where none loads): a winner tuned under
+// one driver is not served to machines running another, whose compiler back end may rank configs
+// differently. Read once per process.
+const std::string& driver_tag() {
+  static const std::string tag = [] {
+    try {
+      return "driver=" + driver_version_string();
+    } catch (const Error&) {
+      return std::string("driver=none");
+    }
+  }();
+  return tag;
+}
+
+}  // namespace
+
 std::string remote_winner_key(const std::string& problem_hash, const std::string& space_hash) {
-  return "swzjit:" + std::to_string(kCacheFormatVersion) + ":winner:" + problem_hash + ":" + space_hash;
+  return "swzjit:" + std::to_string(kCacheFormatVersion) + ":winner:" + driver_tag() + ":" + problem_hash + ":" +
+         space_hash;
 }
 
 struct RemoteTier::Conn {

@@ -31,7 +31,7 @@ struct RemoteUrl {
 RemoteUrl parse_remote_url(const std::string& url);
 
 /// The Redis key of a kernel entry and of a tuning winner (format version inside, so a format bump
-/// never reads an old value).
+/// never reads an old value; a winner's also names this machine's CUDA driver version).
 std::string remote_kernel_key(const std::string& key_hash);
 std::string remote_winner_key(const std::string& problem_hash, const std::string& space_hash);
 
