@@ -9,7 +9,9 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <atomic>
 #include <random>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -163,4 +165,33 @@ TEST_CASE("an application's own family: faulting and wrong candidates are record
   } catch (const Error& e) {
     CHECK(std::string(e.what()).find("'out'") != std::string::npos);
   }
+}
+
+TEST_CASE("declared families from several threads and engines at once: TuneOnMiss and Default, odd shapes") {
+  EngineOptions tuned_opts, plain_opts;
+  tuned_opts.cache_dir = temp_dir();
+  tuned_opts.policy = TunePolicy::TuneOnMiss;
+  plain_opts.cache_dir = tuned_opts.cache_dir;  // the same cache: winners appear while the other runs
+  Engine tuned(tuned_opts), plain(plain_opts);
+  const auto f = get_family("rowsum");
+  std::vector<std::thread> threads;
+  std::atomic<long long> wrong{0};
+  std::atomic<int> runs{0};
+  for (int t = 0; t < 6; ++t)
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(100 + t);
+      Engine& e = t % 2 ? tuned : plain;
+      for (int i = 0; i < 6; ++i) {
+        // A few shapes repeat across threads (the same problem tuned by one, run by all).
+        const long long rows = 1 + static_cast<long long>(rng() % 3) * 517, cols = 1 + static_cast<long long>(rng() % 3) * 301;
+        const long long batch = 1 + static_cast<long long>(rng() % 3);
+        wrong += run_rowsum(e, *f, batch, rows, cols, nullptr, rng);
+        ++runs;
+      }
+    });
+  for (auto& th : threads) th.join();
+  CHECK(runs == 36);
+  CHECK(wrong == 0);
+  CHECK(tuned.counters().tunes >= 1);
+  CHECK(plain.counters().tunes == 0);
 }
