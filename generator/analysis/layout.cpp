@@ -134,6 +134,25 @@ std::string format_layout_text(const SwizzleSpec& swizzle, const LayoutSpec& lay
   return os.str();
 }
 
+namespace {
+
+// Text inside SVG (XML) elements: the swizzle's own name "Swizzle<B,M,S>" has angle brackets.
+std::string xml_escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string format_layout_svg(const SwizzleSpec& swizzle, const LayoutSpec& layout, int elem_bytes) {
   if (elem_bytes != 1 && elem_bytes != 2 && elem_bytes != 4 && elem_bytes != 8 && elem_bytes != 16)
     throw_invalid("--elem-bytes: " + std::to_string(elem_bytes) + " is not allowed (allowed: 1|2|4|8|16)");
@@ -149,7 +168,7 @@ std::string format_layout_svg(const SwizzleSpec& swizzle, const LayoutSpec& layo
   std::ostringstream os;
   os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\"" << h
      << "\" font-family=\"monospace\" font-size=\"11\">\n";
-  os << "<title>" << swizzle.to_string() << " o (" << layout.rows << "," << layout.cols << "):(" << layout.stride_row
+  os << "<title>" << xml_escape(swizzle.to_string()) << " o (" << layout.rows << "," << layout.cols << "):(" << layout.stride_row
      << "," << layout.stride_col << "), " << elem_bytes << "-byte elements, coloured by 4-byte bank</title>\n";
   os << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   for (long long c = 0; c < layout.cols; ++c)

@@ -3,6 +3,7 @@
 
 #include <climits>
 #include <string>
+#include <vector>
 
 #include "swzjit/error.hpp"
 #include "swzjit/analysis/layout.hpp"
@@ -99,4 +100,32 @@ TEST_CASE("layouts with strides near LLONG_MAX are refused; SVG output is capped
   CHECK(m.find("at most 16384 cells") != std::string::npos);
   CHECK(m.find("smaller --shape") != std::string::npos);
   CHECK(swz::format_layout_svg({3, 3, 3}, swz::LayoutSpec::row_major(128, 128), 4).size() < 8000000);
+}
+
+TEST_CASE("svg is well-formed XML: the swizzle's angle brackets are escaped") {
+  const std::string svg = swz::format_layout_svg({3, 3, 3}, swz::LayoutSpec::row_major(8, 64), 2);
+  CHECK(svg.find("Sw&lt;3,3,3&gt;") != std::string::npos);
+  // Outside tags no '<' or '>' may stand, and every tag is closed or self-closed in order.
+  std::vector<std::string> open;
+  std::size_t pos = 0;
+  while (pos < svg.size()) {
+    const std::size_t lt = svg.find('<', pos);
+    const std::string text = svg.substr(pos, lt == std::string::npos ? std::string::npos : lt - pos);
+    CHECK(text.find('>') == std::string::npos);
+    if (lt == std::string::npos) break;
+    const std::size_t gt = svg.find('>', lt);
+    REQUIRE(gt != std::string::npos);
+    const std::string tag = svg.substr(lt + 1, gt - lt - 1);
+    REQUIRE(!tag.empty());
+    CHECK(tag.find('<') == std::string::npos);
+    if (tag[0] == '/') {
+      REQUIRE(!open.empty());
+      CHECK(open.back() == tag.substr(1));
+      open.pop_back();
+    } else if (tag.back() != '/' && tag[0] != '?' && tag[0] != '!') {
+      open.push_back(tag.substr(0, tag.find(' ')));
+    }
+    pos = gt + 1;
+  }
+  CHECK(open.empty());
 }
