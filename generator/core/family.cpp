@@ -247,7 +247,8 @@ FamilyValues Family::parse_problem(const std::string& text) const {
 FamilyValues Family::parse_config(const std::string& text) const {
   FamilyValues v;
   for (const FamilyParam& p : impl_->def.params) v[p.name] = p.default_value;
-  if (detail::trim(text).empty()) return v;
+  // "default" is how config_text() writes the one configuration of a family without params.
+  if (detail::trim(text).empty() || (impl_->def.params.empty() && detail::trim(text) == "default")) return v;
   for (const auto& kv : detail::parse_key_values(text, name() + " config")) {
     if (!impl_->params.count(kv.first))
       throw_invalid(name() + " config: unknown parameter '" + kv.first + "' (params: " + config_text(v) + ")");

@@ -262,3 +262,18 @@ TEST_CASE("family: a source may include the library's swizzle header; a .family 
   CHECK(invalid([&] { autotune_family(engine, f, f.parse_problem("n=4096")); }).find("no reference kernel") !=
         std::string::npos);
 }
+
+TEST_CASE("family without params: one configuration, written and read back as \"default\"") {
+  std::string text = swz_test::scale_family_text("0", "scale2_fixed");
+  text = replace(text, "param BLOCK = 64 128 256 ; default 128\n", "");
+  text = replace(text, "param FAULT = 0 ; default 0\n", "");
+  text = replace(text, "scale2<BLOCK, FAULT>", "scale2<128, 0>");
+  text = replace(text, "grid = ceil_div(n, BLOCK)\nblock = BLOCK", "grid = ceil_div(n, 128)\nblock = 128");
+  const Family f(FamilyDef::parse(text));
+  const FamilyValues p = f.parse_problem("n=10");
+  REQUIRE(f.space(p).size() == 1);
+  CHECK(f.config_text(f.space(p)[0]) == "default");
+  CHECK(f.parse_config("default").empty());
+  CHECK(f.check_config(f.parse_config("default"), p).empty());
+  CHECK(f.name_expression(f.parse_config("default")) == "scale2<128, 0>");
+}
