@@ -59,7 +59,7 @@ const char kHelp[] =
     "  --max-candidates N     measure at most the first N configs of the space, plus the default config (0 = all)\n"
     "  --keep-conflicted      keep configs the bank analysis shows conflicted (plain tiles)\n"
     "  --compile-only         only fill the kernel cache (no GPU needed); needs --arch\n"
-    "  --arch A               the target for --compile-only: sm_80, sm_86, sm_89, sm_90 or sm_90a\n"
+    "  --arch A               the target for --compile-only: sm_80 ... sm_121 (swz info lists them)\n"
     "  --config CFG           add a config to the space (repeatable), e.g.\n"
     "                         f32,tile=32x32,threads=256,vec=4,smem=plain (see `swz gen gemm --help` for GEMM)\n"
     "  --threads N            compile threads (default: one per core)\n"

@@ -203,7 +203,7 @@ const std::string kGenHelp = help_for(
     "Print the generated translation unit (one #include and one explicit instantiation) and the name\n"
     "expression NVRTC resolves. example: swz gen transpose --dtype f16 --tile 64x64 --smem swizzle\n");
 const std::string kCompileHelp = help_for(
-    "usage: swz compile transpose|gemm|FAMILY [config options] [--arch sm_80|sm_86|sm_89|sm_90|sm_90a] [--json]",
+    "usage: swz compile transpose|gemm|FAMILY [config options] [--arch sm_XX] [--json]",
     "Compile with NVRTC (no GPU needed; without --arch the GPU's arch is detected) and print the cubin\n"
     "size, registers, static shared memory, local memory (spills) and the options used.\n"
     "example: swz compile transpose --config f32,tile=64x64,threads=256,vec=4,smem=pad:1 --arch sm_90\n");

@@ -20,7 +20,9 @@ std::vector<std::string> template_names();
 
 // --- NVRTC compilation --------------------------------------------------------------------------
 
-/// The targets libswzjit compiles for: "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a".
+/// The targets libswzjit compiles for: "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a", "sm_100",
+/// "sm_103", "sm_110", "sm_120", "sm_121" (each family's instructions exist on all of them). For a target
+/// the loaded NVRTC has no cubin for, it emits PTX of the virtual arch (CompiledKernel::is_ptx).
 const std::vector<std::string>& known_archs();
 /// True if `arch` is one of known_archs().
 bool is_known_arch(const std::string& arch);
@@ -44,7 +46,7 @@ struct CompileRequest {
   std::string source;           ///< CUDA C++; may #include any embedded template by base name
   std::string source_name;      ///< the file name NVRTC reports in diagnostics ("" = "swzjit_kernel.cu")
   std::string name_expression;  ///< the __global__ function (template instantiation) to resolve
-  /// Target: "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", or "" to detect it from the device of
+  /// Target: one of known_archs(), or "" to detect it from the device of
   /// the calling thread's current CUDA context (device 0 when none is current; needs a driver).
   std::string arch;
   std::vector<std::string> extra_options;  ///< appended after the library's own options

@@ -7,19 +7,13 @@
 
 #include "runtime/engine/engine_impl.hpp"
 #include "runtime/jit/jit_cache.hpp"
+#include "runtime/jit/jit_internal.hpp"
 #include "runtime/jit/kernel_args.hpp"
 #include "swzjit/autotune.hpp"
 #include "swzjit/error.hpp"
 
 namespace swz {
 namespace {
-
-int arch_number(const std::string& arch) {
-  // "sm_90a" -> 90
-  int n = 0;
-  for (std::size_t i = 3; i < arch.size() && arch[i] >= '0' && arch[i] <= '9'; ++i) n = n * 10 + (arch[i] - '0');
-  return n;
-}
 
 std::string choice_key(const Family& f, const FamilyValues& problem) {
   return f.definition_hash() + " " + f.problem_text(problem);
@@ -64,7 +58,7 @@ KernelEntry compile_family_kernel(Cache& cache, const Family& family, const std:
 KernelEntry Engine::compile_family(const Family& family, const FamilyValues& config, const std::string& arch_in) {
   const std::string arch = arch_in.empty() ? impl_->arch() : arch_in;
   if (!is_known_arch(arch)) throw_invalid(family.name() + ": unknown arch \"" + arch + "\"");
-  if (arch_number(arch) < family.def().min_arch)
+  if (detail::arch_number(arch) < family.def().min_arch)
     throw Error(ErrorKind::Unsupported, family.name() + " needs sm_" + std::to_string(family.def().min_arch) +
                                             " or newer; " + arch + " was asked for");
   for (const FamilyParam& p : family.def().params) {
@@ -181,7 +175,7 @@ void Engine::run_family(const Family& family, const FamilyValues& problem,
   } else {
     cfg = family_config(family, problem);
   }
-  if (arch_number(impl_->arch()) < family.def().min_arch)
+  if (detail::arch_number(impl_->arch()) < family.def().min_arch)
     throw Error(ErrorKind::Unsupported, family.name() + " needs sm_" + std::to_string(family.def().min_arch) +
                                             " or newer; this GPU is " + impl_->arch());
   const FamilyLaunchShape shape = family.shape(cfg, problem);

@@ -188,7 +188,10 @@ void dump_source(const std::string& source, const std::string& source_name, cons
 }  // namespace
 
 const std::vector<std::string>& known_archs() {
-  static const std::vector<std::string> archs = {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"};
+  // Every family's instructions (cp.async, ldmatrix, mma.sync, ordinary loads and stores) exist on all of
+  // them; the arch-specific "a" target is Hopper's, for its wgmma/TMA kernels.
+  static const std::vector<std::string> archs = {"sm_80",  "sm_86",  "sm_87",  "sm_89",  "sm_90", "sm_90a",
+                                                 "sm_100", "sm_103", "sm_110", "sm_120", "sm_121"};
   return archs;
 }
 
@@ -227,9 +230,15 @@ std::vector<std::string> detail::compile_options_for(const CompileRequest& reque
   return all_options(arch, emits_cubin(arch, supported), request.extra_options);
 }
 
+
 namespace detail {
 
-int arch_number(const std::string& arch) { return std::stoi(arch.substr(3, 2)); }
+int arch_number(const std::string& arch) {
+  // "sm_90a" -> 90, "sm_100" -> 100: the digits after "sm_".
+  int n = 0;
+  for (std::size_t i = 3; i < arch.size() && arch[i] >= '0' && arch[i] <= '9'; ++i) n = n * 10 + (arch[i] - '0');
+  return n;
+}
 
 CompiledKernel compile_with_supported_archs(const CompileRequest& request, const std::vector<int>& supported) {
   if (request.source.empty()) throw_invalid("compile: the source is empty");

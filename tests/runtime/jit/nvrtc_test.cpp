@@ -230,7 +230,7 @@ TEST_CASE("nvrtc: only embedded templates are visible as headers") {
 }
 
 TEST_CASE("nvrtc: invalid requests are InvalidArgument naming what is allowed") {
-  for (const std::string arch : {"sm_75", "sm90", "compute_90", "SM_90", "sm_100"}) {
+  for (const std::string arch : {"sm_75", "sm90", "compute_90", "SM_90", "sm_101"}) {
     CAPTURE(arch);
     try {
       swz::compile(probe_request("swz_test::store_to", arch));
@@ -239,7 +239,7 @@ TEST_CASE("nvrtc: invalid requests are InvalidArgument naming what is allowed") 
       CHECK(e.kind() == swz::ErrorKind::InvalidArgument);
       const std::string what = e.what();
       CHECK(what.find("'" + arch + "'") != std::string::npos);
-      CHECK(what.find("sm_80, sm_86, sm_89, sm_90, sm_90a") != std::string::npos);
+      CHECK(what.find("sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a, sm_100") != std::string::npos);
     }
   }
   auto empty_source = probe_request("swz_test::store_to", "sm_80");
