@@ -299,7 +299,7 @@ CacheSettings CacheSettings::from_environment() {
     try {
       *m.second = static_cast<int>(parse_integer(m.first, v, 1, 600000));
     } catch (const Error& e) {
-      std::fprintf(stderr, "swzjit: warning: %s; using the default of %d ms\n", e.what(), *m.second);
+      log(LogLevel::Warn, std::string(e.what()) + "; using the default of " + std::to_string(*m.second) + " ms");
     }
   }
   return s;

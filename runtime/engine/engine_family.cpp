@@ -2,7 +2,6 @@
 // -> name expression -> cached cubin (keyed by the family's source bytes too) -> kernel loaded once ->
 // launch with arguments evaluated from the family's expressions. The choice of configuration per problem
 // is remembered like the built-ins' (runtime/engine/engine.cpp).
-#include <cstdio>
 #include <vector>
 
 #include "runtime/engine/engine_impl.hpp"
@@ -11,6 +10,7 @@
 #include "runtime/jit/kernel_args.hpp"
 #include "swzjit/autotune.hpp"
 #include "swzjit/error.hpp"
+#include "swzjit/log.hpp"
 
 namespace swz {
 namespace {
@@ -111,8 +111,8 @@ FamilyValues Engine::family_config(const Family& family, const FamilyValues& pro
       why = e.what();
     }
     const FamilyValues d = fallback();
-    std::fprintf(stderr, "swzjit: warning: autotuning %s %s failed (%s); using the default %s\n",
-                 family.name().c_str(), family.problem_text(problem).c_str(), why.c_str(), family.config_text(d).c_str());
+    log(LogLevel::Warn, "autotuning " + family.name() + " " + family.problem_text(problem) + " failed (" + why +
+                            "); using the default " + family.config_text(d));
     return d;
   };
   bool remember = true;
