@@ -2,8 +2,10 @@
 // libnvrtc: one build serves CUDA 12 and 13, and a machine without NVRTC only fails when it must compile.
 #include <dirent.h>
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -176,6 +178,30 @@ std::unique_ptr<NvrtcApi> load_nvrtc(const NvrtcSettings& settings, std::string*
 
 namespace {
 
+// NVRTC dlopens its libnvrtc-builtins for every compile and dlcloses it after; pinning one reference
+// (RTLD_NODELETE) keeps it mapped for the process. Repeated compiles stop re-mapping and re-running
+// its initializers, and no thread is left with a dynamic-TLS slot of an unmapped library (LeakSanitizer's
+// scan of such a slot faults at exit). Best effort: without the file NVRTC finds its own as before.
+void pin_nvrtc_builtins(const NvrtcApi& api) {
+  int major = 0, minor = 0;
+  if (api.nvrtcVersion(&major, &minor) != 0) return;
+  char resolved[PATH_MAX];
+  if (::realpath(api.path.c_str(), resolved) == nullptr) return;
+  std::string dir = resolved;
+  const auto slash = dir.rfind('/');
+  if (slash == std::string::npos) return;
+  dir.resize(slash);
+  const std::string name = "libnvrtc-builtins.so." + std::to_string(major) + "." + std::to_string(minor);
+  for (const std::string& path : {dir + "/" + name, name}) {
+    if (path.find('/') != std::string::npos && ::access(path.c_str(), R_OK) != 0) continue;
+    if (::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) != nullptr) {
+      log(LogLevel::Debug, "NVRTC builtins kept loaded: " + path);
+      return;
+    }
+  }
+  dlerror();
+}
+
 // The process's NVRTC, loaded once; a failure is remembered too, so every compile reports the same
 // reason cheaply.
 const NvrtcApi* process_nvrtc(std::string* why) {
@@ -184,8 +210,10 @@ const NvrtcApi* process_nvrtc(std::string* why) {
   static std::string failure;
   std::call_once(once, [] {
     api = load_nvrtc(NvrtcSettings::from_environment(), &failure).release();  // kept for the process
-    if (api != nullptr)
+    if (api != nullptr) {
       log(LogLevel::Info, "NVRTC loaded from " + api->path);
+      pin_nvrtc_builtins(*api);
+    }
     else
       log(LogLevel::Info, "NVRTC unavailable: " + failure);
   });

@@ -1,6 +1,7 @@
 // tests/runtime/jit: NVRTC found and dlopened lazily (runtime/jit/nvrtc_loader.cpp): which files are
 // candidates and in which order, what a failed load says, and that this machine's NVRTC loads.
 #include <doctest/doctest.h>
+#include <dlfcn.h>
 #include <sys/stat.h>
 
 #include <fstream>
@@ -99,4 +100,19 @@ TEST_CASE("this machine's NVRTC loads from the default search, and is the one nv
   const auto again = load_nvrtc(named, &why);
   REQUIRE_MESSAGE(again != nullptr, why);
   CHECK(again->path == api->path);
+}
+
+TEST_CASE("after a compile NVRTC's builtins library stays mapped (no dynamic-TLS slot of an unmapped library)") {
+  swz::CompileRequest req;
+  req.source = "extern \"C\" __global__ void k(float* p) { p[threadIdx.x] = 1.0f; }";
+  req.name_expression = "k";
+  req.arch = "sm_80";
+  const auto k = swz::compile(req);
+  CHECK(!k.image.empty());
+  const auto v = swz::nvrtc_version();
+  const std::string name =
+      "libnvrtc-builtins.so." + std::to_string(v.first) + "." + std::to_string(v.second);
+  void* h = ::dlopen(name.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  CHECK_MESSAGE(h != nullptr, name << " was unloaded after the compile");
+  if (h != nullptr) ::dlclose(h);
 }
