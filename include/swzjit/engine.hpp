@@ -2,6 +2,7 @@
 // lazily per device, launched on the caller's stream, with the tuned configuration when one is cached.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -99,6 +100,14 @@ struct GemmProblem {
   std::string key(int max_vec_bytes) const;
 };
 
+/// Device scratch a caller lends gemm() (as cuBLASLt's workspace): 256-byte aligned, `bytes` long, used in
+/// stream order on the call's stream (the caller must not use it on another stream until that work is
+/// done). Without one (ptr = 0) gemm() allocates what it needs from the engine's stream-ordered pool.
+struct GemmWorkspace {
+  DevicePtr ptr = 0;
+  std::size_t bytes = 0;
+};
+
 /// A good configuration without tuning for a problem's shape, dtype, layout and alignment on `arch`
 /// (empty = any sm_80+). Unsupported dtype pairs throw Error(Unsupported).
 GemmConfig default_gemm_config(const GemmProblem& problem, int max_vec_bytes, const std::string& arch = {});
@@ -173,9 +182,20 @@ class Engine {
   /// M or N = 0 (or batch = 0) does nothing; K = 0 writes beta * C (beta = 0: zeros, C never read).
   void gemm(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c, float alpha, float beta,
             CUstream stream, const GemmConfig* config = nullptr);
-  /// Launch exactly `cfg` (no choice, no alignment fallback): for tools, tests and the tuner.
+  /// gemm() using the caller's `workspace` for its scratch (staged copies of narrow operands, the split-K
+  /// f32 partials) instead of allocating. A workspace below the call's minimum (the staged copies and
+  /// one matrix of split-K partials) is an InvalidArgument error naming both sizes; one below
+  /// gemm_workspace_size() still works, with more split-K launches.
+  void gemm(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c, float alpha, float beta,
+            CUstream stream, const GemmConfig* config, const GemmWorkspace& workspace);
+  /// Bytes of device scratch gemm() with these arguments uses (0 for most calls: only narrow operands and
+  /// split-K configs need any). Chooses the config as gemm() would (a tune under TuneOnMiss).
+  std::size_t gemm_workspace_size(const GemmProblem& problem, DevicePtr a, DevicePtr b,
+                                  const GemmConfig* config = nullptr);
+  /// Launch exactly `cfg` (no choice, no alignment fallback): for tools, tests and the tuner. A split-K
+  /// `cfg` uses `workspace` when one is given.
   void launch_gemm(const GemmConfig& cfg, const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c,
-                   float alpha, float beta, CUstream stream);
+                   float alpha, float beta, CUstream stream, const GemmWorkspace& workspace = {});
   /// The trusted reference (templates/gemm_reference.cuh): one thread per element, f64 (or f32) sums.
   void gemm_reference(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c, float alpha, float beta,
                       CUstream stream, bool f64_accumulate = true);

@@ -380,23 +380,53 @@ class StreamScratch {
 // Split-K: per launch of up to `per_launch` matrices, the HGEMM writes each slice's f32 partials into the
 // workspace (alpha = 1, beta = 0, pitch gemm_splitk_workspace_ld), then the reduction sums the slices into
 // C with the caller's alpha and beta. K = 0 needs no products: the reduction alone writes beta * C.
+// The split-K f32 workspace of one launch's matrix, and how many matrices a launch takes when the engine
+// allocates it (0, 0 when `cfg` is unsplit or K = 0: no products, no workspace).
+struct SplitNeed {
+  long long matrix_bytes = 0, per_launch = 0;
+};
+SplitNeed split_need(const GemmConfig& cfg, const GemmProblem& p) {
+  const int splits = gemm_k_splits(cfg);
+  if (splits <= 1 || p.k == 0 || p.m == 0 || p.n == 0 || p.batch == 0) return {};
+  const Frame f = to_frame(p, 0, 0);
+  const long long stride_w = gemm_splitk_workspace_stride(f.m, f.n);
+  const long long matrix_bytes = detail::checked_mul(detail::checked_mul(splits, stride_w, "gemm split-K workspace"),
+                                                     static_cast<long long>(sizeof(float)), "gemm split-K workspace bytes");
+  const long long per_launch = std::min(
+      p.batch, std::min(gemm_max_batch_per_launch(cfg), std::max(1LL, kMaxSplitWorkspaceBytes / matrix_bytes)));
+  return {matrix_bytes, per_launch};
+}
+
+std::string bytes_text(long long n) { return std::to_string(n) + " bytes"; }
+
 void launch_split_gemm(Engine& engine, detail::GemmState& st, const Kernel& k, const GemmConfig& cfg,
-                       const GemmProblem& p, const Frame& f, DevicePtr c, float alpha, float beta, CUstream stream) {
+                       const GemmProblem& p, const Frame& f, DevicePtr c, float alpha, float beta, CUstream stream,
+                       const GemmWorkspace& workspace) {
   const Kernel reduce = support_kernel(engine, st, gemm_splitk_reduce_name_expression(p.out_dtype), tpl::kGemmSplitKBlock, [&] {
     return std::make_pair(gemm_splitk_reduce_source(p.out_dtype), gemm_splitk_reduce_source_name(p.out_dtype));
   });
   const int splits = gemm_k_splits(cfg);
   const bool empty_k = p.k == 0;
   const long long ldw = gemm_splitk_workspace_ld(f.n), stride_w = gemm_splitk_workspace_stride(f.m, f.n);
-  const long long matrix_bytes = detail::checked_mul(detail::checked_mul(splits, stride_w, "gemm split-K workspace"),
-                                                     static_cast<long long>(sizeof(float)), "gemm split-K workspace bytes");
-  const long long per_launch = std::min(
-      p.batch, std::min(gemm_max_batch_per_launch(cfg), std::max(1LL, kMaxSplitWorkspaceBytes / matrix_bytes)));
-  std::optional<StreamScratch> ws;
-  if (!empty_k)
-    ws.emplace(static_cast<std::size_t>(per_launch * matrix_bytes), engine.options().device, stream,
-               workspace_pool(st, engine.options().device),
-               "the split-K workspace (free device memory, or pass an unsplit config)");
+  const SplitNeed need = split_need(cfg, p);
+  long long per_launch = std::max(1LL, need.per_launch);
+  std::optional<StreamScratch> own;
+  DevicePtr ws = 0;
+  if (!empty_k && workspace.ptr != 0) {
+    // The caller's workspace: as many matrices per launch as fit (at least one must).
+    const long long fit = static_cast<long long>(workspace.bytes / static_cast<std::size_t>(need.matrix_bytes));
+    if (fit < 1)
+      throw_invalid("gemm: the workspace of " + bytes_text(static_cast<long long>(workspace.bytes)) + " is too small for " +
+                    "config " + cfg.to_string() + ", which needs at least " + bytes_text(need.matrix_bytes) +
+                    " (Engine::gemm_workspace_size gives the size for the call)");
+    per_launch = std::min(per_launch, fit);
+    ws = workspace.ptr;
+  } else if (!empty_k) {
+    own.emplace(static_cast<std::size_t>(per_launch * need.matrix_bytes), engine.options().device, stream,
+                workspace_pool(st, engine.options().device),
+                "the split-K workspace (free device memory, pass a workspace, or pass an unsplit config)");
+    ws = own->ptr();
+  }
   const long long eb_in = dtype_bytes(p.dtype), eb_out = dtype_bytes(p.out_dtype);
   for (long long b0 = 0; b0 < p.batch; b0 += per_launch) {
     const long long nb = std::min(per_launch, p.batch - b0);
@@ -404,7 +434,7 @@ void launch_split_gemm(Engine& engine, detail::GemmState& st, const Kernel& k, c
       // The workspace is reused by every launch: stream order puts each reduction before the next HGEMM.
       tpl::GemmParams params{reinterpret_cast<const void*>(f.a + static_cast<DevicePtr>(b0 * f.stride_a * eb_in)),
                              reinterpret_cast<const void*>(f.b + static_cast<DevicePtr>(b0 * f.stride_b * eb_in)),
-                             reinterpret_cast<void*>(ws->ptr()), static_cast<int>(f.m), static_cast<int>(f.n),
+                             reinterpret_cast<void*>(ws), static_cast<int>(f.m), static_cast<int>(f.n),
                              static_cast<int>(p.k), f.lda, f.ldb, ldw, nb, f.stride_a, f.stride_b, stride_w,
                              1.0f, 0.0f, splits, gemm_k_slice(cfg, p.k)};
       void* args[] = {&params};
@@ -413,7 +443,7 @@ void launch_split_gemm(Engine& engine, detail::GemmState& st, const Kernel& k, c
                static_cast<unsigned>(cfg.dynamic_smem_bytes()), stream, args);
       ++st.launches;
     }
-    tpl::GemmSplitKParams rp{ws ? reinterpret_cast<const float*>(ws->ptr()) : nullptr,
+    tpl::GemmSplitKParams rp{ws ? reinterpret_cast<const float*>(ws) : nullptr,
                              reinterpret_cast<void*>(c + static_cast<DevicePtr>(b0 * p.stride_c * eb_out)),
                              static_cast<int>(f.m), static_cast<int>(f.n), ldw, stride_w, p.ldc, p.stride_c, nb,
                              empty_k ? 0 : splits, alpha, beta};
@@ -509,7 +539,7 @@ TuningProblemKey Engine::gemm_tuning_key(const GemmProblem& problem, int max_vec
 }
 
 void Engine::launch_gemm(const GemmConfig& cfg, const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c,
-                         float alpha, float beta, CUstream stream) {
+                         float alpha, float beta, CUstream stream, const GemmWorkspace& workspace) {
   const GemmProblem p = problem.resolved();
   if (p.m == 0 || p.n == 0 || p.batch == 0) return;
   if (cfg.in_dtype() != p.dtype || cfg.out_dtype() != p.out_dtype)
@@ -522,7 +552,7 @@ void Engine::launch_gemm(const GemmConfig& cfg, const GemmProblem& problem, Devi
                   order_name(p.c_order) + "-major)");
   const Kernel k = gemm_kernel(cfg);
   if (gemm_k_splits(cfg) > 1) {
-    launch_split_gemm(*this, gemm_state(), k, cfg, p, f, c, alpha, beta, stream);
+    launch_split_gemm(*this, gemm_state(), k, cfg, p, f, c, alpha, beta, stream, workspace);
     return;
   }
   const long long eb_in = dtype_bytes(p.dtype), eb_out = dtype_bytes(p.out_dtype);
@@ -542,19 +572,31 @@ void Engine::launch_gemm(const GemmConfig& cfg, const GemmProblem& problem, Devi
   }
 }
 
-void Engine::gemm(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c, float alpha, float beta,
-                  CUstream stream, const GemmConfig* config) {
-  const GemmProblem p = problem.resolved();
-  if (p.m == 0 || p.n == 0 || p.batch == 0) return;
-  if (!c || (p.k > 0 && (!a || !b))) throw_invalid("gemm: null device pointer");
+namespace {
+
+// What one gemm() call runs: the problem as run (narrow operands staged), the config, and the device
+// scratch it needs (staged copies, then the split-K workspace) — shared by gemm() and gemm_workspace_size().
+struct GemmCallPlan {
+  GemmProblem p, ps;  // resolved; as run (staged operands' packed pitches)
   bool sa = false, sb = false;
-  GemmProblem ps = p;
-  GemmConfig chosen;
+  GemmConfig cfg;
+  long long a_bytes = 0, b_bytes = 0;  // staged copies, each rounded up to 256 bytes
+  long long split_matrix_bytes = 0, split_per_launch = 0;
+  long long bytes() const { return a_bytes + b_bytes + split_matrix_bytes * split_per_launch; }
+  long long min_bytes() const { return a_bytes + b_bytes + split_matrix_bytes; }
+};
+
+GemmCallPlan plan_gemm(Engine& engine, const GemmProblem& problem, DevicePtr a, DevicePtr b, const GemmConfig* config) {
+  GemmCallPlan plan;
+  plan.p = problem.resolved();
+  plan.ps = plan.p;
+  const GemmProblem& p = plan.p;
+  if (p.m == 0 || p.n == 0 || p.batch == 0) return plan;
   if (config) {
     // An explicit config runs as given when the call's own alignment fits it; else on staged operands
     // when staging makes it fit; else it is refused with the widest vec that would run.
     const std::string text = config->to_string();
-    detail::GemmState& st = gemm_state();
+    detail::GemmState& st = detail::EngineAccess::gemm_state(engine);
     bool known;
     {
       std::lock_guard<std::mutex> lock(st.mutex);
@@ -565,43 +607,84 @@ void Engine::gemm(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePt
       std::lock_guard<std::mutex> lock(st.mutex);
       st.validated.insert(text);
     }
+    plan.cfg = *config;
     int align = p.max_vec_bytes(a, b);
-    if (config->vec_bytes() <= align) {
-      launch_gemm(*config, p, a, b, c, alpha, beta, stream);
-      return;
+    if (config->vec_bytes() > align) {
+      if (engine.options().stage_narrow_operands) {
+        plan.ps = p.staged(a, b, &plan.sa, &plan.sb);
+        align = std::max(align, plan.ps.max_vec_bytes(plan.sa ? 0 : a, plan.sb ? 0 : b));
+      }
+      if (config->vec_bytes() > align || (!plan.sa && !plan.sb)) {
+        const int eb = dtype_bytes(p.dtype);
+        throw_invalid("gemm: config " + text + " loads " + std::to_string(config->vec_bytes()) +
+                      " bytes at a time; this call's pointers, leading dimensions and strides allow " +
+                      std::to_string(align) + " bytes (use vec=" + std::to_string(align / eb) + ")");
+      }
     }
-    if (options().stage_narrow_operands) {
-      ps = p.staged(a, b, &sa, &sb);
-      align = std::max(align, ps.max_vec_bytes(sa ? 0 : a, sb ? 0 : b));
-    }
-    if (config->vec_bytes() > align || (!sa && !sb)) {
-      const int eb = dtype_bytes(p.dtype);
-      throw_invalid("gemm: config " + text + " loads " + std::to_string(config->vec_bytes()) +
-                    " bytes at a time; this call's pointers, leading dimensions and strides allow " +
-                    std::to_string(align) + " bytes (use vec=" + std::to_string(align / eb) + ")");
-    }
-    chosen = *config;
   } else {
-    if (options().stage_narrow_operands) ps = p.staged(a, b, &sa, &sb);
-    chosen = gemm_config(p, a, b);  // stages the same way
+    if (engine.options().stage_narrow_operands) plan.ps = p.staged(a, b, &plan.sa, &plan.sb);
+    plan.cfg = engine.gemm_config(p, a, b);  // stages the same way
   }
-  if (!sa && !sb) {
-    launch_gemm(chosen, ps, a, b, c, alpha, beta, stream);
+  const long long eb = dtype_bytes(p.dtype);
+  const auto round256 = [](long long x) { return (x + 255) / 256 * 256; };
+  plan.a_bytes = plan.sa ? round256(p.batch * plan.ps.stride_a * eb) : 0;
+  plan.b_bytes = plan.sb ? round256(p.batch * plan.ps.stride_b * eb) : 0;
+  const SplitNeed need = split_need(plan.cfg, plan.ps);
+  plan.split_matrix_bytes = need.matrix_bytes;
+  plan.split_per_launch = need.per_launch;
+  return plan;
+}
+
+}  // namespace
+
+std::size_t Engine::gemm_workspace_size(const GemmProblem& problem, DevicePtr a, DevicePtr b,
+                                        const GemmConfig* config) {
+  return static_cast<std::size_t>(plan_gemm(*this, problem, a, b, config).bytes());
+}
+
+void Engine::gemm(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c, float alpha, float beta,
+                  CUstream stream, const GemmConfig* config) {
+  gemm(problem, a, b, c, alpha, beta, stream, config, GemmWorkspace{});
+}
+
+void Engine::gemm(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c, float alpha, float beta,
+                  CUstream stream, const GemmConfig* config, const GemmWorkspace& workspace) {
+  {
+    const GemmProblem p = problem.resolved();
+    if (p.m == 0 || p.n == 0 || p.batch == 0) return;
+    if (!c || (p.k > 0 && (!a || !b))) throw_invalid("gemm: null device pointer");
+  }
+  if (workspace.ptr != 0 && workspace.ptr % 256 != 0)
+    throw_invalid("gemm: the workspace pointer must be 256-byte aligned (cuMemAlloc's pointers are)");
+  const GemmCallPlan plan = plan_gemm(*this, problem, a, b, config);
+  const GemmProblem& p = plan.p;
+  const bool given = workspace.ptr != 0;
+  if (given && static_cast<long long>(workspace.bytes) < plan.min_bytes())
+    throw_invalid("gemm: the workspace of " + bytes_text(static_cast<long long>(workspace.bytes)) +
+                  " is too small: this call needs at least " + bytes_text(plan.min_bytes()) + " (" +
+                  bytes_text(plan.bytes()) + " preferred; Engine::gemm_workspace_size gives it)");
+  // The split-K workspace follows the staged copies in the caller's workspace.
+  const long long staged_bytes = plan.a_bytes + plan.b_bytes;
+  const GemmWorkspace split_ws =
+      given ? GemmWorkspace{workspace.ptr + static_cast<DevicePtr>(staged_bytes),
+                            workspace.bytes - static_cast<std::size_t>(staged_bytes)}
+            : GemmWorkspace{};
+  if (!plan.sa && !plan.sb) {
+    launch_gemm(plan.cfg, plan.ps, a, b, c, alpha, beta, stream, split_ws);
     return;
   }
-  // Staging: one stream-ordered scratch for both copies (freed in stream order after the GEMM).
+  // Staging: one scratch for both copies: the caller's, or stream-ordered (freed in stream order after the GEMM).
   detail::GemmState& st = gemm_state();
   const Kernel pack = support_kernel(*this, st, gemm_pack_name_expression(p.dtype), tpl::kGemmPackBlock, [&] {
     return std::make_pair(gemm_pack_source(p.dtype), gemm_pack_source_name(p.dtype));
   });
-  const long long eb = dtype_bytes(p.dtype);
-  const auto round256 = [](long long x) { return (x + 255) / 256 * 256; };
-  const long long a_bytes = sa ? round256(p.batch * ps.stride_a * eb) : 0;
-  const long long b_bytes = sb ? round256(p.batch * ps.stride_b * eb) : 0;
-  StreamScratch scratch(static_cast<std::size_t>(a_bytes + b_bytes), options().device, stream,
-                        workspace_pool(st, options().device),
-                        "the staged copy of a narrow operand (free device memory, or set "
-                        "EngineOptions::stage_narrow_operands = false to run narrow-copy kernels on it)");
+  std::optional<StreamScratch> own;
+  if (!given)
+    own.emplace(static_cast<std::size_t>(staged_bytes), options().device, stream, workspace_pool(st, options().device),
+                "the staged copy of a narrow operand (free device memory, pass a workspace, or set "
+                "EngineOptions::stage_narrow_operands = false to run narrow-copy kernels on it)");
+  const DevicePtr base = given ? workspace.ptr : own->ptr();
+  const GemmProblem& ps = plan.ps;
   const auto copy = [&](DevicePtr src, long long ld_src, long long stride_src, DevicePtr dst, long long ld_dst,
                         long long stride_dst, bool is_a) {
     const OperandLines l = operand_lines(p, is_a);
@@ -611,10 +694,10 @@ void Engine::gemm(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePt
     const LaunchShape s = gemm_pack_launch_shape(l.rows, ld_dst, p.batch, p.dtype);
     pack.launch(Dim3{s.grid[0], 1, 1}, Dim3{s.block[0], 1, 1}, 0, stream, args);
   };
-  const DevicePtr a2 = sa ? scratch.ptr() : a, b2 = sb ? scratch.ptr() + static_cast<DevicePtr>(a_bytes) : b;
-  if (sa) copy(a, p.lda, p.stride_a, a2, ps.lda, ps.stride_a, true);
-  if (sb) copy(b, p.ldb, p.stride_b, b2, ps.ldb, ps.stride_b, false);
-  launch_gemm(chosen, ps, a2, b2, c, alpha, beta, stream);
+  const DevicePtr a2 = plan.sa ? base : a, b2 = plan.sb ? base + static_cast<DevicePtr>(plan.a_bytes) : b;
+  if (plan.sa) copy(a, p.lda, p.stride_a, a2, ps.lda, ps.stride_a, true);
+  if (plan.sb) copy(b, p.ldb, p.stride_b, b2, ps.ldb, ps.stride_b, false);
+  launch_gemm(plan.cfg, ps, a2, b2, c, alpha, beta, stream, split_ws);
 }
 
 void Engine::gemm_reference(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c, float alpha, float beta,

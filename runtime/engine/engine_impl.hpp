@@ -97,6 +97,7 @@ Config choose_config(Engine::Impl& impl, TuneGate<Key>& gate, const Key& key,
 /// The tuner and the GEMM half count their work on the engine they serve (EngineCounters).
 struct EngineAccess {
   static Engine::Impl& impl(Engine& engine) { return *engine.impl_; }
+  static GemmState& gemm_state(Engine& engine) { return engine.gemm_state(); }
 };
 }  // namespace detail
 

@@ -52,13 +52,17 @@ struct Case {
   float alpha = 1.0f, beta = 0.0f;
   const GemmConfig* config = nullptr;
   int samples = 0;        // > 0: verify this many random elements (big shapes) instead of all
+  // Caller workspace: 0 none (the engine allocates), 1 Engine::gemm_workspace_size bytes, 2 half of it
+  // (still at least the minimum for a batch: fewer matrices per split-K launch). Poisoned with 0xFF.
+  int workspace = 0;
   std::string label() const {
     return to_string(in) + ">" + to_string(out) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
            std::to_string(k) + " A" + (ao == MatrixOrder::RowMajor ? "r" : "c") + " B" +
            (bo == MatrixOrder::RowMajor ? "r" : "c") + " C" + (co == MatrixOrder::RowMajor ? "r" : "c") + " pad " +
            std::to_string(pad) + " batch " + std::to_string(batch) + " misalign " + std::to_string(misalign) + " c_misalign " + std::to_string(c_misalign) +
            " alpha " + std::to_string(alpha) + " beta " + std::to_string(beta) +
-           (config ? " config " + config->to_string() : std::string(" (engine's choice)"));
+           (config ? " config " + config->to_string() : std::string(" (engine's choice)")) +
+           (workspace ? " workspace " + std::to_string(workspace) : std::string());
   }
 };
 
@@ -106,8 +110,18 @@ double run_case(Engine& engine, const Case& c, std::mt19937_64& rng) {
   db.copy_from_host(hb.bytes.data(), hb.bytes.size());
   dc.copy_from_host(hc.bytes.data(), hc.bytes.size());
   Stream stream;
-  engine.gemm(p, da.ptr() + ha.offset, db.ptr() + hb.offset, dc.ptr() + hc.offset, c.alpha, c.beta, stream.handle(),
-              c.config);
+  if (c.workspace == 0) {
+    engine.gemm(p, da.ptr() + ha.offset, db.ptr() + hb.offset, dc.ptr() + hc.offset, c.alpha, c.beta, stream.handle(),
+                c.config);
+  } else {
+    std::size_t bytes = engine.gemm_workspace_size(p, da.ptr() + ha.offset, db.ptr() + hb.offset, c.config);
+    if (c.workspace == 2) bytes /= 2;
+    DeviceBuffer ws(std::max<std::size_t>(bytes, 1));
+    std::vector<std::uint8_t> poison(ws.size(), 0xFF);
+    ws.copy_from_host(poison.data(), poison.size());
+    engine.gemm(p, da.ptr() + ha.offset, db.ptr() + hb.offset, dc.ptr() + hc.offset, c.alpha, c.beta, stream.handle(),
+                c.config, GemmWorkspace{ws.ptr(), bytes});
+  }
   stream.synchronize();
   std::vector<std::uint8_t> out(hc.bytes.size());
   dc.copy_to_host(out.data(), out.size());
@@ -503,4 +517,55 @@ TEST_CASE("gemm split-K: long K on few tiles, uneven and empty slices, batches, 
     c.in = DType::F32, c.out = DType::F32, c.m = 127, c.n = 129, c.k = 4100;
     check_case(engine, c, rng);  // config = nullptr: the engine's choice
   }
+}
+
+TEST_CASE("gemm workspace: the size query, a caller's workspace for staging and split-K, and its refusals") {
+  Engine engine(EngineOptions{0, TunePolicy::Default, temp_cache_dir(), true});
+  std::mt19937_64 rng(std::random_device{}());
+  GemmProblem probe;
+  probe.dtype = DType::F16, probe.out_dtype = DType::F16, probe.m = 77, probe.n = 93, probe.k = 3001;
+  probe.b_order = MatrixOrder::ColMajor;
+  // Split-K on a batch of 5 (several matrices per launch, then fewer with half the size), odd pitches
+  // (both operands staged), beta over random C and beta = 0 over NaN.
+  for (int mode : {1, 2})
+    for (int ldm : {8, 1}) {
+      Case c;
+      c.in = DType::F16, c.out = DType::F16, c.bo = MatrixOrder::ColMajor, c.m = 77, c.n = 93, c.k = 3001;
+      c.batch = 5, c.ld_multiple = ldm, c.alpha = 0.75f, c.beta = ldm == 8 ? 0.5f : 0.0f, c.workspace = mode;
+      const GemmConfig cfg = split_config(c, 8);
+      c.config = &cfg;
+      check_case(engine, c, rng);
+      c.config = nullptr;  // the engine's choice (staged when ldm = 1)
+      check_case(engine, c, rng);
+    }
+  // The size: 0 for an unsplit, aligned call; the split-K partials for a split one; the staged copies on top.
+  DeviceBuffer a(1 << 24), b(1 << 24), c(1 << 24);
+  GemmProblem p = probe;
+  p.k = 4096;
+  const std::vector<GemmConfig> space = gemm_search_space(p.dtype, p.out_dtype, p.kernel_layout(), 16);
+  const GemmConfig unsplit = space.front();
+  REQUIRE(gemm_k_splits(unsplit) == 1);
+  CHECK(engine.gemm_workspace_size(p, a.ptr(), b.ptr(), &unsplit) == 0);
+  Case sc;
+  sc.in = DType::F16, sc.out = DType::F16, sc.bo = MatrixOrder::ColMajor;
+  const GemmConfig split8 = split_config(sc, 8);
+  const std::size_t split_bytes = engine.gemm_workspace_size(p, a.ptr(), b.ptr(), &split8);
+  CHECK(split_bytes >= std::size_t(8) * 77 * 93 * sizeof(float));
+  CHECK(engine.gemm_workspace_size(p, a.ptr() + 2, b.ptr(), &split8) > split_bytes);  // A misaligned: staged
+  // Refusals: too small (names both sizes), and a pointer off 256 bytes.
+  Stream stream;
+  auto error_of = [&](const GemmWorkspace& ws) -> std::string {
+    try {
+      engine.gemm(p, a.ptr(), b.ptr(), c.ptr(), 1.0f, 0.0f, stream.handle(), &split8, ws);
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::InvalidArgument);
+      return e.what();
+    }
+    return "no error";
+  };
+  DeviceBuffer ws(split_bytes + 512);
+  CHECK(error_of(GemmWorkspace{ws.ptr(), 1024}).find("too small") != std::string::npos);
+  CHECK(error_of(GemmWorkspace{ws.ptr() + 16, split_bytes}).find("256-byte aligned") != std::string::npos);
+  CHECK(error_of(GemmWorkspace{ws.ptr(), split_bytes}) == "no error");
+  stream.synchronize();
 }

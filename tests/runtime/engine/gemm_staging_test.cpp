@@ -6,6 +6,7 @@
 #include "swzjit/error.hpp"
 #include "generator/families/gemm/gemm_pack.hpp"
 #include "swzjit/jit.hpp"
+#include "tests/runtime/cache/cache_test_util.hpp"
 
 using namespace swz;
 
@@ -96,4 +97,32 @@ TEST_CASE("staging kernel: one instantiation per element size, compiles for sm_8
         FAIL_CHECK(arch << " " << to_string(t) << ": " << e.what() << "\n" << e.compile_log());
       }
     }
+}
+
+TEST_CASE("gemm workspace size: 0 unsplit and aligned, split-K partials for a split config, staged copies on top") {
+  swz_cache_test::TempDir dir;
+  EngineOptions eo;
+  eo.cache_dir = dir.path();
+  Engine engine(eo);  // no GPU needed: explicit configs, pitches and pointers only
+  GemmProblem p = problem(DType::F16, 77, 93, 4096);
+  p.b_order = MatrixOrder::ColMajor;
+  const std::string base = "hgemm,f16>f16,NT,tile=64x64x32,warp=32x32,stages=4,vec=8,raster=4,swa=2:3:3,swb=2:3:3";
+  const GemmConfig unsplit = GemmConfig::parse(base);
+  const GemmConfig split8 = GemmConfig::parse(base + ",split=8");
+  const DevicePtr a = 1 << 20, b = 1 << 24;  // 256-byte aligned addresses (never dereferenced)
+  CHECK(engine.gemm_workspace_size(p, a, b, &unsplit) == 0);
+  const std::size_t split_bytes = engine.gemm_workspace_size(p, a, b, &split8);
+  CHECK(split_bytes >= std::size_t(8) * 77 * 93 * sizeof(float));
+  CHECK(split_bytes < std::size_t(8) * 80 * 128 * sizeof(float) + 4096);
+  p.batch = 3;  // three matrices of partials in one launch
+  CHECK(engine.gemm_workspace_size(p, a, b, &split8) == 3 * split_bytes);
+  p.batch = 1;
+  // A 2-byte-aligned A is staged: its packed copy (77 x 4096 f16, 256-rounded) comes first.
+  CHECK(engine.gemm_workspace_size(p, a + 2, b, &unsplit) == 77 * 4096 * 2);
+  CHECK(engine.gemm_workspace_size(p, a + 2, b, &split8) == 77 * 4096 * 2 + split_bytes);
+  // Empty problems and K = 0 need nothing.
+  p.k = 0, p.lda = 4096, p.ldb = 4096;  // pitches kept 16-byte so the config fits
+  CHECK(engine.gemm_workspace_size(p, a, b, &split8) == 0);
+  p.m = 0;
+  CHECK(engine.gemm_workspace_size(p, a, b, &split8) == 0);
 }
