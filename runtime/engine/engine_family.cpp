@@ -2,6 +2,8 @@
 // -> name expression -> cached cubin (keyed by the family's source bytes too) -> kernel loaded once ->
 // launch with arguments evaluated from the family's expressions. The choice of configuration per problem
 // is remembered like the built-ins' (runtime/engine/engine.cpp).
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "runtime/engine/engine_impl.hpp"
@@ -163,8 +165,45 @@ void launch_family(Engine::Impl& impl, Kernel kernel, const Family& family, cons
 
 }  // namespace
 
+namespace {
+
+// The hot path's key: the definition and the problem's values in dims order; false when `problem` does not
+// name exactly the family's dims (the slow path then says what is wrong).
+bool problem_id(const Family& family, const FamilyValues& problem, Engine::Impl::FamilyProblemId* id) {
+  const std::vector<std::string>& dims = family.def().dims;
+  if (problem.size() != dims.size()) return false;
+  id->first = family.definition_hash();
+  id->second.clear();
+  id->second.reserve(dims.size());
+  for (const std::string& d : dims) {
+    const auto it = problem.find(d);
+    if (it == problem.end()) return false;
+    id->second.push_back(it->second);
+  }
+  return true;
+}
+
+}  // namespace
+
 void Engine::run_family(const Family& family, const FamilyValues& problem,
                         const std::map<std::string, DevicePtr>& buffers, CUstream stream, const FamilyValues* config) {
+  Impl::FamilyProblemId id;
+  const bool memo = config == nullptr && problem_id(family, problem, &id);
+  if (memo) {
+    std::shared_ptr<const Impl::FamilyPrepared> prepared;
+    {
+      std::lock_guard<std::mutex> lock(impl_->mutex);
+      const auto it = impl_->family_prepared.find(id);
+      if (it != impl_->family_prepared.end()) prepared = it->second;
+    }
+    if (prepared) {  // validated, chosen, compiled and loaded before: only the buffers are new
+      check_buffers(family, buffers);
+      detail::PackedArgs args = pack_args(family, prepared->args, buffers);
+      launch_shape(prepared->kernel, prepared->shape, stream, args);
+      ++impl_->launches;
+      return;
+    }
+  }
   family.validate_problem(problem);
   check_buffers(family, buffers);
   FamilyValues cfg;
@@ -179,8 +218,23 @@ void Engine::run_family(const Family& family, const FamilyValues& problem,
     throw Error(ErrorKind::Unsupported, family.name() + " needs sm_" + std::to_string(family.def().min_arch) +
                                             " or newer; this GPU is " + impl_->arch());
   const FamilyLaunchShape shape = family.shape(cfg, problem);
-  const Kernel k = family_kernel(*impl_, family, family.definition_hash() + " " + family.config_text(cfg),
-                                 shape.name_expression);
+  Kernel k = family_kernel(*impl_, family, family.definition_hash() + " " + family.config_text(cfg),
+                           shape.name_expression);
+  if (memo) {
+    // Only a remembered choice is prepared (not the default a call runs while another thread tunes).
+    bool remembered;
+    {
+      std::lock_guard<std::mutex> lock(impl_->mutex);
+      remembered = impl_->family_choices.count(choice_key(family, problem)) > 0;
+    }
+    if (remembered) {
+      if (shape.dynamic_smem > 48 * 1024) k.set_max_dynamic_smem(static_cast<int>(shape.dynamic_smem));
+      auto prepared = std::make_shared<const Impl::FamilyPrepared>(
+          Impl::FamilyPrepared{k, shape, family.kernel_args(cfg, problem)});
+      std::lock_guard<std::mutex> lock(impl_->mutex);
+      impl_->family_prepared.emplace(id, prepared);
+    }
+  }
   launch_family(*impl_, k, family, shape, family.kernel_args(cfg, problem), buffers, stream);
 }
 

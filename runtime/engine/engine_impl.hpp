@@ -62,6 +62,15 @@ struct Engine::Impl {
   };
   std::map<std::string, Kernel> family_kernels;
   std::map<std::string, FamilyChoice> family_choices;
+  // run_family's hot path: per (definition hash, problem values in dims order) everything a launch of
+  // the remembered choice needs, so a repeated call is one map lookup, the buffers' pointers and a launch.
+  struct FamilyPrepared {
+    Kernel kernel;
+    FamilyLaunchShape shape;
+    std::vector<FamilyKernelArg> args;
+  };
+  using FamilyProblemId = std::pair<std::string, std::vector<long long>>;
+  std::map<FamilyProblemId, std::shared_ptr<const FamilyPrepared>> family_prepared;
   detail::TuneGate<std::string> family_tuning;
   std::atomic<std::uint64_t> compiles{0}, loads{0}, tuned_hits{0}, tuned_misses{0}, tunes{0}, bench_runs{0},
       launches{0};

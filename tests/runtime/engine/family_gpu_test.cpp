@@ -195,3 +195,26 @@ TEST_CASE("declared families from several threads and engines at once: TuneOnMis
   CHECK(tuned.counters().tunes >= 1);
   CHECK(plain.counters().tunes == 0);
 }
+
+TEST_CASE("run_family's repeated calls: the prepared launch takes each call's new buffers, no compile or load") {
+  EngineOptions eo;
+  eo.cache_dir = temp_dir();
+  Engine engine(eo);
+  const auto f = get_family("rowsum");
+  std::mt19937 rng(99);
+  CHECK(run_rowsum(engine, *f, 3, 77, 1001, nullptr, rng) == 0);  // chooses, compiles, loads, prepares
+  const EngineCounters before = engine.counters();
+  for (int i = 0; i < 4; ++i) CHECK(run_rowsum(engine, *f, 3, 77, 1001, nullptr, rng) == 0);  // fresh buffers each
+  const EngineCounters after = engine.counters();
+  CHECK(after.compiles == before.compiles);
+  CHECK(after.kernel_loads == before.kernel_loads);
+  CHECK(after.launches == before.launches + 4);
+  // Another shape gets its own preparation; a missing buffer is still refused on the prepared path.
+  CHECK(run_rowsum(engine, *f, 1, 5, 33, nullptr, rng) == 0);
+  DeviceBuffer d_in(3 * 77 * 1001 * 4);
+  const FamilyValues p{{"batch", 3}, {"rows", 77}, {"cols", 1001}};
+  CHECK_THROWS_WITH_AS(engine.run_family(*f, p, {{"in", d_in.ptr()}}, nullptr),
+                       doctest::Contains("no device pointer for buffer 'out'"), Error);
+  CHECK_THROWS_WITH_AS(engine.run_family(*f, p, {{"in", d_in.ptr()}, {"out", d_in.ptr()}, {"bogus", d_in.ptr()}}, nullptr),
+                       doctest::Contains("unknown buffer 'bogus'"), Error);
+}
