@@ -174,16 +174,7 @@ Kernel Engine::transpose_kernel(const TransposeConfig& cfg) {
 }
 
 TuningProblemKey Engine::transpose_tuning_key(const TransposeProblem& problem, int max_vec_bytes) {
-  const DeviceInfo info = device_info(impl_->options.device);
-  TuningProblemKey k;
-  k.operation = "transpose";
-  k.problem = problem.key(max_vec_bytes);
-  k.device_name = info.name;
-  k.arch = info.arch();
-  k.sm_count = info.sm_count;
-  k.nvrtc_version = impl_->nvrtc_version;
-  k.templates_hash = impl_->templates_hash;
-  return k;
+  return impl_->tuning_key("transpose", problem.key(max_vec_bytes));
 }
 
 

@@ -72,16 +72,7 @@ KernelEntry Engine::compile_family(const Family& family, const FamilyValues& con
 }
 
 TuningProblemKey Engine::family_tuning_key(const Family& family, const FamilyValues& problem) {
-  const DeviceInfo info = device_info(impl_->options.device);
-  TuningProblemKey k;
-  k.operation = "family:" + family.name();
-  k.problem = family.problem_text(problem);
-  k.device_name = info.name;
-  k.arch = info.arch();
-  k.sm_count = info.sm_count;
-  k.nvrtc_version = impl_->nvrtc_version;
-  k.templates_hash = impl_->templates_hash;
-  return k;
+  return impl_->tuning_key("family:" + family.name(), family.problem_text(problem));
 }
 
 FamilyValues Engine::family_config(const Family& family, const FamilyValues& problem) {

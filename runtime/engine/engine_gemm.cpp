@@ -525,17 +525,7 @@ GemmConfig Engine::gemm_config(const GemmProblem& problem, DevicePtr a, DevicePt
 }
 
 TuningProblemKey Engine::gemm_tuning_key(const GemmProblem& problem, int max_vec_bytes) {
-  const DeviceInfo info = device_info(options().device);
-  static const std::string kTemplatesHash = templates_hash();
-  TuningProblemKey k;
-  k.operation = "gemm";
-  k.problem = problem.resolved().key(max_vec_bytes);
-  k.device_name = info.name;
-  k.arch = info.arch();
-  k.sm_count = info.sm_count;
-  k.nvrtc_version = impl_->nvrtc_version;
-  k.templates_hash = kTemplatesHash;
-  return k;
+  return impl_->tuning_key("gemm", problem.resolved().key(max_vec_bytes));
 }
 
 void Engine::launch_gemm(const GemmConfig& cfg, const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c,

@@ -75,6 +75,20 @@ struct Engine::Impl {
   std::atomic<std::uint64_t> compiles{0}, loads{0}, tuned_hits{0}, tuned_misses{0}, tunes{0}, bench_runs{0},
       launches{0};
 
+  /// The tuning key of `problem` (canonical text) for `operation` on this engine's device.
+  TuningProblemKey tuning_key(std::string operation, std::string problem) const {
+    const DeviceInfo info = device_info(options.device);
+    TuningProblemKey k;
+    k.operation = std::move(operation);
+    k.problem = std::move(problem);
+    k.device_name = info.name;
+    k.arch = info.arch();
+    k.sm_count = info.sm_count;
+    k.nvrtc_version = nvrtc_version;
+    k.templates_hash = templates_hash;
+    return k;
+  }
+
   /// The device's arch ("sm_90"), detected on first use.
   std::string arch() {
     std::lock_guard<std::mutex> lock(mutex);

@@ -99,19 +99,11 @@ GemmTuningSpace select_gemm_space(DType in, DType out, GemmLayout layout, int ma
       throw_invalid("extra config '" + text + "' is for " + to_string(cfg.in_dtype()) + ">" +
                     to_string(cfg.out_dtype()) + " " + to_string(cfg.layout()) + ", the problem is " + to_string(in) +
                     ">" + to_string(out) + " " + to_string(layout));
-    const std::string name = cfg.to_string();
-    if (!seen.insert(name).second) {
-      // Already kept, or rejected by the bank filter: asked for explicitly, so it moves to the end.
-      const auto it = std::find_if(space.rejected.begin(), space.rejected.end(),
-                                   [&](const auto& r) { return r.first.to_string() == name; });
-      if (it == space.rejected.end()) continue;
-      space.rejected.erase(it);
-    }
-    if (cfg.vec_bytes() > max_vec_bytes)
-      space.rejected.emplace_back(cfg, "loads " + std::to_string(cfg.vec_bytes()) +
-                                           " bytes at a time; the problem allows " + std::to_string(max_vec_bytes));
-    else
-      space.kept.push_back(cfg);
+    space.add_requested(cfg, &seen,
+                        cfg.vec_bytes() > max_vec_bytes
+                            ? "loads " + std::to_string(cfg.vec_bytes()) + " bytes at a time; the problem allows " +
+                                  std::to_string(max_vec_bytes)
+                            : std::string());
   }
   return space;
 }
@@ -277,24 +269,9 @@ TuneReport autotune_gemm(Engine& engine, const GemmProblem& problem_in, int max_
 }
 
 GemmConfig autotune_gemm_for_engine(Engine& engine, const GemmProblem& problem, int max_vec_bytes) {
-  std::string why;
-  try {
-    const TuneReport report = autotune_gemm(engine, problem, max_vec_bytes);
-    if (!report.winner.empty()) {
-      if (log_enabled(LogLevel::Debug))
-        log(LogLevel::Debug, "tuned gemm " + report.problem + ": " + report.winner + ", " +
-                                 std::to_string(report.winner_ms) + " ms (" + std::to_string(report.benchmarked) +
-                                 " benchmarked, " + std::to_string(report.reused) + " reused from the tuning cache)");
-      return GemmConfig::parse(report.winner);
-    }
-    why = "no candidate of " + std::to_string(report.space_size - report.static_rejected) + " succeeded";
-  } catch (const Error& e) {
-    why = e.what();
-  }
-  const GemmConfig fallback = default_gemm_config(problem, max_vec_bytes);
-  log(LogLevel::Warn, "autotuning gemm " + problem.key(max_vec_bytes) + " failed (" + why + "); using the default " +
-                          fallback.to_string());
-  return fallback;
+  return detail::tuned_or_default<GemmConfig>(
+      "gemm", problem.key(max_vec_bytes), [&] { return autotune_gemm(engine, problem, max_vec_bytes); },
+      [&] { return default_gemm_config(problem, max_vec_bytes); });
 }
 
 }  // namespace swz

@@ -2,13 +2,19 @@
 // and the autotuner's pure pieces (runtime/autotune_select.cpp) that tests check without a GPU.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
+#include <functional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "swzjit/autotune.hpp"
 #include "swzjit/cache.hpp"
 #include "swzjit/engine.hpp"
+#include "swzjit/error.hpp"
+#include "swzjit/log.hpp"
 
 namespace swz {
 
@@ -34,6 +40,33 @@ std::string gemm_space_id(DType in, DType out, GemmLayout layout, int max_vec_by
 GemmConfig autotune_gemm_for_engine(Engine& engine, const GemmProblem& problem, int max_vec_bytes);
 
 namespace detail {
+/// What the engine's TuneOnMiss runs for a built-in operation: `tune`'s winner, else (no candidate
+/// succeeded, or the tune failed) `fallback()` with a warning naming the operation, problem and reason.
+template <class Config>
+Config tuned_or_default(const std::string& operation, const std::string& problem, const std::function<TuneReport()>& tune,
+                        const std::function<Config()>& fallback) {
+  std::string why;
+  try {
+    const TuneReport report = tune();
+    if (!report.winner.empty()) {
+      if (log_enabled(LogLevel::Debug))
+        log(LogLevel::Debug, "tuned " + operation + " " + report.problem + ": " + report.winner + ", " +
+                                 std::to_string(report.winner_ms) + " ms (" + std::to_string(report.benchmarked) +
+                                 " benchmarked, " + std::to_string(report.reused) + " reused from the tuning cache)");
+      return Config::parse(report.winner);
+    }
+    why = "no candidate of " + std::to_string(report.space_size - report.static_rejected) + " succeeded";
+  } catch (const Error& e) {
+    why = e.what();
+  }
+  const Config d = fallback();
+  log(LogLevel::Warn, "autotuning " + operation + " " + problem + " failed (" + why + "); using the default " +
+                          d.to_string());
+  return d;
+}
+}  // namespace detail
+
+namespace detail {
 
 /// A resolved GEMM problem in the kernels' frame (C row-major; runtime/engine_gemm.cpp maps every
 /// public layout, column-major C included, onto it): what the autotuner's worker computes.
@@ -43,11 +76,33 @@ struct GemmFrameDesc {
 };
 GemmFrameDesc gemm_frame(const GemmProblem& resolved);
 
-/// A GEMM space after the static checks, as select_transpose_space.
-struct GemmTuningSpace {
-  std::vector<GemmConfig> kept;
-  std::vector<std::pair<GemmConfig, std::string>> rejected;
+/// The space a tune works on, after the static checks, in its fixed order (the order breaks near-ties).
+template <class Config>
+struct TunedSpace {
+  std::vector<Config> kept;
+  /// Dropped by the static checks, with the reason (e.g. "bank analysis: 96 excess wavefronts per tile").
+  std::vector<std::pair<Config, std::string>> rejected;
+
+  /// Appends a config the caller asked for (an extra config): it skips the bank filter (one the filter
+  /// rejected moves to the end of `kept`; one already kept is dropped) but not the alignment rule
+  /// (`misfit`: why the problem's alignment refuses it, "" when it fits). `seen` holds kept/rejected names.
+  void add_requested(const Config& cfg, std::set<std::string>* seen, const std::string& misfit) {
+    const std::string name = cfg.to_string();
+    if (!seen->insert(name).second) {
+      const auto it = std::find_if(rejected.begin(), rejected.end(),
+                                   [&](const std::pair<Config, std::string>& r) { return r.first.to_string() == name; });
+      if (it == rejected.end()) return;
+      rejected.erase(it);
+    }
+    if (!misfit.empty())
+      rejected.emplace_back(cfg, misfit);
+    else
+      kept.push_back(cfg);
+  }
 };
+
+/// A GEMM space after the static checks, as select_transpose_space.
+using GemmTuningSpace = TunedSpace<GemmConfig>;
 /// gemm_search_space(in, out, layout, max_vec_bytes) with every config whose analyze_gemm() shows
 /// excess wavefronts rejected (kept when keep_conflicted), then `extra_configs` appended (parsed,
 /// validated, duplicates dropped; they skip the bank filter but not the alignment rule).
@@ -71,12 +126,8 @@ enum class GemmSupportKernel {
 KernelEntry compile_gemm_support_kernel(Cache& cache, GemmSupportKernel which, DType in, DType out, GemmLayout layout,
                                         const std::string& arch, std::atomic<int>* compiles);
 
-/// The space a tune works on, after the static checks, in its fixed order (the order breaks near-ties).
-struct TuningSpace {
-  std::vector<TransposeConfig> kept;
-  /// Dropped by the static checks, with the reason (e.g. "bank analysis: 96 excess wavefronts per tile").
-  std::vector<std::pair<TransposeConfig, std::string>> rejected;
-};
+/// A transpose space after the static checks.
+using TuningSpace = TunedSpace<TransposeConfig>;
 
 /// transpose_search_space(dtype, max_vec_bytes) with every config the bank analysis shows conflicted
 /// rejected (kept when keep_conflicted), then `extra_configs` appended (parsed; duplicates dropped).

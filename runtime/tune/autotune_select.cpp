@@ -65,19 +65,11 @@ TuningSpace select_transpose_space(DType dtype, int max_vec_bytes, bool keep_con
     if (cfg.dtype != dtype)
       throw_invalid("extra config '" + text + "' is for " + to_string(cfg.dtype) + ", the problem is " +
                     to_string(dtype));
-    const std::string name = cfg.to_string();
-    if (!seen.insert(name).second) {
-      // Already kept, or rejected by the bank filter: asked for explicitly, so it moves to the end.
-      const auto it = std::find_if(space.rejected.begin(), space.rejected.end(),
-                                   [&](const auto& r) { return r.first.to_string() == name; });
-      if (it == space.rejected.end()) continue;
-      space.rejected.erase(it);
-    }
-    if (cfg.vec * eb > max_vec_bytes)
-      space.rejected.emplace_back(cfg, "needs " + std::to_string(cfg.vec * eb) +
-                                           "-byte aligned rows; the problem allows " + std::to_string(max_vec_bytes));
-    else
-      space.kept.push_back(cfg);
+    space.add_requested(cfg, &seen,
+                        cfg.vec * eb > max_vec_bytes
+                            ? "needs " + std::to_string(cfg.vec * eb) + "-byte aligned rows; the problem allows " +
+                                  std::to_string(max_vec_bytes)
+                            : std::string());
   }
   return space;
 }

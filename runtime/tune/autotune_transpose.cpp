@@ -96,24 +96,9 @@ TuneReport autotune_transpose(Engine& engine, const TransposeProblem& problem_in
 }
 
 TransposeConfig autotune_transpose_for_engine(Engine& engine, const TransposeProblem& problem, int max_vec_bytes) {
-  std::string why;
-  try {
-    const TuneReport report = autotune_transpose(engine, problem, max_vec_bytes);
-    if (!report.winner.empty()) {
-      if (log_enabled(LogLevel::Debug))
-        log(LogLevel::Debug, "tuned transpose " + report.problem + ": " + report.winner + ", " +
-                                 std::to_string(report.winner_ms) + " ms (" + std::to_string(report.benchmarked) +
-                                 " benchmarked, " + std::to_string(report.reused) + " reused from the tuning cache)");
-      return TransposeConfig::parse(report.winner);
-    }
-    why = "no candidate of " + std::to_string(report.space_size - report.static_rejected) + " succeeded";
-  } catch (const Error& e) {
-    why = e.what();
-  }
-  const TransposeConfig fallback = default_transpose_config(problem.dtype, max_vec_bytes);
-  log(LogLevel::Warn, "autotuning transpose " + problem.key(max_vec_bytes) + " failed (" + why +
-                          "); using the default " + fallback.to_string());
-  return fallback;
+  return detail::tuned_or_default<TransposeConfig>(
+      "transpose", problem.key(max_vec_bytes), [&] { return autotune_transpose(engine, problem, max_vec_bytes); },
+      [&] { return default_transpose_config(problem.dtype, max_vec_bytes); });
 }
 
 }  // namespace swz

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "swzjit/error.hpp"
 #include "swzjit/gemm.hpp"
 #include "swzjit/transpose.hpp"  // LaunchShape
 
@@ -76,6 +77,29 @@ void add_row(GemmAnalysis& a, const SmemInstrStats& row);
 /// (B = 0 for none) and `ok` says whether the config validates and shows zero excess on that operand.
 bool choose_operand_swizzle(int min_m, int tile_bits, const std::function<void(const SwizzleSpec&)>& set,
                             const std::function<bool()>& ok);
+
+/// choose_operand_swizzle for A (over bm x bk) then B (bn x bk) of an SGEMM or HGEMM config: `validate`
+/// throws for an invalid config, `analyze` gives its GemmAnalysis. False when an operand found none.
+template <class Config, class Validate, class Analyze>
+bool choose_gemm_swizzles(Config& c, int min_m, Validate validate, Analyze analyze) {
+  bool ok = true;
+  for (int op = 0; op < 2; ++op) {
+    SwizzleSpec& sw = op == 0 ? c.swizzle_a : c.swizzle_b;
+    const int tile_bits = log2_exact(static_cast<long long>(op == 0 ? c.bm : c.bn) * c.bk);
+    ok = choose_operand_swizzle(
+             min_m, tile_bits, [&](const SwizzleSpec& s) { sw = s; },
+             [&] {
+               try {
+                 validate(c);
+               } catch (const Error&) {
+                 return false;
+               }
+               return analyze(c).excess_of(op == 0 ? 'A' : 'B') == 0;
+             }) &&
+         ok;
+  }
+  return ok;
+}
 
 // SGEMM (generator/sgemm.cpp)
 std::string sgemm_to_string(const SgemmConfig& c);

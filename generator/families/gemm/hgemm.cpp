@@ -198,23 +198,8 @@ GemmAnalysis hgemm_analyze(const HgemmConfig& c) {
 }
 
 bool hgemm_choose_swizzles(HgemmConfig& c) {
-  bool ok = true;
-  for (int op = 0; op < 2; ++op) {
-    SwizzleSpec& sw = op == 0 ? c.swizzle_a : c.swizzle_b;
-    const int tile_bits = log2_exact(static_cast<long long>(op == 0 ? c.bm : c.bn) * c.bk);
-    ok = choose_operand_swizzle(
-             3, tile_bits, [&](const SwizzleSpec& s) { sw = s; },
-             [&] {
-               try {
-                 hgemm_validate(c);
-               } catch (const Error&) {
-                 return false;
-               }
-               return hgemm_analyze(c).excess_of(op == 0 ? 'A' : 'B') == 0;
-             }) &&
-         ok;
-  }
-  return ok;
+  return choose_gemm_swizzles(c, 3, [](const HgemmConfig& x) { hgemm_validate(x); },
+                              [](const HgemmConfig& x) { return hgemm_analyze(x); });
 }
 
 std::vector<HgemmConfig> hgemm_space(DType in, DType out, GemmLayout layout, int max_vec_bytes) {

@@ -202,23 +202,8 @@ GemmAnalysis sgemm_analyze(const SgemmConfig& c) {
 }
 
 bool sgemm_choose_swizzles(SgemmConfig& c) {
-  bool ok = true;
-  for (int op = 0; op < 2; ++op) {
-    SwizzleSpec& sw = op == 0 ? c.swizzle_a : c.swizzle_b;
-    const int tile_bits = log2_exact(static_cast<long long>(op == 0 ? c.bm : c.bn) * c.bk);
-    ok = choose_operand_swizzle(
-             2, tile_bits, [&](const SwizzleSpec& s) { sw = s; },
-             [&] {
-               try {
-                 sgemm_validate(c);
-               } catch (const Error&) {
-                 return false;
-               }
-               return sgemm_analyze(c).excess_of(op == 0 ? 'A' : 'B') == 0;
-             }) &&
-         ok;
-  }
-  return ok;
+  return choose_gemm_swizzles(c, 2, [](const SgemmConfig& x) { sgemm_validate(x); },
+                              [](const SgemmConfig& x) { return sgemm_analyze(x); });
 }
 
 std::vector<SgemmConfig> sgemm_space(GemmLayout layout, int max_vec_bytes) {
