@@ -136,7 +136,9 @@ swz::SmemAccessMap python_access_map(nb::handle callable, const std::string& fam
         nb::object result = nb::borrow<nb::object>(fn)(nb::cast(config));
         raw = nb::cast<std::vector<Instruction>>(result);
       } catch (const nb::python_error& e) {
-        error = e.what();
+        // The exception's type and message (what() would carry the whole traceback).
+        error = nb::cast<std::string>(nb::str(e.type().attr("__name__"))) + ": " +
+                nb::cast<std::string>(nb::str(e.value()));
       } catch (const nb::cast_error&) {
         error = "it must return a list of (op, width, addresses) instructions";
       }
