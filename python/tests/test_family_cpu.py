@@ -301,3 +301,29 @@ def test_run_rejects_bad_buffers_without_a_gpu(rowsum):
         rowsum.run(ROWSUM_PROBLEM, FakeCuda((2, 100, 64)), **{"in": FakeCuda((2, 100, 64))})
     with pytest.raises(swzjit.InvalidArgumentError, match="CUDA"):
         rowsum.run(ROWSUM_PROBLEM, np.zeros((2, 100, 64), dtype=np.float32))
+
+
+class FakeCudaOnDevice(FakeCuda):
+    """A fake CUDA array that names its device (as CuPy's do), so no driver call is needed to find it."""
+
+    class _Device:
+        id = 0
+
+    device = _Device()
+
+
+@pytest.mark.skipif(swzjit.driver_available()[0], reason="a machine with a CUDA driver would run the fake arrays")
+def test_well_formed_fake_buffers_reach_the_engine_and_fail_for_want_of_a_driver(rowsum, user):
+    with pytest.raises(swzjit.NoDeviceError):
+        rowsum.run(ROWSUM_PROBLEM, FakeCuda((2, 100, 64)), FakeCuda((2, 100)))
+    # Device named, stream given: the call crosses into the extension and the engine, which needs the driver.
+    for config in (None, {"BLOCK_ROWS": 32, "LAYOUT": 1}):
+        with pytest.raises(swzjit.NoDeviceError) as info:
+            rowsum.run(ROWSUM_PROBLEM, FakeCudaOnDevice((2, 100, 64)), out=FakeCudaOnDevice((200,)), stream=7,
+                       config=config)
+        assert "driver" in info.value.message
+    with pytest.raises(swzjit.NoDeviceError):
+        user.run_reference(USER_PROBLEM, FakeCudaOnDevice((3, 100, 70)), FakeCudaOnDevice((3, 70, 100)), stream=7)
+    with pytest.raises(swzjit.InvalidArgumentError, match="SWIZZLE"):  # a config outside the space: refused first
+        user.run(USER_PROBLEM, FakeCudaOnDevice((3, 100, 70)), FakeCudaOnDevice((3, 70, 100)), stream=7,
+                 config={"SWIZZLE": 3})
