@@ -97,4 +97,5 @@ NB_MODULE(_swzjit, m) {
   swzpy::bind_engines(m);
   swzpy::bind_analysis(m);
   swzpy::bind_tune_cache(m);
+  swzpy::bind_families(m);
 }

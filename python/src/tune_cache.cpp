@@ -17,6 +17,8 @@ T opt(const nb::dict& d, const char* key, T fallback) {
   return d.contains(key) && !d[key].is_none() ? nb::cast<T>(d[key]) : fallback;
 }
 
+}  // namespace
+
 nb::dict report_dict(const swz::TuneReport& r) {
   nb::dict d;
   d["problem"] = r.problem;
@@ -59,6 +61,28 @@ nb::dict report_dict(const swz::TuneReport& r) {
   return d;
 }
 
+swz::TuneOptions tune_options_from(const nb::dict& options) {
+  swz::TuneOptions o;
+  o.max_candidates = opt<int>(options, "max_candidates", 0);
+  o.max_seconds = opt<double>(options, "max_seconds", 0);
+  o.keep_conflicted = opt<bool>(options, "keep_conflicted", false);
+  o.compile_only = opt<bool>(options, "compile_only", false);
+  o.arch = opt<std::string>(options, "arch", "");
+  o.compile_threads = opt<int>(options, "compile_threads", 0);
+  o.candidate_timeout_s = opt<double>(options, "candidate_timeout_s", 10);
+  o.retime_top = opt<int>(options, "retime_top", 3);
+  o.extra_configs = opt<std::vector<std::string>>(options, "extra_configs", {});
+  if (o.compile_only && o.arch.empty())
+    throw swz::Error(swz::ErrorKind::InvalidArgument,
+                     "arch: compile_only needs a target, e.g. arch=\"sm_90\" (there may be no GPU to ask)");
+  if (!o.compile_only && !o.arch.empty())
+    throw swz::Error(swz::ErrorKind::InvalidArgument,
+                     "arch: applies only with compile_only=True (a tune targets the GPU it runs on)");
+  return o;
+}
+
+namespace {
+
 // The cache a settings-less inspection looks at: the given directory, else the configured one,
 // else the library's default ($SWZJIT_CACHE_DIR, XDG, ~/.cache/swzjit).
 std::unique_ptr<swz::Cache> open_cache(const std::string& directory) {
@@ -87,22 +111,7 @@ nb::dict stats_dict(const swz::CacheStats& s) {
 
 void bind_tune_cache(nb::module_& m) {
   m.def("autotune", [](const std::string& op, int device, const nb::dict& problem, const nb::dict& options) {
-    swz::TuneOptions o;
-    o.max_candidates = opt<int>(options, "max_candidates", 0);
-    o.max_seconds = opt<double>(options, "max_seconds", 0);
-    o.keep_conflicted = opt<bool>(options, "keep_conflicted", false);
-    o.compile_only = opt<bool>(options, "compile_only", false);
-    o.arch = opt<std::string>(options, "arch", "");
-    o.compile_threads = opt<int>(options, "compile_threads", 0);
-    o.candidate_timeout_s = opt<double>(options, "candidate_timeout_s", 10);
-    o.retime_top = opt<int>(options, "retime_top", 3);
-    o.extra_configs = opt<std::vector<std::string>>(options, "extra_configs", {});
-    if (o.compile_only && o.arch.empty())
-      throw swz::Error(swz::ErrorKind::InvalidArgument,
-                       "arch: compile_only needs a target, e.g. arch=\"sm_90\" (there may be no GPU to ask)");
-    if (!o.compile_only && !o.arch.empty())
-      throw swz::Error(swz::ErrorKind::InvalidArgument,
-                       "arch: applies only with compile_only=True (a tune targets the GPU it runs on)");
+    const swz::TuneOptions o = tune_options_from(options);
     swz::TuneReport report;
     if (op == "gemm") {
       // Tune what Engine::gemm runs (as `swz autotune gemm` does): narrow operands staged into

@@ -11,6 +11,10 @@ current stream, and never copy data to the host::
     c = swzjit.gemm(a, a.t())          # a @ a.T, a torch tensor on a's device
     t = swzjit.transpose(c)            # c.t().contiguous()
 
+Your own kernels: :func:`register_family` takes a ``.family`` description of a CUDA template (its
+problem dims, tunable params, buffers and launch) and returns a :class:`Family` that is analysed,
+compiled, tuned and run like the built-in kernels (``swzjit.family("rowsum")`` is the built-in one).
+
 Settings (cache directory, tuning policy) come from :func:`configure` or the environment
 (``SWZJIT_CACHE_DIR``, ``SWZJIT_TUNE_POLICY=default|tune_on_miss``, ``SWZJIT_CACHE_READ_ONLY``).
 """
@@ -31,6 +35,7 @@ __all__ = [
     "settings", "cache_stats", "cache_ls", "counters", "layout", "bank", "solve", "device_count",
     "driver_available", "swz_path", "Error", "InvalidArgumentError", "UnsupportedError", "CompileError",
     "DriverError", "NoDeviceError", "ContextLostError", "CacheError", "IoError", "InternalError",
+    "Family", "register_family", "family", "family_names",
 ]
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -270,3 +275,4 @@ def counters(device=0):
 
 
 from ._api import autotune, bank, cache_ls, cache_stats, device_count, driver_available, layout, solve, swz_path  # noqa: E402,F401
+from ._family import Family, family, family_names, register_family  # noqa: E402,F401

@@ -25,6 +25,8 @@ def autotune(op, *, device=None, layout=None, a=None, b=None, x=None, out=None, 
       B, N = row-major, T = column-major) or a_order/b_order ("row"/"col"), c_order, lda, ldb, ldc
       (0 = packed), batch, stride_a, stride_b, stride_c.
     - "transpose": rows, cols, dtype, ld_in, ld_out, batch, stride_in, stride_out.
+    - a declared family's name (``swzjit.family_names()``): ``problem=`` a dict or "D=V,..." text
+      (the same as ``swzjit.family(name).autotune(problem, ...)``).
 
     Tuning options: max_candidates, max_seconds, keep_conflicted, compile_only with arch (fills the
     kernel cache without a GPU, e.g. arch="sm_90"), compile_threads, candidate_timeout_s,
@@ -36,13 +38,23 @@ def autotune(op, *, device=None, layout=None, a=None, b=None, x=None, out=None, 
         reused, seconds, arch, device, ...
     """
     from . import _gemm_setup, _transpose_setup  # the same tensor reading as the calls themselves
+    if op not in ("gemm", "transpose") and isinstance(op, str) and _swzjit.family_exists(op):
+        # A declared family: autotune("rowsum", problem={"batch": 2, ...}, **options).
+        from ._family import Family
+        if a is not None or b is not None or x is not None or out is not None or layout is not None:
+            raise _invalid(f"autotune: family {op!r} takes problem= (a dict or 'D=V,...' text), not tensors")
+        if "problem" not in kwargs:
+            raise _invalid(f"autotune: family {op!r} needs problem= (a dict or 'D=V,...' text)")
+        problem = kwargs.pop("problem")
+        return Family(op).autotune(problem, device=device, **kwargs)
     options = {k: kwargs.pop(k) for k in list(kwargs) if k in _TUNE_OPTIONS}
     if op == "gemm":
         fields = _GEMM_FIELDS
     elif op == "transpose":
         fields = _TRANSPOSE_FIELDS
     else:
-        raise _invalid(f"op: {op!r} is not a kernel family; use 'gemm' or 'transpose'")
+        raise _invalid(f"op: {op!r} is not a kernel family; use 'gemm', 'transpose' or a declared family "
+                       f"({', '.join(_swzjit.family_names())})")
     unknown = sorted(set(kwargs) - set(fields))
     if unknown:
         raise _invalid(f"autotune: unknown argument(s) {', '.join(unknown)} for {op!r}; problem fields are "

@@ -1,7 +1,8 @@
 # python/tests: GPU tests of the swzjit package with PyTorch — GEMM of every dtype and layout (views,
 # pitches, odd shapes, batches) against torch.matmul in float64, transpose against t().contiguous(),
 # the current and explicit streams, DLPack / __cuda_array_interface__ inputs, and a tuned cache shared
-# with the C++ swz tool. Skipped (visibly) without PyTorch or a GPU.
+# with the C++ swz tool, and declared families (the built-in rowsum against x.sum, a user family
+# against x.transpose, on current and explicit streams, tuned once). Skipped (visibly) without PyTorch or a GPU.
 import json
 import os
 import subprocess
@@ -285,3 +286,90 @@ def test_tune_on_miss_policy(tmp_path):
         assert stats["winners"] >= 1
     finally:
         swzjit.configure(cache_dir=before["cache_dir"] or "", policy=before["policy"])
+
+
+# --- declared families (swzjit.Family) -------------------------------------------------------------
+
+import family_defs  # noqa: E402
+
+
+def _user_family():
+    return swzjit.register_family(family_defs.TEXT, smem_accesses=family_defs.accesses)
+
+
+def test_rowsum_family_matches_torch_sum():
+    f = swzjit.family("rowsum")
+    problem = {"batch": 3, "rows": 1000, "cols": 777}
+    x = torch.randn(3, 1000, 777, generator=gen(21), device="cuda")
+    want = x.double().sum(dim=2)
+    out = f.run(problem, x)  # the output allocated through torch, 1-D, on x's device
+    assert isinstance(out, torch.Tensor) and out.shape == (3000,) and out.device == x.device
+    assert rel_err(out.view(3, 1000), want) <= 1e-5
+    for config in f.space(problem):  # every layout, plain (conflicted) included, into a given out
+        o = torch.full((3, 1000), float("nan"), device="cuda")
+        assert f.run(problem, x, o, config=config) is o
+        assert rel_err(o, want) <= 1e-5, config
+    ref = f.run_reference(problem, **{"in": x})
+    assert rel_err(ref.view(3, 1000), want) <= 1e-5
+    x2 = torch.randn(257, 33, generator=gen(22), device="cuda")  # one matrix: x.sum(dim=1)
+    assert rel_err(f.run("batch=1,rows=257,cols=33", x2), x2.double().sum(dim=1)) <= 1e-5
+
+
+def test_user_family_matches_torch_transpose():
+    f = _user_family()
+    problem = {"batch": 3, "rows": 100, "cols": 70}
+    x = torch.randn(3, 100, 70, generator=gen(23), device="cuda")
+    want = x.transpose(1, 2)
+    assert torch.equal(f.run(problem, x).view(3, 70, 100), want)
+    for config in f.space(problem):
+        out = torch.empty(3, 70, 100, device="cuda")
+        f.run(problem, x, out=out, config=config)
+        assert torch.equal(out, want), config
+    assert torch.equal(f.run_reference(problem, x).view(3, 70, 100), want)
+    # __cuda_array_interface__ and DLPack inputs; the output still comes from torch.
+    assert torch.equal(f.run(problem, CudaArrayOnly(x)).view(3, 70, 100), want)
+    assert torch.equal(f.run(problem, DLPackOnly(x)).view(3, 70, 100), want)
+
+
+def test_families_run_on_the_current_and_an_explicit_stream():
+    rowsum, user = swzjit.family("rowsum"), _user_family()
+    p_sum = {"batch": 1, "rows": 512, "cols": 768}
+    p_t = {"batch": 1, "rows": 512, "cols": 768}
+    src, y = _delayed_copy_then(lambda x, st: rowsum.run(p_sum, x), torch.cuda.Stream(), explicit=False)
+    assert rel_err(y, src.double().sum(dim=1)) <= 1e-5
+    src, y = _delayed_copy_then(lambda x, st: rowsum.run(p_sum, x, stream=st), torch.cuda.Stream(), explicit=True)
+    assert rel_err(y, src.double().sum(dim=1)) <= 1e-5
+    src, y = _delayed_copy_then(lambda x, st: user.run(p_t, x), torch.cuda.Stream(), explicit=False)
+    assert torch.equal(y.view(768, 512), src.t())
+    src, y = _delayed_copy_then(lambda x, st: user.run(p_t, x, stream=st.cuda_stream), torch.cuda.Stream(),
+                                explicit=True)
+    assert torch.equal(y.view(768, 512), src.t())
+
+
+def test_family_autotune_once_then_run_the_winner():
+    f = _user_family()
+    problem = "batch=2,rows=1000,cols=777"
+    report = f.autotune(problem, max_candidates=4)
+    assert report["winner"], report
+    winner = f.config(report["winner"])
+    assert winner["SWIZZLE"] == 1  # the Python access map kept the conflicted layouts out
+    assert {c["status"] for c in report["candidates"] if c["config"].endswith("SWIZZLE=0")} <= {"skipped-static"}
+    assert f.tuned_config(problem) == winner
+    x = torch.randn(2, 1000, 777, generator=gen(24), device="cuda")
+    assert torch.equal(f.run(problem, x).view(2, 777, 1000), x.transpose(1, 2))
+    r = swzjit.autotune("rowsum", problem={"batch": 2, "rows": 4096, "cols": 512}, max_candidates=4)
+    assert r["winner"] and "LAYOUT=0" not in r["winner"]
+    assert swzjit.family("rowsum").tuned_config("batch=2,rows=4096,cols=512") == swzjit.family("rowsum").config(r["winner"])
+
+
+def test_family_bad_gpu_inputs():
+    f = swzjit.family("rowsum")
+    problem = {"batch": 1, "rows": 8, "cols": 8}
+    with pytest.raises(swzjit.InvalidArgumentError, match="cuda"):
+        f.run(problem, torch.zeros(8, 8))
+    with pytest.raises(swzjit.InvalidArgumentError, match="f32"):
+        f.run(problem, torch.zeros(8, 8, device="cuda", dtype=torch.float16))
+    with pytest.raises(swzjit.InvalidArgumentError, match="packed"):
+        f.run(problem, torch.zeros(8, 16, device="cuda")[:, ::2])
+    with pytest.raises(swzjit.InvalidArgumentError, match="64"):
+        f.run(problem, torch.zeros(8, 9, device="cuda"))
