@@ -116,7 +116,7 @@ Engine::Engine(EngineOptions options) : impl_(std::make_unique<Impl>()) {
     impl_->cache = std::make_unique<Cache>(s);
   }
   impl_->templates_hash = templates_hash();
-  impl_->nvrtc_version = detail::nvrtc_identity(impl_->cache->directory()).version;
+  impl_->nvrtc_version = detail::nvrtc_identity(*impl_->cache).version;
 }
 
 Engine::~Engine() = default;

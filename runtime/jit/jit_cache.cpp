@@ -20,7 +20,7 @@ KernelEntry compile_through_cache(Cache& cache, const CompileRequest& request, i
   key.name_expression = request.name_expression;
   // The NVRTC the key names, from a memo beside the database when there is one (no NVRTC load on a
   // warm start; runtime/jit/nvrtc_identity.cpp).
-  const NvrtcIdentity& nvrtc = nvrtc_identity(cache.directory());
+  const NvrtcIdentity& nvrtc = nvrtc_identity(cache);
   key.nvrtc_version = nvrtc.version;
   key.options = compile_options_for(request, nvrtc.archs);
   key.arch = request.arch;

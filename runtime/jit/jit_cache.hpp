@@ -22,14 +22,15 @@ KernelEntry compile_through_cache(Cache& cache, const CompileRequest& request, i
                                   const std::function<void()>& on_compile = {}, const std::string& source_hash = {});
 
 /// The NVRTC kernel keys are made for: its "major.minor" version and the real architectures it emits
-/// cubins for. Known without loading NVRTC when `memo_dir` (the cache's directory; "" = none) holds a
-/// memo for the very library file the loader would open (runtime/jit/nvrtc_identity.cpp); computed
-/// once per process. @throws Error(Unsupported) when NVRTC must be loaded and cannot be.
+/// cubins for. Known without loading NVRTC when the cache's directory holds a memo for the very library
+/// file the loader would open (runtime/jit/nvrtc_identity.cpp); computed once per process. Without any
+/// NVRTC, the version the cache's kernels were built with (they run; a kernel it lacks cannot be built).
+/// @throws Error(Unsupported) when there is neither NVRTC nor a kernel in the cache.
 struct NvrtcIdentity {
   std::string version;
   std::vector<int> archs;
 };
-const NvrtcIdentity& nvrtc_identity(const std::string& memo_dir);
+const NvrtcIdentity& nvrtc_identity(Cache& cache);
 
 /// compile_options(request) for an NVRTC that supports `supported` (no NVRTC call).
 std::vector<std::string> compile_options_for(const CompileRequest& request, const std::vector<int>& supported);

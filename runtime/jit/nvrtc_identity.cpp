@@ -5,16 +5,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <sstream>
 
 #include "runtime/jit/jit_cache.hpp"
 #include "runtime/jit/nvrtc_api.hpp"
+#include "runtime/jit/jit_internal.hpp"
 #include "swzjit/cache.hpp"
+#include "swzjit/error.hpp"
 #include "swzjit/jit.hpp"
+#include "swzjit/log.hpp"
 
 namespace swz {
 namespace detail {
@@ -71,16 +76,59 @@ void write_memo(const std::string& file, const std::string& fingerprint, const N
   if (std::rename(tmp.c_str(), file.c_str()) != 0) std::remove(tmp.c_str());
 }
 
+// Without NVRTC on this machine, the NVRTC that built the cache's kernels (the version most of them name,
+// the newest on a tie), so a shipped cache still finds them; a kernel it lacks cannot be compiled and
+// says why (compile() loads NVRTC). Nothing when the cache holds no kernel.
+std::optional<NvrtcIdentity> identity_of_cache(Cache& cache) {
+  std::map<std::string, int> versions;
+  for (const KernelListing& k : cache.list_kernels()) ++versions[k.fields.nvrtc_version];
+  const auto newer = [](const std::string& a, const std::string& b) {
+    int a1 = 0, a2 = 0, b1 = 0, b2 = 0;
+    std::sscanf(a.c_str(), "%d.%d", &a1, &a2);
+    std::sscanf(b.c_str(), "%d.%d", &b1, &b2);
+    return a1 != b1 ? a1 > b1 : a2 > b2;
+  };
+  std::string best;
+  int count = 0;
+  for (const auto& v : versions)
+    if (!v.first.empty() && (v.second > count || (v.second == count && newer(v.first, best)))) best = v.first, count = v.second;
+  if (best.empty()) return std::nullopt;
+  NvrtcIdentity id;
+  id.version = best;
+  for (const std::string& arch : known_archs()) {
+    const int n = arch_number(arch);
+    if (std::find(id.archs.begin(), id.archs.end(), n) == id.archs.end()) id.archs.push_back(n);
+  }
+  return id;
+}
+
+NvrtcIdentity load_or_borrow(Cache* cache) {
+  try {
+    return load_identity();
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::Unsupported || cache == nullptr) throw;
+    auto id = identity_of_cache(*cache);
+    if (!id)
+      throw Error(ErrorKind::Unsupported, std::string(e.what()) +
+                                              " (without NVRTC only kernels already in the cache can run, and this "
+                                              "cache has none: ship or import one built where NVRTC is installed)");
+    log(LogLevel::Info, std::string("NVRTC unavailable (") + e.what() + "); looking kernels up as built by NVRTC " +
+                            id->version + ", the version of the cache's kernels; a kernel it lacks cannot be compiled");
+    return *id;
+  }
+}
+
 }  // namespace
 
-const NvrtcIdentity& nvrtc_identity(const std::string& memo_dir) {
+const NvrtcIdentity& nvrtc_identity(Cache& cache) {
   static std::mutex mutex;
   static std::optional<NvrtcIdentity> known;
   std::lock_guard<std::mutex> lock(mutex);
   if (known) return *known;
+  const std::string memo_dir = cache.directory();
   const std::string fingerprint = memo_dir.empty() ? "" : library_fingerprint();
   if (fingerprint.empty()) {
-    known = load_identity();
+    known = load_or_borrow(&cache);
     return *known;
   }
   const std::string file = memo_dir + "/nvrtc-" + content_hash(fingerprint).substr(0, 16);
@@ -88,7 +136,7 @@ const NvrtcIdentity& nvrtc_identity(const std::string& memo_dir) {
     known = *memo;
     return *known;
   }
-  known = load_identity();
+  known = load_or_borrow(&cache);
   write_memo(file, fingerprint, *known);
   return *known;
 }

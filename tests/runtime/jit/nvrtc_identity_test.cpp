@@ -48,3 +48,37 @@ TEST_CASE("nvrtc identity: the second process compiles nothing and never loads N
     CHECK(first.find("/other/") == std::string::npos);
   }
 }
+
+TEST_CASE("without NVRTC a cache's kernels are still found (keyed as the NVRTC that built them); others fail clearly") {
+  swz_cache_test::TempDir dir;
+  const std::string problems = dir.path() + "/problems.txt";
+  {
+    std::ofstream f(problems);
+    f << "transpose --rows 1000 --cols 777\ngemm --dtype f16 --m 512 --n 384 --k 256\n";
+  }
+  const std::string cache = "SWZJIT_CACHE_DIR=" + dir.path() + "/shipped";
+  auto r = swz_test::run_swz("cache warm --problems " + problems + " --arch sm_90", cache);
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(r.out.find("2 kernels compiled") != std::string::npos);
+  // The memo of the NVRTC that built them goes too (a cache imported elsewhere has none): only the
+  // kernels' own NVRTC version names them.
+  std::filesystem::remove(memo_file(dir.path() + "/shipped"));
+  const std::string no_nvrtc = "SWZJIT_LIBNVRTC=" + dir.path() + "/none/libnvrtc.so.13 SWZJIT_LOG_LEVEL=info " + cache;
+  r = swz_test::run_swz("cache warm --problems " + problems + " --arch sm_90", no_nvrtc);
+  CHECK_MESSAGE(r.code == 0, r.err);
+  CHECK(r.out.find("2 from the local cache") != std::string::npos);
+  CHECK(r.err.find("looking kernels up as built by NVRTC") != std::string::npos);
+  // A kernel the cache lacks: refused, saying NVRTC is needed.
+  {
+    std::ofstream f(problems);
+    f << "transpose --dtype f16 --rows 1000 --cols 777\n";
+  }
+  r = swz_test::run_swz("cache warm --problems " + problems + " --arch sm_90", no_nvrtc);
+  CHECK(r.code != 0);
+  CHECK((r.out + r.err).find("NVRTC is needed to compile a kernel that is not cached") != std::string::npos);
+  // An empty cache without NVRTC: the error says what to ship.
+  r = swz_test::run_swz("cache warm --problems " + problems + " --arch sm_90",
+                        "SWZJIT_LIBNVRTC=" + dir.path() + "/none/libnvrtc.so.13 SWZJIT_CACHE_DIR=" + dir.path() + "/empty");
+  CHECK(r.code != 0);
+  CHECK(r.err.find("this cache has none") != std::string::npos);
+}
