@@ -1,7 +1,7 @@
-// runtime: the benchmark worker (runtime/worker_server.hpp). Owns one CUDA context, the problem's
-// input/output buffers (allocated once, reused by every candidate) and an L2-flush buffer; verifies
-// each candidate on the GPU (templates/transpose_check.cuh; GEMMs: runtime/worker_gemm.cpp), then
-// times it with CUDA events.
+// runtime: the benchmark worker (runtime/worker/worker_server.hpp). Owns one CUDA context, an L2-flush
+// buffer and the problem's Target (runtime/worker/worker_target.hpp: transposes, GEMMs and declared
+// families each own their buffers, support kernels and output check); loads, verifies and times each
+// candidate with CUDA events.
 #include "generator/core/checked_arith.hpp"
 #include "runtime/worker/worker_server.hpp"
 
@@ -19,11 +19,10 @@
 #include "runtime/worker/worker_family.hpp"
 #include "runtime/worker/worker_gemm.hpp"
 #include "runtime/worker/worker_protocol.hpp"
+#include "runtime/worker/worker_transpose.hpp"
 #include "swzjit/device.hpp"
 #include "swzjit/error.hpp"
 #include "swzjit/jit.hpp"
-#include "templates/transpose.cuh"
-#include "templates/transpose_check.cuh"
 
 namespace swz {
 namespace detail {
@@ -32,9 +31,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr std::size_t kGuardBytes = std::size_t{1} << 20;  // before and after the output
 constexpr std::size_t kMinFlushBytes = std::size_t{64} << 20;
-constexpr int kHelperThreads = 256;
 constexpr double kReplySeconds = 60;
 
 double ms_since(Clock::time_point t0) {
@@ -78,73 +75,39 @@ class Worker {
   };
 
   CUstream stream() const { return stream_->handle(); }
-  void validate(const ProblemDesc& p) const;
-  void launch_helper(int mode, long long elems);
   std::optional<Failure> load(const BenchJob& job, Loaded* out);
   std::optional<Failure> launch(const BenchJob& job, CUfunction f);
   std::optional<Failure> verify(const BenchJob& job, CUfunction f);
   std::optional<Failure> time(const BenchJob& job, CUfunction f, int reps, std::vector<double>* samples);
-  std::string describe_mismatch(unsigned long long count, unsigned long long index);
   void ensure_events(std::size_t pairs);
 
   bool ready_ = false, supported_ = false;
   int device_ = 0;
-  ProblemDesc p_;
   DeviceInfo info_;
   std::unique_ptr<ContextGuard> context_;
   std::unique_ptr<Stream> stream_;
-  DeviceBuffer in_, out_, flush_, result_;
-  long long in_elems_ = 0, out_total_elems_ = 0, guard_elems_ = 0, body_elems_ = 0;
-  std::unique_ptr<Module> check_module_;
-  CUfunction check_ = nullptr;
+  DeviceBuffer flush_;
   std::vector<Event> starts_, stops_;
   unsigned flush_value_ = 0;
-  tpl::TransposeParams params_{};
-  std::unique_ptr<Target> target_;  // GEMMs and declared families (transposes use the members above)
+  std::unique_ptr<Target> target_;  // the problem: its buffers, support kernels and output check
 };
-
-void Worker::validate(const ProblemDesc& p) const {
-  if (p.elem_bytes != 2 && p.elem_bytes != 4) throw_invalid("element size " + std::to_string(p.elem_bytes));
-  if (p.rows < 1 || p.cols < 1 || p.batch < 1) throw_invalid("empty problem");
-  if (p.ld_in < p.cols || p.ld_out < p.rows) throw_invalid("pitches smaller than a row");
-  if (p.batch > 1 && (p.stride_in < detail::checked_mul(p.rows, p.ld_in, "transpose input matrix") ||
-                      p.stride_out < detail::checked_mul(p.cols, p.ld_out, "transpose output matrix")))
-    throw_invalid("overlapping batch strides");
-}
 
 HelloReply Worker::hello(const HelloRequest& req) {
   HelloReply reply;
   const auto t0 = Clock::now();
   try {
     if (ready_) throw_invalid("a second Hello");
-    const bool gemm = req.kind == ProblemKind::Gemm;
-    if (req.kind == ProblemKind::Transpose) validate(req.problem);
     device_ = req.device;
-    p_ = req.problem;
     info_ = device_info(device_);
     context_ = std::make_unique<ContextGuard>(device_);  // current for the worker's whole life
     stream_ = std::make_unique<Stream>(device_, true);
     flush_ = DeviceBuffer(std::max(kMinFlushBytes, round_up(2 * static_cast<std::size_t>(info_.l2_bytes), 256)), device_);
-    if (gemm) {
+    if (req.kind == ProblemKind::Gemm)
       target_ = std::make_unique<GemmTarget>(req.gemm, device_, info_, stream());
-    } else if (req.kind == ProblemKind::Family) {
+    else if (req.kind == ProblemKind::Family)
       target_ = make_family_target(req.family, device_, stream());
-    } else {
-      const std::size_t eb = static_cast<std::size_t>(p_.elem_bytes);
-      in_elems_ = detail::checked_add(detail::checked_mul(p_.batch - 1, p_.stride_in, "transpose input"),
-                                      detail::checked_mul(p_.rows, p_.ld_in, "transpose input"), "transpose input");
-      detail::checked_mul(in_elems_, p_.elem_bytes, "transpose input bytes");
-      body_elems_ = tpl::check_body_elems(p_.cols, p_.ld_out, p_.batch, p_.stride_out);
-      guard_elems_ = static_cast<long long>(kGuardBytes / eb);
-      const std::size_t out_bytes = 2 * kGuardBytes + round_up(static_cast<std::size_t>(body_elems_) * eb, 256);
-      out_total_elems_ = static_cast<long long>(out_bytes / eb);
-      in_ = DeviceBuffer(round_up(static_cast<std::size_t>(in_elems_) * eb, 256), device_);
-      out_ = DeviceBuffer(out_bytes, device_);
-      result_ = DeviceBuffer(16, device_);
-      params_ = tpl::TransposeParams{reinterpret_cast<const void*>(in_.ptr()),
-                                     reinterpret_cast<void*>(out_.ptr() + kGuardBytes),
-                                     p_.rows, p_.cols, p_.ld_in, p_.ld_out, p_.batch, p_.stride_in, p_.stride_out};
-    }
+    else
+      target_ = make_transpose_target(req.problem, device_, info_, stream());
     ready_ = true;
     reply.ok = true;
     reply.device_name = info_.name;
@@ -160,46 +123,12 @@ HelloReply Worker::hello(const HelloRequest& req) {
   return reply;
 }
 
-void Worker::launch_helper(int mode, long long elems) {
-  tpl::TransposeCheckParams cp{};
-  cp.mode = mode;
-  cp.seed = p_.seed;
-  cp.in = reinterpret_cast<void*>(in_.ptr());
-  cp.in_elems = in_elems_;
-  cp.out = reinterpret_cast<const void*>(out_.ptr());
-  cp.out_total_elems = out_total_elems_;
-  cp.guard_elems = guard_elems_;
-  cp.rows = p_.rows;
-  cp.cols = p_.cols;
-  cp.ld_in = p_.ld_in;
-  cp.ld_out = p_.ld_out;
-  cp.batch = p_.batch;
-  cp.stride_in = p_.stride_in;
-  cp.stride_out = p_.stride_out;
-  cp.result = reinterpret_cast<unsigned long long*>(result_.ptr());
-  void* args[] = {&cp};
-  const long long wanted = (elems + kHelperThreads - 1) / kHelperThreads;
-  const unsigned blocks = static_cast<unsigned>(std::max(1LL, std::min<long long>(wanted, 32LL * info_.sm_count)));
-  check(driver_api().cuLaunchKernel(check_, blocks, 1, 1, kHelperThreads, 1, 1, 0, stream(), args, nullptr),
-        mode == tpl::kCheckFill ? "launching the input fill" : "launching the output check");
-}
-
 SupportReply Worker::support(const SupportRequest& req) {
   SupportReply reply;
   const auto t0 = Clock::now();
   try {
     if (!ready_) throw_invalid("Support before Hello");
-    if (target_) {
-      target_->support(req);
-      supported_ = true;
-      reply.ok = true;
-      reply.fill_ms = ms_since(t0);
-      return reply;
-    }
-    check_module_ = std::make_unique<Module>(load_image(req.check, device_));
-    check_ = check_module_->kernel().handle();
-    launch_helper(tpl::kCheckFill, in_elems_);
-    stream_->synchronize();
+    target_->support(req);
     supported_ = true;
     reply.ok = true;
   } catch (const Error& e) {
@@ -233,16 +162,10 @@ std::optional<Failure> Worker::load(const BenchJob& job, Loaded* out) {
 std::optional<Failure> Worker::launch(const BenchJob& job, CUfunction f) {
   CUresult r;
   std::string what = "cuLaunchKernel";
-  if (target_) {
-    try {
-      r = target_->launch(job, f, &what);  // split-K candidates: two kernels, timed together
-    } catch (const Error& e) {
-      return failure_of(e, "launching");
-    }
-  } else {
-    void* args[] = {&params_};
-    r = driver_api().cuLaunchKernel(f, job.grid[0], job.grid[1], job.grid[2], job.block[0], job.block[1], job.block[2],
-                                    job.dynamic_smem, stream(), args, nullptr);
+  try {
+    r = target_->launch(job, f, &what);  // split-K candidates: two kernels, timed together
+  } catch (const Error& e) {
+    return failure_of(e, "launching");
   }
   if (r == CUDA_SUCCESS) return std::nullopt;
   const std::string text = describe(r, what);
@@ -258,59 +181,20 @@ void Worker::ensure_events(std::size_t pairs) {
   }
 }
 
-std::string Worker::describe_mismatch(unsigned long long count, unsigned long long index) {
-  const std::size_t eb = static_cast<std::size_t>(p_.elem_bytes);
-  std::string where;
-  unsigned got = 0, want = tpl::kCheckPoison32 & (eb == 2 ? 0xFFFFu : 0xFFFFFFFFu);
-  out_.copy_to_host(&got, eb, static_cast<std::size_t>(index) * eb, stream());
-  const long long j = static_cast<long long>(index) - guard_elems_;
-  if (j < 0) {
-    where = "the guard before the output (" + std::to_string(-j) + " elements before it) was overwritten";
-  } else if (j >= body_elems_) {
-    where = "the guard after the output (" + std::to_string(j - body_elems_) + " elements after it) was overwritten";
-  } else {
-    const long long b = j / p_.stride_out, rem = j - b * p_.stride_out, c = rem / p_.ld_out, r = rem - c * p_.ld_out;
-    const std::string at = "out[" + std::to_string(b) + "][" + std::to_string(c) + "][" + std::to_string(r) + "]";
-    if (c < p_.cols && r < p_.rows) {
-      const long long src = b * p_.stride_in + r * p_.ld_in + c;
-      in_.copy_to_host(&want, eb, static_cast<std::size_t>(src) * eb, stream());
-      where = at + " is wrong";
-    } else {
-      where = at + " lies in padding the kernel must not write, and was written";
-    }
-  }
-  char values[80];
-  std::snprintf(values, sizeof values, " (got 0x%0*x, expected 0x%0*x)", static_cast<int>(2 * eb), got,
-                static_cast<int>(2 * eb), want);
-  return std::to_string(count) + " element(s) wrong; first: " + where + values;
-}
-
 std::optional<Failure> Worker::verify(const BenchJob& job, CUfunction f) {
-  if (target_) {
-    target_->prepare();
-    if (auto failed = launch(job, f)) return failed;
-    std::string wrong;
-    try {
-      wrong = target_->check_output();
-    } catch (const Error& e) {
-      return failure_of(e, "running the candidate and the output check");
-    }
-    if (!wrong.empty()) return Failure{"wrong-result", wrong, false};
-    return std::nullopt;
-  }
-  const DriverApi& api = driver_api();
-  check(api.cuMemsetD32Async(out_.ptr(), tpl::kCheckPoison32, out_.size() / 4, stream()), "poisoning the output");
-  check(api.cuMemsetD32Async(result_.ptr(), 0u, 2, stream()), "clearing the check result");
-  check(api.cuMemsetD32Async(result_.ptr() + 8, 0xFFFFFFFFu, 2, stream()), "clearing the check result");
-  if (auto failed = launch(job, f)) return failed;
-  unsigned long long result[2] = {0, 0};
   try {
-    launch_helper(tpl::kCheckVerify, out_total_elems_);
-    result_.copy_to_host(result, sizeof result, 0, stream());
+    target_->prepare();
+  } catch (const Error& e) {
+    return failure_of(e, "poisoning the outputs");
+  }
+  if (auto failed = launch(job, f)) return failed;
+  std::string wrong;
+  try {
+    wrong = target_->check_output();
   } catch (const Error& e) {
     return failure_of(e, "running the candidate and the output check");
   }
-  if (result[0] != 0) return Failure{"wrong-result", describe_mismatch(result[0], result[1]), false};
+  if (!wrong.empty()) return Failure{"wrong-result", wrong, false};
   return std::nullopt;
 }
 
