@@ -12,6 +12,7 @@
 
 #include "cli.hpp"
 #include "commands.hpp"
+#include "output.hpp"
 #include "problem_list.hpp"
 #include "swzjit/cache.hpp"
 #include "swzjit/error.hpp"
@@ -30,7 +31,7 @@ const char kHelp[] =
     "actions:\n"
     "  ls                     kernel entries (most recently used first) and tuned problems\n"
     "  stats                  location, mode, entry counts and bytes\n"
-    "  verify                 check every row's checksum and key; delete bad rows\n"
+    "  verify (or check)      check every row's checksum and key; delete bad rows\n"
     "                         (exit 1 if any row was bad or the database was damaged)\n"
     "  gc --max-size SIZE     evict least-recently-used kernels until at most SIZE bytes remain\n"
     "  clear                  delete every kernel and tuning result\n"
@@ -67,7 +68,10 @@ const char kHelp[] =
     "options:\n"
     "  --dir DIR              use the cache in DIR instead of the default location\n"
     "  --remote URL           use a remote cache tier (as SWZJIT_REMOTE_CACHE; every command takes it)\n"
-    "  --json                 one JSON object on stdout (ls, stats, verify, gc, import, explain)\n"
+    "  --format F             text (default), json (one object with swzjit_version; --json is the same)\n"
+    "                         or csv (a header row, one row per result: ls one per kernel and per tuned\n"
+    "                         winner, explain one per differing field, the others one row) for ls, stats,\n"
+    "                         verify, gc, import, explain and warm; clear and export print text only\n"
     "  --read-only            never write the cache (as SWZJIT_CACHE_READ_ONLY=1): stored entries are\n"
     "                         read, nothing is stored, deleted or repaired\n"
     "  --help                 this text\n"
@@ -160,7 +164,8 @@ std::string local_time(std::int64_t us) {
 
 struct Options {
   std::map<std::string, std::string> values;  // every --name VALUE given
-  bool json = false;
+  Format format = Format::Text;
+  bool json = false;  // format == Format::Json
   bool read_only = false;
   bool force_target = false;
   std::optional<std::string> get(const std::string& name) const {
@@ -177,7 +182,9 @@ void allow_only(const Options& o, const std::string& action, const std::set<std:
   for (const auto& kv : o.values)
     if (kv.first != "dir" && !allowed.count(kv.first))
       throw UsageError("--" + kv.first + " does not apply to `swz cache " + action + "` (see --help)");
-  if (o.json && !json_ok) throw UsageError("--json does not apply to `swz cache " + action + "`");
+  if (o.format != Format::Text && !json_ok)
+    throw UsageError("--format " + std::string(format_name(o.format)) + " does not apply to `swz cache " + action +
+                     "` (accepted: text)");
 }
 
 std::string need_file(Args& args, const std::string& action) {
@@ -206,13 +213,25 @@ std::string counters_json(const CacheCounters& c) {
 
 int run_stats(Cache& cache, const Options& o) {
   const CacheStats s = cache.stats();
+  if (o.format == Format::Csv) {
+    CsvTable t({"directory", "database", "mode", "degraded_reason", "kernel_entries", "kernel_bytes",
+                "memory_kernel_entries", "tuning_problems", "candidates", "winners", "file_bytes", "max_bytes", "remote",
+                "remote_mode"});
+    t.add({s.directory, s.database, s.mode, s.degraded_reason, std::to_string(s.kernel_entries),
+           std::to_string(s.kernel_bytes), std::to_string(s.memory_kernel_entries), std::to_string(s.tuning_problems),
+           std::to_string(s.candidates), std::to_string(s.winners), std::to_string(s.file_bytes),
+           std::to_string(s.max_bytes), s.remote, s.remote_mode});
+    t.print();
+    return 0;
+  }
   if (o.json) {
     std::printf(
-        "{\"directory\": %s, \"database\": %s, \"mode\": %s, \"degraded_reason\": %s, \"kernel_entries\": %llu, "
+        "{%s\"directory\": %s, \"database\": %s, \"mode\": %s, \"degraded_reason\": %s, \"kernel_entries\": %llu, "
         "\"kernel_bytes\": %llu, \"memory_kernel_entries\": %llu, \"tuning_problems\": %llu, \"candidates\": %llu, "
         "\"winners\": %llu, \"file_bytes\": %llu, \"max_bytes\": %llu, \"remote\": %s, \"remote_mode\": %s, "
         "\"counters\": %s}\n",
-        json_str(s.directory).c_str(), json_str(s.database).c_str(), json_str(s.mode).c_str(),
+        json_version_member().c_str(), json_str(s.directory).c_str(), json_str(s.database).c_str(),
+        json_str(s.mode).c_str(),
         json_str(s.degraded_reason).c_str(), static_cast<unsigned long long>(s.kernel_entries),
         static_cast<unsigned long long>(s.kernel_bytes), static_cast<unsigned long long>(s.memory_kernel_entries),
         static_cast<unsigned long long>(s.tuning_problems), static_cast<unsigned long long>(s.candidates),
@@ -252,8 +271,27 @@ int run_stats(Cache& cache, const Options& o) {
 int run_ls(Cache& cache, const Options& o) {
   const auto kernels = cache.list_kernels();
   const auto problems = cache.list_tuning();
+  if (o.format == Format::Csv) {
+    // One table for both kinds: a kernel row names its expression, a tuning row its problem and one winner.
+    CsvTable t({"kind", "key", "arch", "what", "bytes", "last_use_us", "candidates", "space_hash", "winner",
+                "winner_ms"});
+    for (const auto& k : kernels)
+      t.add({"kernel", k.key, k.fields.arch, k.fields.name_expression, std::to_string(k.bytes),
+             std::to_string(k.last_use_us), "", "", "", ""});
+    for (const auto& p : problems) {
+      const std::string what = p.problem.operation + " " + p.problem.problem;
+      if (p.winners.empty())
+        t.add({"tuning", p.key, p.problem.arch, what, "", std::to_string(p.updated_us), std::to_string(p.candidates),
+               "", "", ""});
+      for (const auto& w : p.winners)
+        t.add({"tuning", p.key, p.problem.arch, what, "", std::to_string(p.updated_us), std::to_string(p.candidates),
+               w.first, w.second.config, csv_number(w.second.median_ms, 4)});
+    }
+    t.print();
+    return 0;
+  }
   if (o.json) {
-    std::string out = "{\"kernels\": [";
+    std::string out = "{" + json_version_member() + "\"kernels\": [";
     for (std::size_t i = 0; i < kernels.size(); ++i) {
       const auto& k = kernels[i];
       out += std::string(i ? ", " : "") + "{\"key\": " + json_str(k.key) +
@@ -308,12 +346,22 @@ int run_ls(Cache& cache, const Options& o) {
 int run_verify(Cache& cache, const Options& o) {
   const VerifyReport r = cache.verify();
   auto u = [](std::uint64_t v) { return std::to_string(v); };
-  if (o.json) {
+  if (o.format == Format::Csv) {
+    CsvTable t({"database_ok", "integrity", "kernels_checked", "kernels_bad", "problems_checked", "problems_bad",
+                "candidates_checked", "candidates_bad", "winners_checked", "winners_bad", "read_only", "not_checked"});
+    std::string not_checked;
+    for (const auto& n : r.not_checked) not_checked += (not_checked.empty() ? "" : "; ") + n;
+    t.add({boolean(r.database_ok), r.integrity, u(r.kernels_checked), u(r.kernels_bad), u(r.problems_checked),
+           u(r.problems_bad), u(r.candidates_checked), u(r.candidates_bad), u(r.winners_checked), u(r.winners_bad),
+           boolean(r.read_only), not_checked});
+    t.print();
+  } else if (o.json) {
     std::printf(
-        "{\"database_ok\": %s, \"integrity\": %s, \"kernels_checked\": %s, \"kernels_bad\": %s, "
+        "{%s\"database_ok\": %s, \"integrity\": %s, \"kernels_checked\": %s, \"kernels_bad\": %s, "
         "\"problems_checked\": %s, \"problems_bad\": %s, \"candidates_checked\": %s, \"candidates_bad\": %s, "
         "\"winners_checked\": %s, \"winners_bad\": %s, \"read_only\": %s, \"not_checked\": %s}\n",
-        r.database_ok ? "true" : "false", json_str(r.integrity).c_str(), u(r.kernels_checked).c_str(),
+        json_version_member().c_str(), r.database_ok ? "true" : "false", json_str(r.integrity).c_str(),
+        u(r.kernels_checked).c_str(),
         u(r.kernels_bad).c_str(), u(r.problems_checked).c_str(), u(r.problems_bad).c_str(),
         u(r.candidates_checked).c_str(), u(r.candidates_bad).c_str(), u(r.winners_checked).c_str(),
         u(r.winners_bad).c_str(), r.read_only ? "true" : "false", json_list(r.not_checked).c_str());
@@ -340,10 +388,16 @@ int run_gc(Cache& cache, const Options& o) {
     throw UsageError(std::string("--max-size: ") + e.what());
   }
   const GcReport r = cache.gc(max_bytes);
-  if (o.json)
-    std::printf("{\"evicted_entries\": %llu, \"evicted_bytes\": %llu, \"kept_entries\": %llu, \"kept_bytes\": %llu}\n",
-                static_cast<unsigned long long>(r.evicted_entries), static_cast<unsigned long long>(r.evicted_bytes),
-                static_cast<unsigned long long>(r.kept_entries), static_cast<unsigned long long>(r.kept_bytes));
+  if (o.format == Format::Csv) {
+    CsvTable t({"evicted_entries", "evicted_bytes", "kept_entries", "kept_bytes"});
+    t.add({std::to_string(r.evicted_entries), std::to_string(r.evicted_bytes), std::to_string(r.kept_entries),
+           std::to_string(r.kept_bytes)});
+    t.print();
+  } else if (o.json)
+    std::printf("{%s\"evicted_entries\": %llu, \"evicted_bytes\": %llu, \"kept_entries\": %llu, \"kept_bytes\": %llu}\n",
+                json_version_member().c_str(), static_cast<unsigned long long>(r.evicted_entries),
+                static_cast<unsigned long long>(r.evicted_bytes), static_cast<unsigned long long>(r.kept_entries),
+                static_cast<unsigned long long>(r.kept_bytes));
   else
     std::printf("evicted %llu kernel entries (%s); kept %llu (%s)\n", static_cast<unsigned long long>(r.evicted_entries),
                 human_bytes(r.evicted_bytes).c_str(), static_cast<unsigned long long>(r.kept_entries),
@@ -355,11 +409,16 @@ int run_import(Cache& cache, const Options& o, const std::string& file) {
   TransferOptions t;
   t.key_file = o.get("key").value_or("");
   const ImportReport r = cache.import_from(file, t);
-  if (o.json)
+  if (o.format == Format::Csv) {
+    CsvTable table({"kernels_added", "kernels_present", "candidates", "winners", "skipped_corrupt", "authenticated"});
+    table.add({std::to_string(r.kernels_added), std::to_string(r.kernels_present), std::to_string(r.candidates),
+               std::to_string(r.winners), std::to_string(r.skipped_corrupt), boolean(r.authenticated)});
+    table.print();
+  } else if (o.json)
     std::printf(
-        "{\"kernels_added\": %llu, \"kernels_present\": %llu, \"candidates\": %llu, \"winners\": %llu, "
+        "{%s\"kernels_added\": %llu, \"kernels_present\": %llu, \"candidates\": %llu, \"winners\": %llu, "
         "\"skipped_corrupt\": %llu, \"authenticated\": %s}\n",
-        static_cast<unsigned long long>(r.kernels_added), static_cast<unsigned long long>(r.kernels_present),
+        json_version_member().c_str(), static_cast<unsigned long long>(r.kernels_added), static_cast<unsigned long long>(r.kernels_present),
         static_cast<unsigned long long>(r.candidates), static_cast<unsigned long long>(r.winners),
         static_cast<unsigned long long>(r.skipped_corrupt), r.authenticated ? "true" : "false");
   else
@@ -379,7 +438,8 @@ const std::set<std::string> kAllProblemFields = {"operation", "problem",       "
                                                  "sm_count",  "nvrtc_version", "templates_hash"};
 
 /// Prints an explanation, ignoring differences in fields the user did not give (they match any).
-int print_explanation(Explanation e, const std::set<std::string>& given, bool json) {
+int print_explanation(Explanation e, const std::set<std::string>& given, Format format) {
+  const bool json = format == Format::Json;
   std::vector<NearMiss> kept;
   for (auto& m : e.near_misses) {
     std::vector<FieldDifference> d;
@@ -393,8 +453,19 @@ int print_explanation(Explanation e, const std::set<std::string>& given, bool js
   for (const auto& m : e.near_misses) matching += m.differences.empty() ? 1 : 0;
   if (!e.found && matching > 0)
     e.summary += "\n" + std::to_string(matching) + " stored entries match every field given (the others are unset)";
-  if (json) {
-    std::string out = "{\"found\": " + std::string(e.found ? "true" : "false") + ", \"key\": " + json_str(e.key) +
+  if (format == Format::Csv) {
+    // One row per differing field of each near miss (a near miss matching every given field: one row
+    // with an empty field).
+    CsvTable t({"found", "key", "near_miss", "field", "wanted", "stored"});
+    for (const auto& m : e.near_misses) {
+      if (m.differences.empty()) t.add({boolean(e.found), e.key, m.key, "", "", ""});
+      for (const auto& d : m.differences) t.add({boolean(e.found), e.key, m.key, d.field, d.wanted, d.stored});
+    }
+    if (e.near_misses.empty()) t.add({boolean(e.found), e.key, "", "", "", ""});
+    t.print();
+  } else if (json) {
+    std::string out = "{" + json_version_member() + "\"found\": " + std::string(e.found ? "true" : "false") +
+                      ", \"key\": " + json_str(e.key) +
                       ", \"summary\": " + json_str(e.summary) + ", \"near_misses\": [";
     for (std::size_t i = 0; i < e.near_misses.size(); ++i) {
       out += std::string(i ? ", " : "") + "{\"key\": " + json_str(e.near_misses[i].key) + ", \"differences\": [";
@@ -476,8 +547,8 @@ int run_explain(Cache& cache, const Options& o, const std::string& what,
     // One stored entry matches every field given: explain against its full key instead.
     if (const auto full = e.found ? std::nullopt : sole_match(e, given))
       for (const auto& l : cache.list_kernels())
-        if (l.key == *full) return print_explanation(cache.explain(l.fields), kAllKernelFields, o.json);
-    return print_explanation(e, given, o.json);
+        if (l.key == *full) return print_explanation(cache.explain(l.fields), kAllKernelFields, o.format);
+    return print_explanation(e, given, o.format);
   }
   TuningProblemKey key;
   key.problem = bare_problem ? *bare_problem : field("problem", "problem");
@@ -492,9 +563,11 @@ int run_explain(Cache& cache, const Options& o, const std::string& what,
     if (ops.empty()) {
       const std::string summary =
           "miss: no stored tuning result has the problem '" + key.problem + "' (see `swz cache ls`)";
-      if (o.json)
-        std::printf("{\"found\": false, \"key\": \"\", \"summary\": %s, \"near_misses\": []}\n",
-                    json_str(summary).c_str());
+      if (o.format == Format::Csv)
+        CsvTable({"found", "key", "near_miss", "field", "wanted", "stored"}).print();
+      else if (o.json)
+        std::printf("{%s\"found\": false, \"key\": \"\", \"summary\": %s, \"near_misses\": []}\n",
+                    json_version_member().c_str(), json_str(summary).c_str());
       else
         std::printf("%s\n", summary.c_str());
       return 0;
@@ -514,8 +587,8 @@ int run_explain(Cache& cache, const Options& o, const std::string& what,
   Explanation e = cache.explain(key, space);
   if (const auto full = e.found ? std::nullopt : sole_match(e, given))
     for (const auto& t : cache.list_tuning())
-      if (t.key == *full) return print_explanation(cache.explain(t.problem, space), kAllProblemFields, o.json);
-  return print_explanation(e, given, o.json);
+      if (t.key == *full) return print_explanation(cache.explain(t.problem, space), kAllProblemFields, o.format);
+  return print_explanation(e, given, o.format);
 }
 
 int run_cache(Args& args) {
@@ -526,17 +599,19 @@ int run_cache(Args& args) {
   Options o;
   for (const char* name : kValueOptions)
     if (auto v = args.value(name)) o.values[name] = *v;
-  o.json = args.flag("json");
+  o.format = read_format(args, {Format::Text, Format::Json, Format::Csv});
+  o.json = o.format == Format::Json;
   o.read_only = args.flag("read-only");
   o.force_target = args.flag("force-target");
   const auto action = args.next_positional();
   if (!action) throw UsageError("`swz cache` needs an action: ls, stats, verify, gc, clear, export, import, explain");
   const std::string a = parse_choice("action", *action,
-                                     {"ls", "stats", "verify", "gc", "clear", "export", "import", "explain", "warm"});
+                                     {"ls", "stats", "verify", "check", "gc", "clear", "export", "import", "explain",
+                                      "warm"});
   if (a == "warm") throw UsageError("write `swz cache warm` first, then its options (see --help)");
   // Validate every argument before touching the cache: bad usage changes nothing.
   std::string file;
-  if (a == "ls" || a == "stats" || a == "verify") allow_only(o, a, {}, true);
+  if (a == "ls" || a == "stats" || a == "verify" || a == "check") allow_only(o, a, {}, true);
   if (a == "gc") allow_only(o, a, {"max-size"}, true);
   if (a == "clear") allow_only(o, a, {}, false);
   if (a == "export") allow_only(o, a, {"sign"}, false);
@@ -572,7 +647,7 @@ int run_cache(Args& args) {
   }
   if (a == "stats") return run_stats(cache, o);
   if (a == "ls") return run_ls(cache, o);
-  if (a == "verify") return run_verify(cache, o);
+  if (a == "verify" || a == "check") return run_verify(cache, o);
   if (a == "gc") return run_gc(cache, o);
   if (a == "clear") {
     const CacheStats before = cache.stats();
