@@ -92,7 +92,7 @@ const char kHelp[] =
     "options:\n"
     "  --swizzle B,M,S   the swizzle, e.g. 3,3,3 or 1,0,-1; 0,0,0 is the identity\n"
     "  --shape R,C       rows and columns (positive)\n"
-    "  --order row|col   row-major (strides C,1; default) or column-major (strides 1,R)\n"
+    "  --order row|col   row-major (strides C,1) or column-major (strides 1,R) (default row)\n"
     "  --stride SR,SC    arbitrary strides instead of --order\n"
     "  --format FMT      text (a grid like CuTe's print_layout; default), json (one object: swizzle,\n"
     "                    shape, strides, offsets[r][c], highlight), csv (R lines of C comma-separated\n"
