@@ -209,7 +209,6 @@ void print_json(const std::string& family, const TuneReport& r, Engine& engine) 
 // What a table row's rate column shows: GB/s (transpose) or TFLOP/s (GEMM) for a time in ms.
 struct Rate {
   const char* unit;
-  const char* key;  // the CSV column's suffix
   double work;  // bytes moved or floating-point operations
   double scale;  // per ms -> unit
   double of(double ms) const { return ms > 0 ? work / (ms * scale) : 0.0; }
@@ -220,19 +219,23 @@ std::string row_status(const TuneCandidate& c) {
   return c.status == "compiled" && c.kernel_cached ? "cached" : c.status;
 }
 
+// NOTE: `--problems FILE` tunes each problem in this process; their rows form one CSV with one header.
+bool g_csv_header_printed = false;
+
 void print_csv(const std::string& family, const TuneReport& r, const Rate& rate) {
   CsvTable t({"family", "problem", "device", "arch", "seed", "config", "status", "kernel", "from_tuning_cache",
-              "median_ms", "p20_ms", "p80_ms", std::string("rate_") + rate.key, "repetitions", "winner", "default",
+              "median_ms", "p20_ms", "p80_ms", "rate", "rate_unit", "repetitions", "winner", "default",
               "reason"});
   for (const auto& c : r.candidates) {
     const bool ok = c.status == "ok";
     t.add({family, r.problem, r.device, r.arch, std::to_string(r.seed), c.config, c.status,
            c.status == "skipped-static" ? "" : c.kernel_cached ? "cached" : "compiled", boolean(c.from_cache),
            ok ? fixed(c.median_ms, 4) : "", ok ? fixed(c.p20_ms, 4) : "", ok ? fixed(c.p80_ms, 4) : "",
-           ok ? fixed(rate.of(c.median_ms), 2) : "", std::to_string(c.repetitions), boolean(c.config == r.winner),
+           ok ? fixed(rate.of(c.median_ms), 2) : "", rate.unit, std::to_string(c.repetitions), boolean(c.config == r.winner),
            boolean(c.config == r.default_config), c.reason});
   }
-  t.print();
+  t.print(!g_csv_header_printed);
+  g_csv_header_printed = true;
 }
 
 void print_table(const std::string& family, const TuneReport& r, const Rate& rate, int top, bool compile_only) {
@@ -384,14 +387,14 @@ int run_autotune(Args& args) {
   options.progress = [&view](const TuneProgress& p) { view.update(p); };
   // Device allocations are 256-byte aligned: the alignment is the pitches' and strides'.
   TuneReport report;
-  Rate rate{"GB/s", "gbps", 0, 1e6};
+  Rate rate{"GB/s", 0, 1e6};
   try {
     if (declared) {
-      rate = Rate{"runs/s", "runs_per_s", 1, 1e-3};
+      rate = Rate{"runs/s", 1, 1e-3};
       report = autotune_family(engine, *declared, fproblem, options);
     } else if (gemm) {
       const GemmProblem p = gproblem.resolved();
-      rate = Rate{"TFLOP/s", "tflops", 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) *
+      rate = Rate{"TFLOP/s", 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) *
                                  static_cast<double>(p.batch), 1e9};
       // Tune what Engine::gemm will run: narrow operands staged into 16-byte pitches.
       bool sa = false, sb = false;

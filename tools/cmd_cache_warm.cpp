@@ -68,7 +68,11 @@ int run_cache_warm(Args& args) {
   const auto shard_text = args.value("shard");
   const Shard shard = shard_text ? parse_shard(*shard_text) : Shard{};
   const std::string arch = args.value_or("arch", "");
-  const std::string dir = args.value_or("dir", "");
+  std::string dir = args.value_or("dir", "");
+  if (auto v = args.value("cache-dir")) {  // swz run's and swz autotune's name for it
+    if (!dir.empty()) throw UsageError("give --dir or --cache-dir, not both (they name the same directory)");
+    dir = *v;
+  }
   const Format format = read_format(args, {Format::Text, Format::Json, Format::Csv});
   const bool json = format == Format::Json;
   const bool list_only = args.flag("list");

@@ -106,19 +106,19 @@ void CsvTable::add(std::vector<std::string> row) {
   rows_.push_back(std::move(row));
 }
 
-std::string CsvTable::str() const {
+std::string CsvTable::str(bool header) const {
   std::string out;
   const auto line = [&out](const std::vector<std::string>& values) {
     for (std::size_t i = 0; i < values.size(); ++i) out += (i ? "," : "") + csv_field(values[i]);
     out += '\n';
   };
-  line(header_);
+  if (header) line(header_);
   for (const auto& r : rows_) line(r);
   return out;
 }
 
-void CsvTable::print() const {
-  const std::string s = str();
+void CsvTable::print(bool header) const {
+  const std::string s = str(header);
   std::fwrite(s.data(), 1, s.size(), stdout);
 }
 

@@ -47,10 +47,11 @@ class CsvTable {
   /// Adds a row; it must have as many values as the header (an internal error otherwise).
   void add(std::vector<std::string> row);
   std::size_t rows() const { return rows_.size(); }
-  /// The whole table, each line ending in '\n'.
-  std::string str() const;
-  /// Writes str() to stdout.
-  void print() const;
+  /// The whole table, each line ending in '\n'; without the header row when `header` is false (the
+  /// rows of a table whose header is already out).
+  std::string str(bool header = true) const;
+  /// Writes str(header) to stdout.
+  void print(bool header = true) const;
 
  private:
   std::vector<std::string> header_;

@@ -3,6 +3,7 @@
 // still means compile threads here for one release, with a warning.
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <string>
 
 #include "cli_formats.hpp"
@@ -118,4 +119,40 @@ TEST_CASE("swz autotune --threads is the old spelling of --compile-threads: it w
   const auto range = run_swz(std::string(kTune) + " --compile-threads 5000", env);
   CHECK(range.code == 2);
   CHECK(range.err.find("--compile-threads") != std::string::npos);
+}
+
+TEST_CASE("swz autotune --problems --format csv: one header row for every problem's rows") {
+  TempDir dir;
+  const std::string env = "SWZJIT_CACHE_DIR=" + (dir / "cache");
+  const std::string list = dir / "problems.txt";
+  FILE* f = std::fopen(list.c_str(), "w");
+  REQUIRE(f);
+  std::fputs("transpose --rows 256 --cols 256\ntranspose --rows 512 --cols 256\n", f);
+  std::fclose(f);
+  const auto r = run_swz("autotune --problems " + list +
+                             " --compile-only --arch sm_80 --max-candidates 1 --quiet --format csv",
+                         env);
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  const auto rows = parse_csv(r.out);
+  REQUIRE(rows.size() > 2);
+  int headers = 0, first = 0, second = 0;
+  for (const auto& row : rows) {
+    CHECK(row.size() == rows[0].size());
+    headers += row[0] == "family";
+    if (row.size() > 1 && row[1].rfind("f32 256x256", 0) == 0) ++first;
+    if (row.size() > 1 && row[1].rfind("f32 512x256", 0) == 0) ++second;
+  }
+  CHECK(headers == 1);
+  CHECK(first > 0);
+  CHECK(second > 0);
+}
+
+TEST_CASE("swz cache takes --cache-dir, as run and autotune spell it, for --dir") {
+  TempDir dir;
+  const auto a = run_swz("cache stats --format json --cache-dir " + (dir / "c"));
+  CHECK_MESSAGE(a.code == 0, a.err);
+  CHECK(a.out.find("\"directory\": \"" + (dir / "c") + "\"") != std::string::npos);
+  const auto both = run_swz("cache stats --cache-dir " + (dir / "c") + " --dir " + (dir / "d"));
+  CHECK(both.code == 2);
+  CHECK(both.err.find("--cache-dir") != std::string::npos);
 }
