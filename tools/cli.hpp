@@ -68,8 +68,11 @@ std::string parse_choice(const std::string& arg, const std::string& text,
 struct Command {
   const char* name;
   const char* summary;  ///< one line for `swz --help`
-  const char* help;     ///< full text for `swz <name> --help`
+  const char* help;     ///< full text for `swz <name> --help` (nullptr when make_help builds it)
   int (*run)(Args& args);
+  /// Builds the --help text when it asks the library for defaults (only when --help is given: it costs
+  /// static analyses every other invocation would pay for nothing).
+  std::string (*make_help)() = nullptr;
 };
 
 }  // namespace cli

@@ -12,6 +12,7 @@
 #include "cli.hpp"
 #include "commands.hpp"
 #include "gemm_args.hpp"
+#include "output.hpp"
 #include "problem_list.hpp"
 #include "swzjit/autotune.hpp"
 #include "swzjit/engine.hpp"
@@ -29,7 +30,8 @@ const char kHelp[] =
     "       swz autotune gemm --m M --n N --k K [--dtype f32|f16|bf16] [--out f32|f16|bf16]\n"
     "                         [--layout NN|NT|TN|TT] [--c-order row|col] [--batch B] [COMMON]\n"
     "COMMON: [--budget-s S] [--max-candidates N] [--keep-conflicted] [--compile-only --arch sm_XX]\n"
-    "        [--config CFG]... [--threads N] [--timeout-s S] [--top N] [--cache-dir DIR] [--json] [--quiet]\n"
+    "        [--config CFG]... [--compile-threads N] [--seed N] [--timeout-s S] [--top N] [--cache-dir DIR]\n"
+    "        [--format text|json|csv] [--quiet]\n"
     "       swz autotune --problems FILE [--shard i/n] [COMMON]   every problem of FILE (one per line,\n"
     "                         e.g. `gemm --m 4096 --n 4096 --k 4096 --dtype f16`; # comments), or only the\n"
     "                         i-th of n slices (0 <= i < n): n machines with the same FILE split it exactly\n"
@@ -62,16 +64,23 @@ const char kHelp[] =
     "  --arch A               the target for --compile-only: sm_80 ... sm_121 (swz info lists them)\n"
     "  --config CFG           add a config to the space (repeatable), e.g.\n"
     "                         f32,tile=32x32,threads=256,vec=4,smem=plain (see `swz gen gemm --help` for GEMM)\n"
-    "  --threads N            compile threads (default: one per core)\n"
+    "  --compile-threads N    NVRTC compile threads (default 0: one per core). --threads N is the old\n"
+    "                         spelling, still accepted with a warning: elsewhere --threads is the block size\n"
+    "  --seed N               seed of the random data each candidate is verified on, 0..4294967295\n"
+    "                         (default: the fixed one, 24301 = 0x5EED for transpose and declared\n"
+    "                         families, 28211 = 0x6E33 for gemm); printed in the output\n"
     "  --timeout-s S          a candidate taking longer is killed and recorded as timeout (default 10)\n"
     "  --top N                rows of the result table (default 10)\n"
     "  --cache-dir DIR        the cache to use (default $SWZJIT_CACHE_DIR, $XDG_CACHE_HOME/swzjit, ~/.cache/swzjit)\n"
-    "  --json                 one JSON object on stdout: the report and the engine and cache counters\n"
+    "  --format F             text (default: a table of the --top best), json (one object: the report with\n"
+    "                         every candidate, the engine and cache counters; --json is the same) or csv\n"
+    "                         (a header row, one row per candidate, as cutlass_profiler writes it)\n"
     "  --quiet                no progress on stderr\n"
     "\n"
     "Progress goes to stderr: a bar on a terminal (compiled k/n, benchmarked k/n, failures, best so far,\n"
     "ETA), one line per event otherwise. Candidate statuses: ok, compile-failed, resource-limit,\n"
-    "launch-failed, wrong-result, timeout, skipped-static (compiled, for --compile-only).\n"
+    "launch-failed, wrong-result, timeout, skipped-static (compiled, for --compile-only: a table row says\n"
+    "cached when the kernel came from the kernel cache instead of a fresh NVRTC compile).\n"
     "exit codes: 0 a winner was found (or, with --compile-only, something compiled), 1 otherwise or on\n"
     "error, 2 bad usage\n"
     "\n"
@@ -171,9 +180,10 @@ void print_json(const std::string& family, const TuneReport& r, Engine& engine) 
                   ", \"status\": " + json_str(k.status) + ", \"reason\": " + json_str(k.reason) +
                   ", \"median_ms\": " + num(k.median_ms) + ", \"p20_ms\": " + num(k.p20_ms) +
                   ", \"p80_ms\": " + num(k.p80_ms) + ", \"repetitions\": " + u(k.repetitions) +
-                  ", \"from_cache\": " + (k.from_cache ? "true" : "false") + "}";
+                  ", \"from_cache\": " + (k.from_cache ? "true" : "false") +
+                  ", \"kernel_cached\": " + (k.kernel_cached ? "true" : "false") + "}";
   std::printf(
-      "{\"family\": %s, \"problem\": %s, \"device\": %s, \"arch\": %s, \"winner\": %s, \"winner_ms\": %s, "
+      "{%s\"family\": %s, \"seed\": %u, \"problem\": %s, \"device\": %s, \"arch\": %s, \"winner\": %s, \"winner_ms\": %s, "
       "\"winner_gbps\": %s, \"winner_tflops\": %s, \"default_config\": %s, \"default_ms\": %s, "
       "\"space_size\": %d, \"static_rejected\": %d, \"compiled\": %d, \"kernel_cache_hits\": %d, "
       "\"benchmarked\": %d, \"reused\": %d, \"retimed\": %d, \"worker_restarts\": %d, \"failures\": {%s}, "
@@ -183,7 +193,8 @@ void print_json(const std::string& family, const TuneReport& r, Engine& engine) 
       "\"cache\": {\"hits\": %s, \"misses\": %s, \"builds\": %s, \"joined\": %s, \"corrupt\": %s, "
       "\"store_failures\": %s, \"evictions\": %s, \"tuning_hits\": %s, \"tuning_misses\": %s}, "
       "\"candidates\": [%s]}\n",
-      json_str(family).c_str(), json_str(r.problem).c_str(), json_str(r.device).c_str(), json_str(r.arch).c_str(),
+      json_version_member().c_str(), json_str(family).c_str(), r.seed, json_str(r.problem).c_str(),
+      json_str(r.device).c_str(), json_str(r.arch).c_str(),
       json_str(r.winner).c_str(), num(r.winner_ms).c_str(), num(r.winner_gbps).c_str(), num(r.winner_tflops).c_str(),
       json_str(r.default_config).c_str(), num(r.default_ms).c_str(), r.space_size, r.static_rejected, r.compiled,
       r.kernel_cache_hits, r.benchmarked, r.reused, r.retimed, r.worker_restarts, failures.c_str(),
@@ -203,9 +214,33 @@ struct Rate {
   double of(double ms) const { return ms > 0 ? work / (ms * scale) : 0.0; }
 };
 
+// The word a row shows for a candidate: a compile-only candidate whose kernel the cache served says so.
+std::string row_status(const TuneCandidate& c) {
+  return c.status == "compiled" && c.kernel_cached ? "cached" : c.status;
+}
+
+// NOTE: `--problems FILE` tunes each problem in this process; their rows form one CSV with one header.
+bool g_csv_header_printed = false;
+
+void print_csv(const std::string& family, const TuneReport& r, const Rate& rate) {
+  CsvTable t({"family", "problem", "device", "arch", "seed", "config", "status", "kernel", "from_tuning_cache",
+              "median_ms", "p20_ms", "p80_ms", "rate", "rate_unit", "repetitions", "winner", "default",
+              "reason"});
+  for (const auto& c : r.candidates) {
+    const bool ok = c.status == "ok";
+    t.add({family, r.problem, r.device, r.arch, std::to_string(r.seed), c.config, c.status,
+           c.status == "skipped-static" ? "" : c.kernel_cached ? "cached" : "compiled", boolean(c.from_cache),
+           ok ? fixed(c.median_ms, 4) : "", ok ? fixed(c.p20_ms, 4) : "", ok ? fixed(c.p80_ms, 4) : "",
+           ok ? fixed(rate.of(c.median_ms), 2) : "", rate.unit, std::to_string(c.repetitions), boolean(c.config == r.winner),
+           boolean(c.config == r.default_config), c.reason});
+  }
+  t.print(!g_csv_header_printed);
+  g_csv_header_printed = true;
+}
+
 void print_table(const std::string& family, const TuneReport& r, const Rate& rate, int top, bool compile_only) {
-  std::printf("%s %s%s%s (%s)\n", family.c_str(), r.problem.c_str(), r.device.empty() ? "" : " on ",
-              r.device.c_str(), r.arch.c_str());
+  std::printf("%s %s%s%s (%s), seed %u\n", family.c_str(), r.problem.c_str(), r.device.empty() ? "" : " on ",
+              r.device.c_str(), r.arch.c_str(), r.seed);
   std::size_t width = 6;
   for (const auto& c : r.candidates) width = std::max(width, c.config.size());
   const int shown = std::min<int>(top, static_cast<int>(r.candidates.size()));
@@ -213,7 +248,7 @@ void print_table(const std::string& family, const TuneReport& r, const Rate& rat
     std::printf("\n  %-*s  %s\n", static_cast<int>(width), "config", "status");
     for (int i = 0; i < shown; ++i) {
       const TuneCandidate& c = r.candidates[static_cast<std::size_t>(i)];
-      std::printf("  %-*s  %s%s%s\n", static_cast<int>(width), c.config.c_str(), c.status.c_str(),
+      std::printf("  %-*s  %s%s%s\n", static_cast<int>(width), c.config.c_str(), row_status(c).c_str(),
                   c.reason.empty() ? "" : ": ", c.reason.c_str());
     }
   } else if (shown > 0) {
@@ -221,7 +256,8 @@ void print_table(const std::string& family, const TuneReport& r, const Rate& rat
                 rate.unit, "status");
     for (int i = 0; i < shown; ++i) {
       const TuneCandidate& c = r.candidates[static_cast<std::size_t>(i)];
-      std::string status = c.status + (c.from_cache ? " (cached)" : "");
+      // "reused": measured by an earlier tune (the tuning cache); "cached" alone means the kernel cache.
+      std::string status = c.status + (c.from_cache ? " (reused)" : "");
       if (!c.reason.empty()) status += ": " + (c.reason.size() > 90 ? c.reason.substr(0, 90) + "..." : c.reason);
       if (c.status == "ok") {
         char spread[32];
@@ -236,7 +272,7 @@ void print_table(const std::string& family, const TuneReport& r, const Rate& rat
     }
   }
   if (shown > 0 && shown < static_cast<int>(r.candidates.size()))
-    std::printf("  ... %d more (--top N, or --json for all)\n", static_cast<int>(r.candidates.size()) - shown);
+    std::printf("  ... %d more (--top N, or --format json|csv for all)\n", static_cast<int>(r.candidates.size()) - shown);
   std::string failures;
   for (const auto& f : r.failures) failures += (failures.empty() ? "" : ", ") + std::to_string(f.second) + " " + f.first;
   const int measured = r.space_size - r.static_rejected;
@@ -313,11 +349,22 @@ int run_autotune(Args& args) {
   options.compile_only = args.flag("compile-only");
   options.arch = args.value_or("arch", "");
   options.extra_configs = args.values("config");
-  options.compile_threads = static_cast<int>(parse_int("--threads", args.value_or("threads", "0"), 0, 1024));
+  if (args.given("threads")) {
+    // NOTE: --threads is the block size in every config option (swz gen|compile|analyze|run); here it
+    // once meant compile threads. The old spelling works for one release.
+    if (args.given("compile-threads")) throw UsageError("give --compile-threads only (--threads is its old spelling)");
+    std::fprintf(stderr, "swz autotune: warning: --threads is deprecated here (elsewhere it is the block size); "
+                         "use --compile-threads\n");
+    options.compile_threads = static_cast<int>(parse_int("--threads", *args.value("threads"), 0, 1024));
+  } else {
+    options.compile_threads =
+        static_cast<int>(parse_int("--compile-threads", args.value_or("compile-threads", "0"), 0, 1024));
+  }
+  if (auto seed = args.value("seed")) options.seed = parse_int("--seed", *seed, 0, 4294967295LL);
   options.candidate_timeout_s = parse_seconds("--timeout-s", args.value_or("timeout-s", "10"), 3600);
   if (options.candidate_timeout_s <= 0) throw UsageError("--timeout-s must be > 0");
   const int top = static_cast<int>(parse_int("--top", args.value_or("top", "10"), 0, 1000000));
-  const bool json = args.flag("json");
+  const Format format = read_format(args, {Format::Text, Format::Json, Format::Csv});
   const bool quiet = args.flag("quiet");
   EngineOptions eo;
   eo.cache_dir = args.value_or("cache-dir", "");
@@ -367,8 +414,10 @@ int run_autotune(Args& args) {
     throw;
   }
   view.end();
-  if (json)
+  if (format == Format::Json)
     print_json(family, report, engine);
+  else if (format == Format::Csv)
+    print_csv(family, report, rate);
   else
     print_table(family, report, rate, top, options.compile_only);
   if (options.compile_only) {

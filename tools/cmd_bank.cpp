@@ -6,6 +6,7 @@
 
 #include "cli.hpp"
 #include "commands.hpp"
+#include "output.hpp"
 #include "swzjit/analysis/bank.hpp"
 #include "swzjit/error.hpp"
 
@@ -50,7 +51,7 @@ std::string format_text(const SmemInstruction& in, bool trans, const BankReport&
 }
 
 std::string format_json(const SmemInstruction& in, bool trans, const BankReport& r) {
-  std::string out = "{\"op\":\"" + to_string(in.op) + (trans ? ".trans" : "") + "\",\"width\":" +
+  std::string out = "{" + json_version_member() + "\"op\":\"" + to_string(in.op) + (trans ? ".trans" : "") + "\",\"width\":" +
                     std::to_string(in.width) + ",\"lanes\":" + std::to_string(in.addresses.size()) +
                     ",\"wavefronts\":" + std::to_string(r.wavefronts) +
                     ",\"ideal_wavefronts\":" + std::to_string(r.ideal_wavefronts) +
@@ -69,11 +70,24 @@ std::string format_json(const SmemInstruction& in, bool trans, const BankReport&
   return out;
 }
 
+std::string format_csv(const SmemInstruction& in, bool trans, const BankReport& r) {
+  CsvTable t({"op", "width", "lanes", "phase", "first_lane", "lane_count", "active_lanes", "wavefronts",
+              "ideal_wavefronts", "excess_wavefronts", "max_way", "worst_bank"});
+  for (std::size_t i = 0; i < r.phases.size(); ++i) {
+    const PhaseCost& p = r.phases[i];
+    t.add({to_string(in.op) + (trans ? ".trans" : ""), std::to_string(in.width), std::to_string(in.addresses.size()),
+           std::to_string(i), std::to_string(p.first_lane), std::to_string(p.lane_count), std::to_string(p.active_lanes),
+           std::to_string(p.wavefronts), std::to_string(p.ideal_wavefronts),
+           std::to_string(p.wavefronts - p.ideal_wavefronts), std::to_string(p.max_way), std::to_string(p.worst_bank)});
+  }
+  return t.str();
+}
+
 int run_bank(Args& args) {
   const auto op_text = args.value("op");
   const auto width_text = args.value("width");
   const auto addr_text = args.value("addresses");
-  const std::string format = parse_choice("--format", args.value_or("format", "text"), {"text", "json"});
+  const Format format = read_format(args, {Format::Text, Format::Json, Format::Csv});
   args.finish();
   if (!op_text) throw UsageError("--op is required (allowed: lds|sts|ldmatrix.x1|ldmatrix.x2|ldmatrix.x4[.trans])");
   if (!addr_text) throw UsageError("--addresses A0,A1,... is required (one byte address per active lane)");
@@ -92,13 +106,15 @@ int run_bank(Args& args) {
   in.addresses = parse_int_list("--addresses", *addr_text, -(1LL << 40), 1LL << 40);
   const BankReport report = naming_flag([&] { return analyze_bank(in); });
 
-  const std::string out = format == "json" ? format_json(in, trans, report) : format_text(in, trans, report);
+  const std::string out = format == Format::Json  ? format_json(in, trans, report)
+                          : format == Format::Csv ? format_csv(in, trans, report)
+                                                  : format_text(in, trans, report);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return 0;
 }
 
 const char kHelp[] =
-    "usage: swz bank --op OP [--width 1|2|4|8|16] --addresses A0,A1,... [--format text|json]\n\n"
+    "usage: swz bank --op OP [--width 1|2|4|8|16] --addresses A0,A1,... [--format text|json|csv]\n\n"
     "Cost one warp-wide shared-memory instruction with the bank model: 32 banks of 4 bytes.\n"
     "The instruction splits into phases: 1-4 byte accesses are one phase of 32 lanes, 8-byte\n"
     "accesses two phases of 16 lanes, 16-byte accesses and ldmatrix four phases of 8 lanes\n"
@@ -114,7 +130,9 @@ const char kHelp[] =
     "  --addresses L    comma-separated byte addresses, one per active lane in lane order (at\n"
     "                   most 32; each >= 0 and a multiple of the width)\n"
     "  --format FMT     text (per-phase table and totals; default) or json (one object with\n"
-    "                   wavefronts, ideal_wavefronts, excess_wavefronts, max_way and phases[])\n\n"
+    "                   swzjit_version, wavefronts, ideal_wavefronts, excess_wavefronts, max_way and\n"
+    "                   phases[]) or csv (a header row, then one row per phase)\n"
+    "  --json           short for --format json\n\n"
     "examples:\n"
     "  # seed 001: a 32x32 fp32 transpose reading column 0: 32-way, 32 wavefronts\n"
     "  swz bank --op lds --addresses 0,128,256,384,512,640,768,896,1024,1152,1280,1408,1536,1664,\\\n"

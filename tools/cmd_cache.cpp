@@ -12,6 +12,8 @@
 
 #include "cli.hpp"
 #include "commands.hpp"
+#include "output.hpp"
+#include "cache_args.hpp"
 #include "problem_list.hpp"
 #include "swzjit/cache.hpp"
 #include "swzjit/error.hpp"
@@ -30,7 +32,7 @@ const char kHelp[] =
     "actions:\n"
     "  ls                     kernel entries (most recently used first) and tuned problems\n"
     "  stats                  location, mode, entry counts and bytes\n"
-    "  verify                 check every row's checksum and key; delete bad rows\n"
+    "  verify (or check)      check every row's checksum and key; delete bad rows\n"
     "                         (exit 1 if any row was bad or the database was damaged)\n"
     "  gc --max-size SIZE     evict least-recently-used kernels until at most SIZE bytes remain\n"
     "  clear                  delete every kernel and tuning result\n"
@@ -65,9 +67,13 @@ const char kHelp[] =
     "                         overrides it). exit 1 if any problem failed\n"
     "\n"
     "options:\n"
-    "  --dir DIR              use the cache in DIR instead of the default location\n"
+    "  --dir DIR              use the cache in DIR instead of the default location (--cache-dir DIR,\n"
+    "                         as swz run and swz autotune spell it, is the same)\n"
     "  --remote URL           use a remote cache tier (as SWZJIT_REMOTE_CACHE; every command takes it)\n"
-    "  --json                 one JSON object on stdout (ls, stats, verify, gc, import, explain)\n"
+    "  --format F             text (default), json (one object with swzjit_version; --json is the same)\n"
+    "                         or csv (a header row, one row per result: ls one per kernel and per tuned\n"
+    "                         winner, explain one per differing field, the others one row) for ls, stats,\n"
+    "                         verify, gc, import, explain and warm; clear and export print text only\n"
     "  --read-only            never write the cache (as SWZJIT_CACHE_READ_ONLY=1): stored entries are\n"
     "                         read, nothing is stored, deleted or repaired\n"
     "  --help                 this text\n"
@@ -96,33 +102,11 @@ const char kHelp[] =
     "  swz cache explain kernel --name 'swz::transpose_kernel<float, 32, 8, 4>' --arch sm_90\n"
     "  swz cache explain tuning --operation transpose --problem 'f32 16384x8192' --space-hash 3f0c...\n";
 
-// ---- output helpers ---------------------------------------------------------------------------
-
-std::string json_str(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
+// ---- output helpers (json_string: tools/output.hpp) ---------------------------------------------
 
 std::string json_list(const std::vector<std::string>& items) {
   std::string out = "[";
-  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + json_str(items[i]);
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + json_string(items[i]);
   return out + "]";
 }
 
@@ -156,29 +140,11 @@ std::string local_time(std::int64_t us) {
   return buf;
 }
 
-// ---- the options each action accepts ----------------------------------------------------------
-
-struct Options {
-  std::map<std::string, std::string> values;  // every --name VALUE given
-  bool json = false;
-  bool read_only = false;
-  bool force_target = false;
-  std::optional<std::string> get(const std::string& name) const {
-    auto it = values.find(name);
-    return it == values.end() ? std::nullopt : std::optional<std::string>(it->second);
-  }
-};
+// ---- the options each action accepts (tools/cache_args.hpp) -----------------------------------
 
 const char* const kValueOptions[] = {"dir",        "max-size",       "name",    "arch",      "nvrtc",  "templates-hash",
                                      "options",    "format-version", "problem", "operation", "device", "sm-count",
                                      "space-hash", "sign",           "key"};
-
-void allow_only(const Options& o, const std::string& action, const std::set<std::string>& allowed, bool json_ok) {
-  for (const auto& kv : o.values)
-    if (kv.first != "dir" && !allowed.count(kv.first))
-      throw UsageError("--" + kv.first + " does not apply to `swz cache " + action + "` (see --help)");
-  if (o.json && !json_ok) throw UsageError("--json does not apply to `swz cache " + action + "`");
-}
 
 std::string need_file(Args& args, const std::string& action) {
   auto file = args.next_positional();
@@ -204,20 +170,32 @@ std::string counters_json(const CacheCounters& c) {
          ", \"remote_latency_us_max\": " + std::to_string(c.remote_latency_us_max) + "}";
 }
 
-int run_stats(Cache& cache, const Options& o) {
+int run_stats(Cache& cache, const CacheArgs& o) {
   const CacheStats s = cache.stats();
+  if (o.format == Format::Csv) {
+    CsvTable t({"directory", "database", "mode", "degraded_reason", "kernel_entries", "kernel_bytes",
+                "memory_kernel_entries", "tuning_problems", "candidates", "winners", "file_bytes", "max_bytes", "remote",
+                "remote_mode"});
+    t.add({s.directory, s.database, s.mode, s.degraded_reason, std::to_string(s.kernel_entries),
+           std::to_string(s.kernel_bytes), std::to_string(s.memory_kernel_entries), std::to_string(s.tuning_problems),
+           std::to_string(s.candidates), std::to_string(s.winners), std::to_string(s.file_bytes),
+           std::to_string(s.max_bytes), s.remote, s.remote_mode});
+    t.print();
+    return 0;
+  }
   if (o.json) {
     std::printf(
-        "{\"directory\": %s, \"database\": %s, \"mode\": %s, \"degraded_reason\": %s, \"kernel_entries\": %llu, "
+        "{%s\"directory\": %s, \"database\": %s, \"mode\": %s, \"degraded_reason\": %s, \"kernel_entries\": %llu, "
         "\"kernel_bytes\": %llu, \"memory_kernel_entries\": %llu, \"tuning_problems\": %llu, \"candidates\": %llu, "
         "\"winners\": %llu, \"file_bytes\": %llu, \"max_bytes\": %llu, \"remote\": %s, \"remote_mode\": %s, "
         "\"counters\": %s}\n",
-        json_str(s.directory).c_str(), json_str(s.database).c_str(), json_str(s.mode).c_str(),
-        json_str(s.degraded_reason).c_str(), static_cast<unsigned long long>(s.kernel_entries),
+        json_version_member().c_str(), json_string(s.directory).c_str(), json_string(s.database).c_str(),
+        json_string(s.mode).c_str(),
+        json_string(s.degraded_reason).c_str(), static_cast<unsigned long long>(s.kernel_entries),
         static_cast<unsigned long long>(s.kernel_bytes), static_cast<unsigned long long>(s.memory_kernel_entries),
         static_cast<unsigned long long>(s.tuning_problems), static_cast<unsigned long long>(s.candidates),
         static_cast<unsigned long long>(s.winners), static_cast<unsigned long long>(s.file_bytes),
-        static_cast<unsigned long long>(s.max_bytes), json_str(s.remote).c_str(), json_str(s.remote_mode).c_str(),
+        static_cast<unsigned long long>(s.max_bytes), json_string(s.remote).c_str(), json_string(s.remote_mode).c_str(),
         counters_json(s.counters).c_str());
     return 0;
   }
@@ -249,17 +227,36 @@ int run_stats(Cache& cache, const Options& o) {
   return 0;
 }
 
-int run_ls(Cache& cache, const Options& o) {
+int run_ls(Cache& cache, const CacheArgs& o) {
   const auto kernels = cache.list_kernels();
   const auto problems = cache.list_tuning();
+  if (o.format == Format::Csv) {
+    // One table for both kinds: a kernel row names its expression, a tuning row its problem and one winner.
+    CsvTable t({"kind", "key", "arch", "what", "bytes", "last_use_us", "candidates", "space_hash", "winner",
+                "winner_ms"});
+    for (const auto& k : kernels)
+      t.add({"kernel", k.key, k.fields.arch, k.fields.name_expression, std::to_string(k.bytes),
+             std::to_string(k.last_use_us), "", "", "", ""});
+    for (const auto& p : problems) {
+      const std::string what = p.problem.operation + " " + p.problem.problem;
+      if (p.winners.empty())
+        t.add({"tuning", p.key, p.problem.arch, what, "", std::to_string(p.updated_us), std::to_string(p.candidates),
+               "", "", ""});
+      for (const auto& w : p.winners)
+        t.add({"tuning", p.key, p.problem.arch, what, "", std::to_string(p.updated_us), std::to_string(p.candidates),
+               w.first, w.second.config, csv_number(w.second.median_ms, 4)});
+    }
+    t.print();
+    return 0;
+  }
   if (o.json) {
-    std::string out = "{\"kernels\": [";
+    std::string out = "{" + json_version_member() + "\"kernels\": [";
     for (std::size_t i = 0; i < kernels.size(); ++i) {
       const auto& k = kernels[i];
-      out += std::string(i ? ", " : "") + "{\"key\": " + json_str(k.key) +
-             ", \"name_expression\": " + json_str(k.fields.name_expression) + ", \"arch\": " + json_str(k.fields.arch) +
-             ", \"nvrtc_version\": " + json_str(k.fields.nvrtc_version) +
-             ", \"templates_hash\": " + json_str(k.fields.templates_hash) +
+      out += std::string(i ? ", " : "") + "{\"key\": " + json_string(k.key) +
+             ", \"name_expression\": " + json_string(k.fields.name_expression) + ", \"arch\": " + json_string(k.fields.arch) +
+             ", \"nvrtc_version\": " + json_string(k.fields.nvrtc_version) +
+             ", \"templates_hash\": " + json_string(k.fields.templates_hash) +
              ", \"options\": " + json_list(k.fields.options) +
              ", \"format_version\": " + std::to_string(k.fields.format_version) +
              ", \"bytes\": " + std::to_string(k.bytes) + ", \"is_ptx\": " + (k.is_ptx ? "true" : "false") +
@@ -269,16 +266,16 @@ int run_ls(Cache& cache, const Options& o) {
     out += "], \"tuning\": [";
     for (std::size_t i = 0; i < problems.size(); ++i) {
       const auto& p = problems[i];
-      out += std::string(i ? ", " : "") + "{\"key\": " + json_str(p.key) + ", \"operation\": " +
-             json_str(p.problem.operation) + ", \"problem\": " + json_str(p.problem.problem) +
-             ", \"device_name\": " + json_str(p.problem.device_name) + ", \"arch\": " + json_str(p.problem.arch) +
+      out += std::string(i ? ", " : "") + "{\"key\": " + json_string(p.key) + ", \"operation\": " +
+             json_string(p.problem.operation) + ", \"problem\": " + json_string(p.problem.problem) +
+             ", \"device_name\": " + json_string(p.problem.device_name) + ", \"arch\": " + json_string(p.problem.arch) +
              ", \"sm_count\": " + std::to_string(p.problem.sm_count) +
-             ", \"nvrtc_version\": " + json_str(p.problem.nvrtc_version) +
-             ", \"templates_hash\": " + json_str(p.problem.templates_hash) +
+             ", \"nvrtc_version\": " + json_string(p.problem.nvrtc_version) +
+             ", \"templates_hash\": " + json_string(p.problem.templates_hash) +
              ", \"candidates\": " + std::to_string(p.candidates) + ", \"winners\": {";
       bool first = true;
       for (const auto& w : p.winners) {
-        out += std::string(first ? "" : ", ") + json_str(w.first) + ": {\"config\": " + json_str(w.second.config) +
+        out += std::string(first ? "" : ", ") + json_string(w.first) + ": {\"config\": " + json_string(w.second.config) +
                ", \"median_ms\": " + json_num(w.second.median_ms) + "}";
         first = false;
       }
@@ -305,15 +302,25 @@ int run_ls(Cache& cache, const Options& o) {
   return 0;
 }
 
-int run_verify(Cache& cache, const Options& o) {
+int run_verify(Cache& cache, const CacheArgs& o) {
   const VerifyReport r = cache.verify();
   auto u = [](std::uint64_t v) { return std::to_string(v); };
-  if (o.json) {
+  if (o.format == Format::Csv) {
+    CsvTable t({"database_ok", "integrity", "kernels_checked", "kernels_bad", "problems_checked", "problems_bad",
+                "candidates_checked", "candidates_bad", "winners_checked", "winners_bad", "read_only", "not_checked"});
+    std::string not_checked;
+    for (const auto& n : r.not_checked) not_checked += (not_checked.empty() ? "" : "; ") + n;
+    t.add({boolean(r.database_ok), r.integrity, u(r.kernels_checked), u(r.kernels_bad), u(r.problems_checked),
+           u(r.problems_bad), u(r.candidates_checked), u(r.candidates_bad), u(r.winners_checked), u(r.winners_bad),
+           boolean(r.read_only), not_checked});
+    t.print();
+  } else if (o.json) {
     std::printf(
-        "{\"database_ok\": %s, \"integrity\": %s, \"kernels_checked\": %s, \"kernels_bad\": %s, "
+        "{%s\"database_ok\": %s, \"integrity\": %s, \"kernels_checked\": %s, \"kernels_bad\": %s, "
         "\"problems_checked\": %s, \"problems_bad\": %s, \"candidates_checked\": %s, \"candidates_bad\": %s, "
         "\"winners_checked\": %s, \"winners_bad\": %s, \"read_only\": %s, \"not_checked\": %s}\n",
-        r.database_ok ? "true" : "false", json_str(r.integrity).c_str(), u(r.kernels_checked).c_str(),
+        json_version_member().c_str(), r.database_ok ? "true" : "false", json_string(r.integrity).c_str(),
+        u(r.kernels_checked).c_str(),
         u(r.kernels_bad).c_str(), u(r.problems_checked).c_str(), u(r.problems_bad).c_str(),
         u(r.candidates_checked).c_str(), u(r.candidates_bad).c_str(), u(r.winners_checked).c_str(),
         u(r.winners_bad).c_str(), r.read_only ? "true" : "false", json_list(r.not_checked).c_str());
@@ -330,7 +337,7 @@ int run_verify(Cache& cache, const Options& o) {
   return r.database_ok && r.bad() == 0 && r.not_checked.empty() ? 0 : 1;
 }
 
-int run_gc(Cache& cache, const Options& o) {
+int run_gc(Cache& cache, const CacheArgs& o) {
   const auto size = o.get("max-size");
   if (!size) throw UsageError("`swz cache gc` needs --max-size SIZE (e.g. 0, 500M, 2G)");
   std::uint64_t max_bytes = 0;
@@ -340,10 +347,16 @@ int run_gc(Cache& cache, const Options& o) {
     throw UsageError(std::string("--max-size: ") + e.what());
   }
   const GcReport r = cache.gc(max_bytes);
-  if (o.json)
-    std::printf("{\"evicted_entries\": %llu, \"evicted_bytes\": %llu, \"kept_entries\": %llu, \"kept_bytes\": %llu}\n",
-                static_cast<unsigned long long>(r.evicted_entries), static_cast<unsigned long long>(r.evicted_bytes),
-                static_cast<unsigned long long>(r.kept_entries), static_cast<unsigned long long>(r.kept_bytes));
+  if (o.format == Format::Csv) {
+    CsvTable t({"evicted_entries", "evicted_bytes", "kept_entries", "kept_bytes"});
+    t.add({std::to_string(r.evicted_entries), std::to_string(r.evicted_bytes), std::to_string(r.kept_entries),
+           std::to_string(r.kept_bytes)});
+    t.print();
+  } else if (o.json)
+    std::printf("{%s\"evicted_entries\": %llu, \"evicted_bytes\": %llu, \"kept_entries\": %llu, \"kept_bytes\": %llu}\n",
+                json_version_member().c_str(), static_cast<unsigned long long>(r.evicted_entries),
+                static_cast<unsigned long long>(r.evicted_bytes), static_cast<unsigned long long>(r.kept_entries),
+                static_cast<unsigned long long>(r.kept_bytes));
   else
     std::printf("evicted %llu kernel entries (%s); kept %llu (%s)\n", static_cast<unsigned long long>(r.evicted_entries),
                 human_bytes(r.evicted_bytes).c_str(), static_cast<unsigned long long>(r.kept_entries),
@@ -351,15 +364,20 @@ int run_gc(Cache& cache, const Options& o) {
   return 0;
 }
 
-int run_import(Cache& cache, const Options& o, const std::string& file) {
+int run_import(Cache& cache, const CacheArgs& o, const std::string& file) {
   TransferOptions t;
   t.key_file = o.get("key").value_or("");
   const ImportReport r = cache.import_from(file, t);
-  if (o.json)
+  if (o.format == Format::Csv) {
+    CsvTable table({"kernels_added", "kernels_present", "candidates", "winners", "skipped_corrupt", "authenticated"});
+    table.add({std::to_string(r.kernels_added), std::to_string(r.kernels_present), std::to_string(r.candidates),
+               std::to_string(r.winners), std::to_string(r.skipped_corrupt), boolean(r.authenticated)});
+    table.print();
+  } else if (o.json)
     std::printf(
-        "{\"kernels_added\": %llu, \"kernels_present\": %llu, \"candidates\": %llu, \"winners\": %llu, "
+        "{%s\"kernels_added\": %llu, \"kernels_present\": %llu, \"candidates\": %llu, \"winners\": %llu, "
         "\"skipped_corrupt\": %llu, \"authenticated\": %s}\n",
-        static_cast<unsigned long long>(r.kernels_added), static_cast<unsigned long long>(r.kernels_present),
+        json_version_member().c_str(), static_cast<unsigned long long>(r.kernels_added), static_cast<unsigned long long>(r.kernels_present),
         static_cast<unsigned long long>(r.candidates), static_cast<unsigned long long>(r.winners),
         static_cast<unsigned long long>(r.skipped_corrupt), r.authenticated ? "true" : "false");
   else
@@ -373,170 +391,32 @@ int run_import(Cache& cache, const Options& o, const std::string& file) {
   return 0;
 }
 
-const std::set<std::string> kAllKernelFields = {"format_version", "name_expression", "templates_hash",
-                                                  "nvrtc_version", "options", "arch"};
-const std::set<std::string> kAllProblemFields = {"operation", "problem",       "device_name",   "arch",
-                                                 "sm_count",  "nvrtc_version", "templates_hash"};
-
-/// Prints an explanation, ignoring differences in fields the user did not give (they match any).
-int print_explanation(Explanation e, const std::set<std::string>& given, bool json) {
-  std::vector<NearMiss> kept;
-  for (auto& m : e.near_misses) {
-    std::vector<FieldDifference> d;
-    for (auto& f : m.differences)
-      if (given.count(f.field)) d.push_back(f);
-    m.differences = d;
-    kept.push_back(m);
-  }
-  e.near_misses = kept;
-  std::size_t matching = 0;
-  for (const auto& m : e.near_misses) matching += m.differences.empty() ? 1 : 0;
-  if (!e.found && matching > 0)
-    e.summary += "\n" + std::to_string(matching) + " stored entries match every field given (the others are unset)";
-  if (json) {
-    std::string out = "{\"found\": " + std::string(e.found ? "true" : "false") + ", \"key\": " + json_str(e.key) +
-                      ", \"summary\": " + json_str(e.summary) + ", \"near_misses\": [";
-    for (std::size_t i = 0; i < e.near_misses.size(); ++i) {
-      out += std::string(i ? ", " : "") + "{\"key\": " + json_str(e.near_misses[i].key) + ", \"differences\": [";
-      const auto& d = e.near_misses[i].differences;
-      for (std::size_t j = 0; j < d.size(); ++j)
-        out += std::string(j ? ", " : "") + "{\"field\": " + json_str(d[j].field) +
-               ", \"wanted\": " + json_str(d[j].wanted) + ", \"stored\": " + json_str(d[j].stored) + "}";
-      out += "]}";
-    }
-    std::printf("%s]}\n", out.c_str());
-  } else {
-    std::printf("%s", e.text().c_str());
-  }
-  return 0;
-}
-
-/// The key of the one stored entry that differs only in fields the user left unset, if exactly one does.
-std::optional<std::string> sole_match(const Explanation& e, const std::set<std::string>& given) {
-  std::optional<std::string> match;
-  int count = 0;
-  for (const auto& m : e.near_misses) {
-    bool differs = false;
-    for (const auto& d : m.differences) differs = differs || given.count(d.field) > 0;
-    if (!differs) {
-      match = m.key;
-      ++count;
-    }
-  }
-  return count == 1 ? match : std::nullopt;
-}
-
-/// `explain kernel|tuning|PROBLEM`: checks the options for that form (before the cache is opened).
-std::string explain_form(const Options& o, Args& args, std::optional<std::string>& bare_problem) {
-  std::string what = args.next_positional().value_or("");
-  if (what != "kernel" && what != "tuning") {
-    if (what.empty()) throw UsageError("`swz cache explain` needs `kernel`, `tuning` or a problem string");
-    bare_problem = what;
-    what = "tuning";
-  }
-  if (what == "kernel") {
-    allow_only(o, "explain kernel", {"name", "arch", "nvrtc", "templates-hash", "options", "format-version"}, true);
-    if (!o.get("name")) throw UsageError("`swz cache explain kernel` needs --name EXPR (the name expression)");
-    if (auto fv = o.get("format-version")) parse_int("--format-version", *fv, 0, 1000000);
-  } else {
-    allow_only(o, "explain tuning",
-               {"problem", "operation", "device", "arch", "sm-count", "nvrtc", "templates-hash", "space-hash"}, true);
-    if (bare_problem && o.get("problem")) throw UsageError("give the problem once (positionally or with --problem)");
-    if (!bare_problem && o.get("problem").value_or("").empty())
-      throw UsageError("`swz cache explain tuning` needs --problem P");
-    if (auto sm = o.get("sm-count")) parse_int("--sm-count", *sm, 0, 100000);
-  }
-  return what;
-}
-
-int run_explain(Cache& cache, const Options& o, const std::string& what,
-                const std::optional<std::string>& bare_problem) {
-  std::set<std::string> given;
-  auto field = [&](const char* opt, const char* name) -> std::string {
-    auto v = o.get(opt);
-    if (v) given.insert(name);
-    return v.value_or("");
-  };
-  if (what == "kernel") {
-    KernelKey key;
-    key.name_expression = field("name", "name_expression");
-    key.arch = field("arch", "arch");
-    key.nvrtc_version = field("nvrtc", "nvrtc_version");
-    key.templates_hash = field("templates-hash", "templates_hash");
-    if (auto opts = o.get("options")) {
-      given.insert("options");
-      std::istringstream is(*opts);
-      for (std::string w; is >> w;) key.options.push_back(w);
-    }
-    if (auto fv = o.get("format-version")) {
-      given.insert("format_version");
-      key.format_version = static_cast<int>(parse_int("--format-version", *fv, 0, 1000000));
-    }
-    Explanation e = cache.explain(key);
-    // One stored entry matches every field given: explain against its full key instead.
-    if (const auto full = e.found ? std::nullopt : sole_match(e, given))
-      for (const auto& l : cache.list_kernels())
-        if (l.key == *full) return print_explanation(cache.explain(l.fields), kAllKernelFields, o.json);
-    return print_explanation(e, given, o.json);
-  }
-  TuningProblemKey key;
-  key.problem = bare_problem ? *bare_problem : field("problem", "problem");
-  given.insert("problem");
-  key.operation = field("operation", "operation");
-  if (key.operation.empty()) {
-    // Infer the operation from stored problems with this problem string (there is usually one).
-    std::set<std::string> ops;
-    for (const auto& t : cache.list_tuning())
-      if (t.problem.problem == key.problem) ops.insert(t.problem.operation);
-    if (ops.size() > 1) throw UsageError("several operations store problem '" + key.problem + "'; give --operation");
-    if (ops.empty()) {
-      const std::string summary =
-          "miss: no stored tuning result has the problem '" + key.problem + "' (see `swz cache ls`)";
-      if (o.json)
-        std::printf("{\"found\": false, \"key\": \"\", \"summary\": %s, \"near_misses\": []}\n",
-                    json_str(summary).c_str());
-      else
-        std::printf("%s\n", summary.c_str());
-      return 0;
-    }
-    key.operation = *ops.begin();
-  }
-  given.insert("operation");
-  key.device_name = field("device", "device_name");
-  key.arch = field("arch", "arch");
-  key.nvrtc_version = field("nvrtc", "nvrtc_version");
-  key.templates_hash = field("templates-hash", "templates_hash");
-  if (auto sm = o.get("sm-count")) {
-    given.insert("sm_count");
-    key.sm_count = static_cast<int>(parse_int("--sm-count", *sm, 0, 100000));
-  }
-  const std::string space = o.get("space-hash").value_or("");
-  Explanation e = cache.explain(key, space);
-  if (const auto full = e.found ? std::nullopt : sole_match(e, given))
-    for (const auto& t : cache.list_tuning())
-      if (t.key == *full) return print_explanation(cache.explain(t.problem, space), kAllProblemFields, o.json);
-  return print_explanation(e, given, o.json);
-}
-
 int run_cache(Args& args) {
   if (args.peek_positional() == std::optional<std::string>("warm")) {
     args.next_positional();
     return run_cache_warm(args);
   }
-  Options o;
+  CacheArgs o;
   for (const char* name : kValueOptions)
     if (auto v = args.value(name)) o.values[name] = *v;
-  o.json = args.flag("json");
+  // --cache-dir is what swz run and swz autotune call the cache's directory; here it is --dir too.
+  if (auto v = args.value("cache-dir")) {
+    if (o.get("dir")) throw UsageError("give --dir or --cache-dir, not both (they name the same directory)");
+    o.values["dir"] = *v;
+  }
+  o.format = read_format(args, {Format::Text, Format::Json, Format::Csv});
+  o.json = o.format == Format::Json;
   o.read_only = args.flag("read-only");
   o.force_target = args.flag("force-target");
   const auto action = args.next_positional();
   if (!action) throw UsageError("`swz cache` needs an action: ls, stats, verify, gc, clear, export, import, explain");
   const std::string a = parse_choice("action", *action,
-                                     {"ls", "stats", "verify", "gc", "clear", "export", "import", "explain", "warm"});
+                                     {"ls", "stats", "verify", "check", "gc", "clear", "export", "import", "explain",
+                                      "warm"});
   if (a == "warm") throw UsageError("write `swz cache warm` first, then its options (see --help)");
   // Validate every argument before touching the cache: bad usage changes nothing.
   std::string file;
-  if (a == "ls" || a == "stats" || a == "verify") allow_only(o, a, {}, true);
+  if (a == "ls" || a == "stats" || a == "verify" || a == "check") allow_only(o, a, {}, true);
   if (a == "gc") allow_only(o, a, {"max-size"}, true);
   if (a == "clear") allow_only(o, a, {}, false);
   if (a == "export") allow_only(o, a, {"sign"}, false);
@@ -572,7 +452,7 @@ int run_cache(Args& args) {
   }
   if (a == "stats") return run_stats(cache, o);
   if (a == "ls") return run_ls(cache, o);
-  if (a == "verify") return run_verify(cache, o);
+  if (a == "verify" || a == "check") return run_verify(cache, o);
   if (a == "gc") return run_gc(cache, o);
   if (a == "clear") {
     const CacheStats before = cache.stats();
@@ -600,6 +480,15 @@ int run_cache(Args& args) {
 }
 
 }  // namespace
+
+void allow_only(const CacheArgs& o, const std::string& action, const std::set<std::string>& allowed, bool formats_ok) {
+  for (const auto& kv : o.values)
+    if (kv.first != "dir" && !allowed.count(kv.first))
+      throw UsageError("--" + kv.first + " does not apply to `swz cache " + action + "` (see --help)");
+  if (o.format != Format::Text && !formats_ok)
+    throw UsageError("--format " + std::string(format_name(o.format)) + " does not apply to `swz cache " + action +
+                     "` (accepted: text)");
+}
 
 const Command& cache_command() {
   static const Command cmd{"cache", "list, check, trim, export and explain the kernel and tuning cache", kHelp,

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "output.hpp"
 #include "problem_list.hpp"
 #include "swzjit/cache.hpp"
 #include "swzjit/engine.hpp"
@@ -67,8 +68,13 @@ int run_cache_warm(Args& args) {
   const auto shard_text = args.value("shard");
   const Shard shard = shard_text ? parse_shard(*shard_text) : Shard{};
   const std::string arch = args.value_or("arch", "");
-  const std::string dir = args.value_or("dir", "");
-  const bool json = args.flag("json");
+  std::string dir = args.value_or("dir", "");
+  if (auto v = args.value("cache-dir")) {  // swz run's and swz autotune's name for it
+    if (!dir.empty()) throw UsageError("give --dir or --cache-dir, not both (they name the same directory)");
+    dir = *v;
+  }
+  const Format format = read_format(args, {Format::Text, Format::Json, Format::Csv});
+  const bool json = format == Format::Json;
   const bool list_only = args.flag("list");
   const bool quiet = args.flag("quiet");
   args.finish();
@@ -90,6 +96,7 @@ int run_cache_warm(Args& args) {
   const auto t0 = std::chrono::steady_clock::now();
   int failed = 0;
   std::string rows;
+  CsvTable csv({"line", "problem", "source", "config", "error"});
   for (std::size_t k = 0; k < mine.size(); ++k) {
     const std::string where = *file + ":" + std::to_string(mine[k].line);
     const ParsedProblem p = parse_problem(mine[k], where);
@@ -107,24 +114,27 @@ int run_cache_warm(Args& args) {
                          : c1.builds > c0.builds             ? "compiled"
                          : c1.remote_hits > c0.remote_hits   ? "remote"
                                                              : "local";
-    if (!quiet && !json)
+    if (!quiet && format == Format::Text)
       std::fprintf(stderr, "[%zu/%zu] %s: %s: %s%s%s\n", k + 1, mine.size(), where.c_str(), mine[k].text.c_str(),
                    source, error.empty() ? (" " + config).c_str() : ": ", error.c_str());
     rows += std::string(rows.empty() ? "" : ", ") + "{\"line\": " + std::to_string(mine[k].line) +
             ", \"problem\": " + json_escape(mine[k].text) + ", \"source\": \"" + source +
             "\", \"config\": " + json_escape(config) + ", \"error\": " + json_escape(error) + "}";
+    csv.add({std::to_string(mine[k].line), mine[k].text, source, config, error});
   }
   const CacheCounters after = engine.cache().counters();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto d = [](std::uint64_t a, std::uint64_t b) { return static_cast<unsigned long long>(a - b); };
   const CacheStats s = engine.cache().stats();
-  if (json) {
+  if (format == Format::Csv) {
+    csv.print();
+  } else if (json) {
     std::printf(
-        "{\"problems\": %zu, \"failed\": %d, \"compiled\": %llu, \"local_hits\": %llu, \"remote_hits\": %llu, "
+        "{%s\"problems\": %zu, \"failed\": %d, \"compiled\": %llu, \"local_hits\": %llu, \"remote_hits\": %llu, "
         "\"remote_errors\": %llu, \"remote_rejected\": %llu, \"remote_stores\": %llu, \"remote_calls\": %llu, "
         "\"remote_latency_us_total\": %llu, \"remote_latency_us_max\": %llu, \"seconds\": %.3f, \"remote\": %s, "
         "\"rows\": [%s]}\n",
-        mine.size(), failed, d(after.builds, before.builds), d(after.hits, before.hits),
+        json_version_member().c_str(), mine.size(), failed, d(after.builds, before.builds), d(after.hits, before.hits),
         d(after.remote_hits, before.remote_hits), d(after.remote_errors, before.remote_errors),
         d(after.remote_rejected, before.remote_rejected), d(after.remote_stores, before.remote_stores),
         d(after.remote_calls, before.remote_calls), d(after.remote_latency_us_total, before.remote_latency_us_total),

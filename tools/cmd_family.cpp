@@ -10,6 +10,7 @@
 
 #include "cli.hpp"
 #include "commands.hpp"
+#include "output.hpp"
 #include "swzjit/device.hpp"
 #include "swzjit/engine.hpp"
 #include "swzjit/error.hpp"
@@ -34,6 +35,9 @@ std::shared_ptr<const Family> load_family(const std::string& name_or_path) {
 
 namespace {
 
+// The seed of `swz run FAMILY`'s random inputs when --seed is not given (what it always used).
+constexpr long long kFamilyRunSeed = 0x5EED;
+
 std::shared_ptr<const Family> take_family(Args& args) {
   const auto name = args.next_positional();
   if (!name) throw UsageError("missing the family (a name from `swz family ls` or a .family file)");
@@ -49,30 +53,39 @@ long long space_size(const Family& f) {
 }
 
 int run_ls(Args& args) {
-  const bool json = args.flag("json");
+  const Format format = read_format(args, {Format::Text, Format::Json, Format::Csv});
   args.finish();
   const std::vector<std::string> names = family_names();
+  const bool json = format == Format::Json;
+  CsvTable csv({"family", "dims", "params", "space", "about"});
   if (json) std::printf("[");
   for (std::size_t i = 0; i < names.size(); ++i) {
     const auto f = get_family(names[i]);
     std::string dims, params;
     for (const std::string& d : f->def().dims) dims += (dims.empty() ? "" : " ") + d;
     for (const FamilyParam& p : f->def().params) params += (params.empty() ? "" : " ") + p.name;
+    // NOTE: the JSON stays an array (one object per family, as before); each object carries the version.
     if (json)
-      std::printf("%s{\"family\": \"%s\", \"dims\": \"%s\", \"params\": \"%s\", \"space\": %lld}", i ? ", " : "",
-                  f->name().c_str(), dims.c_str(), params.c_str(), space_size(*f));
+      std::printf("%s{%s\"family\": %s, \"dims\": %s, \"params\": %s, \"space\": %lld}", i ? ", " : "",
+                  json_version_member().c_str(), json_string(f->name()).c_str(), json_string(dims).c_str(),
+                  json_string(params).c_str(), space_size(*f));
+    else if (format == Format::Csv)
+      csv.add({f->name(), dims, params, std::to_string(space_size(*f)), f->def().about});
     else
       std::printf("%-12s dims: %-18s params: %-24s space: %lld\n  %s\n", f->name().c_str(), dims.c_str(),
                   params.c_str(), space_size(*f), f->def().about.c_str());
   }
   if (json) std::printf("]\n");
-  if (!json && names.empty()) std::printf("no declared families\n");
-  if (!json)
+  if (format == Format::Csv) csv.print();
+  if (format == Format::Text) {
+    if (names.empty()) std::printf("no declared families\n");
     std::printf("built-in typed families: transpose, gemm (swz gen|compile|analyze|autotune|run transpose|gemm)\n");
+  }
   return 0;
 }
 
 int run_show(Args& args) {
+  read_format(args, {Format::Text});  // the .family text itself: no json or csv
   const auto f = take_family(args);
   args.finish();
   std::printf("# definition hash %s (tuned winners are stored under it), source hash %s\n",
@@ -82,8 +95,10 @@ int run_show(Args& args) {
 }
 
 const char kFamilyHelp[] =
-    "usage: swz family ls [--json]\n"
+    "usage: swz family ls [--format text|json|csv]\n"
     "       swz family show NAME|FILE.family\n"
+    "ls --format: text (default), json (an array, one object per family, each with swzjit_version; --json\n"
+    "is the same) or csv (a header row, one row per family). show prints the .family text: text only.\n"
     "\n"
     "Declared kernel families: a CUDA template plus a description of its parameters, search space,\n"
     "launch and reference kernel (the .family text format; docs/ARCHITECTURE.md, \"Families\"). An\n"
@@ -93,7 +108,10 @@ const char kFamilyHelp[] =
     "  swz compile FAMILY [--config ...] [--arch sm_XX]   NVRTC compile, resources (no GPU needed)\n"
     "  swz analyze FAMILY [--config ...]                  static bank analysis (when the family gives one)\n"
     "  swz autotune FAMILY --problem D=V,... [COMMON]     tune; see swz autotune --help\n"
-    "  swz run FAMILY --problem D=V,... [--config ...]    run on random data, check against the reference, time\n"
+    "  swz run FAMILY --problem D=V,... [--config ...] [--seed N] [--reps N] [--format text|json|csv]\n"
+    "                                                     run on random data (inputs in [-1, 1] drawn from\n"
+    "                                                     --seed, default 24301 = 0x5EED), check against the\n"
+    "                                                     reference, time (median of --reps, default 20)\n"
     "example: swz analyze rowsum --config BLOCK_ROWS=128,LAYOUT=0\n";
 
 int run_family_command(Args& args) {
@@ -119,26 +137,38 @@ int family_compile(Args& args) {
   const auto f = take_family(args);
   const FamilyValues c = read_config(args, *f);
   const std::string arch = args.value_or("arch", "");
-  const bool json = args.flag("json");
+  const Format format = read_format(args, {Format::Text, Format::Json, Format::Csv});
   args.finish();
   CompileRequest req;
   req.source = f->def().source;
   req.source_name = f->def().source_name;
   req.name_expression = f->name_expression(c);
   req.arch = arch;
-  return report_compile(f->name() + " " + f->config_text(c), req, json);
+  return report_compile(f->name() + " " + f->config_text(c), req, format);
 }
 
 int family_analyze(Args& args) {
   const auto f = take_family(args);
   const FamilyValues c = read_config(args, *f);
-  const bool json = args.flag("json");
+  const Format format = read_format(args, {Format::Text, Format::Json, Format::Csv});
   args.finish();
   const FamilyBankReport r = f->analyze(c);
-  if (json) {
-    std::printf("{\"family\": \"%s\", \"config\": \"%s\", \"analysed\": %s, \"wavefronts\": %d, \"ideal_wavefronts\": %d, "
+  if (format == Format::Csv) {
+    // The same columns as `swz analyze transpose|gemm --format csv`; instructions are numbered.
+    CsvTable t({"family", "config", "instruction", "count", "wavefronts", "ideal_wavefronts", "excess_wavefronts",
+                "max_way"});
+    for (std::size_t i = 0; i < r.per_instruction.size(); ++i) {
+      const BankReport& b = r.per_instruction[i];
+      t.add({f->name(), f->config_text(c), "#" + std::to_string(i), "1", std::to_string(b.wavefronts),
+             std::to_string(b.ideal_wavefronts), std::to_string(b.excess_wavefronts), std::to_string(b.max_way)});
+    }
+    t.print();
+    return 0;
+  }
+  if (format == Format::Json) {
+    std::printf("{%s\"family\": %s, \"config\": %s, \"analysed\": %s, \"wavefronts\": %d, \"ideal_wavefronts\": %d, "
                 "\"excess_wavefronts\": %d, \"instructions\": [",
-                f->name().c_str(), f->config_text(c).c_str(), r.analysed ? "true" : "false", r.wavefronts,
+                json_version_member().c_str(), json_string(f->name()).c_str(), json_string(f->config_text(c)).c_str(), r.analysed ? "true" : "false", r.wavefronts,
                 r.ideal_wavefronts, r.excess_wavefronts);
     for (std::size_t i = 0; i < r.per_instruction.size(); ++i) {
       const BankReport& b = r.per_instruction[i];
@@ -172,6 +202,9 @@ int family_run(Args& args) {
   const bool have_config = args.given("config");
   const FamilyValues cfg = read_config(args, *f);
   const int reps = static_cast<int>(parse_int("--reps", args.value_or("reps", "20"), 1, 100000));
+  const std::uint64_t seed =
+      static_cast<std::uint64_t>(parse_int("--seed", args.value_or("seed", std::to_string(kFamilyRunSeed)), 0, 4294967295LL));
+  const Format format = read_format(args, {Format::Text, Format::Json, Format::Csv});
   EngineOptions eo;
   eo.cache_dir = args.value_or("cache-dir", "");
   args.finish();
@@ -184,7 +217,7 @@ int family_run(Args& args) {
   Stream stream(0, true);
   std::vector<DeviceBuffer> mem, ref;
   std::map<std::string, DevicePtr> bufs, ref_bufs;
-  std::mt19937_64 rng(0x5EED);
+  std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   for (std::size_t i = 0; i < defs.size(); ++i) {
     const std::size_t bytes = static_cast<std::size_t>(std::max(1LL, elems[i])) * dtype_bytes(defs[i].dtype);
@@ -208,6 +241,7 @@ int family_run(Args& args) {
   stream.synchronize();
   double worst = 0;
   std::size_t r = 0;
+  std::vector<std::pair<std::string, double>> errors;  // per output buffer
   for (std::size_t i = 0; i < defs.size(); ++i) {
     if (defs[i].role != BufferRole::Output) continue;
     const int eb = dtype_bytes(defs[i].dtype);
@@ -222,7 +256,7 @@ int family_run(Args& args) {
     }
     const double rel = std::sqrt(err) / std::max(std::sqrt(norm), 1e-30);
     worst = std::max(worst, rel);
-    std::printf("%-10s relative error %.3g (tolerance %.3g)\n", defs[i].name.c_str(), rel, f->def().tolerance);
+    errors.emplace_back(defs[i].name, rel);
   }
   Event start(0), stop(0);
   std::vector<float> times;
@@ -234,13 +268,35 @@ int family_run(Args& args) {
     times.push_back(elapsed_ms(start, stop));
   }
   std::sort(times.begin(), times.end());
-  std::printf("%s %s config %s: median %.4f ms over %d runs (%s)\n", f->name().c_str(), f->problem_text(problem).c_str(),
-              f->config_text(use).c_str(), times[times.size() / 2], reps, have_config ? "--config" : "engine's choice");
-  if (!(worst <= f->def().tolerance)) {
-    std::printf("WRONG: an output differs from the reference beyond the tolerance\n");
-    return 1;
+  const double median = times[times.size() / 2];
+  const bool ok = worst <= f->def().tolerance;
+  const char* source = have_config ? "--config" : "engine's choice";
+  if (format == Format::Json) {
+    std::string outs;
+    for (const auto& e : errors)
+      outs += (outs.empty() ? "" : ", ") + std::string("{\"buffer\": ") + json_string(e.first) +
+              ", \"relative_error\": " + json_number(e.second, 9) + "}";
+    std::printf("{%s\"family\": %s, \"problem\": %s, \"config\": %s, \"config_source\": %s, \"seed\": %llu, "
+                "\"verified\": %s, \"tolerance\": %g, \"outputs\": [%s], \"median_ms\": %s, \"repetitions\": %d}\n",
+                json_version_member().c_str(), json_string(f->name()).c_str(),
+                json_string(f->problem_text(problem)).c_str(), json_string(f->config_text(use)).c_str(),
+                json_string(source).c_str(), static_cast<unsigned long long>(seed), boolean(ok), f->def().tolerance,
+                outs.c_str(), json_number(median, 4).c_str(), reps);
+  } else if (format == Format::Csv) {
+    CsvTable t({"family", "problem", "config", "config_source", "seed", "verified", "worst_relative_error", "tolerance",
+                "median_ms", "repetitions"});
+    t.add({f->name(), f->problem_text(problem), f->config_text(use), source, std::to_string(seed), boolean(ok),
+           csv_number(worst, 9), fixed(f->def().tolerance, 9), fixed(median, 4), std::to_string(reps)});
+    t.print();
+  } else {
+    for (const auto& e : errors)
+      std::printf("%-10s relative error %.3g (tolerance %.3g)\n", e.first.c_str(), e.second, f->def().tolerance);
+    std::printf("%s %s config %s: median %.4f ms over %d runs (%s), seed %llu\n", f->name().c_str(),
+                f->problem_text(problem).c_str(), f->config_text(use).c_str(), median, reps, source,
+                static_cast<unsigned long long>(seed));
+    if (!ok) std::printf("WRONG: an output differs from the reference beyond the tolerance\n");
   }
-  return 0;
+  return ok ? 0 : 1;
 }
 
 const Command& family_command() {

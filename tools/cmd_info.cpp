@@ -6,6 +6,7 @@
 
 #include "cli.hpp"
 #include "commands.hpp"
+#include "output.hpp"
 #include "swzjit/cache.hpp"
 #include "swzjit/device.hpp"
 #include "swzjit/error.hpp"
@@ -107,27 +108,6 @@ void print_text(const Report& r) {
   std::printf("cache: %s\n", r.cache_dir.empty() ? "(none: no HOME; kept in memory)" : r.cache_dir.c_str());
 }
 
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
 template <class T, class F>
 std::string json_array(const std::vector<T>& items, F item) {
   std::string out = "[";
@@ -137,6 +117,7 @@ std::string json_array(const std::vector<T>& items, F item) {
 
 void print_json(const Report& r) {
   std::string out = "{\n";
+  out += "  \"swzjit_version\": " + json_string(version()) + ",\n";
   out += "  \"version\": " + json_string(version()) + ",\n";
   out += "  \"library\": " + json_string(r.library) + ",\n";
   out += "  \"worker\": {\"found\": " + std::string(r.worker.empty() ? "false" : "true") + ", " +
@@ -172,7 +153,8 @@ void print_json(const Report& r) {
 }
 
 int run_info(Args& args) {
-  const bool json = args.flag("json");
+  // A report of facts, not a table: csv is refused (exit 2), naming text|json.
+  const bool json = read_format(args, {Format::Text, Format::Json}) == Format::Json;
   args.finish();
   const Report report = gather();
   if (json)
@@ -183,7 +165,7 @@ int run_info(Args& args) {
 }
 
 const char kHelp[] =
-    "usage: swz info [--json]\n\n"
+    "usage: swz info [--format text|json]\n\n"
     "What this machine offers libswzjit: the library's version and file, the swz-worker the\n"
     "autotuner would start, whether the CUDA driver and NVRTC could be loaded (and why not),\n"
     "the driver and NVRTC versions, the architectures NVRTC emits cubins for, the targets\n"
@@ -191,7 +173,9 @@ const char kHelp[] =
     "embedded kernel templates (part of every cache key) and the cache directory.\n"
     "Works without a driver, GPU or NVRTC (exit 0).\n\n"
     "options:\n"
-    "  --json   one JSON object instead of text\n\n"
+    "  --format F  text (default) or json (one object; swzjit_version and version both name the\n"
+    "              library's); csv is refused: this is a report, not a table\n"
+    "  --json      short for --format json\n\n"
     "environment:\n"
     "  SWZJIT_LIBCUDA     path of libcuda.so.1 to load (default: the dynamic loader's search)\n"
     "  SWZJIT_LIBNVRTC    path of libnvrtc.so.N to load (default: the newest found)\n"

@@ -7,6 +7,7 @@
 #include "cli.hpp"
 #include "commands.hpp"
 #include "gemm_args.hpp"
+#include "output.hpp"
 #include "swzjit/error.hpp"
 #include "swzjit/gemm.hpp"
 #include "swzjit/jit.hpp"
@@ -23,6 +24,7 @@ bool is_gemm(const Args& args) { return args.peek_positional() == std::optional<
 void consume_gemm_family(Args& args) { args.next_positional(); }
 
 int run_gen(Args& args) {
+  read_format(args, {Format::Text});  // the output is CUDA source: --format json|csv is refused, naming text
   if (is_declared_family(args)) return family_gen(args);
   if (is_gemm(args)) {
     consume_gemm_family(args);
@@ -40,19 +42,6 @@ int run_gen(Args& args) {
   return 0;
 }
 
-std::string json_escape(const std::string& s) {
-  std::string o;
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') o += '\\';
-    if (ch == '\n') {
-      o += "\\n";
-      continue;
-    }
-    o += ch;
-  }
-  return o;
-}
-
 void check_arch(const std::string& arch) {
   if (!arch.empty() && !is_known_arch(arch)) {
     std::string allowed;
@@ -63,7 +52,7 @@ void check_arch(const std::string& arch) {
 
 }  // namespace
 
-int report_compile(const std::string& config, const CompileRequest& req, bool json) {
+int report_compile(const std::string& config, const CompileRequest& req, Format format) {
   const auto t0 = std::chrono::steady_clock::now();
   const CompiledKernel k = compile(req);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -71,13 +60,22 @@ int report_compile(const std::string& config, const CompileRequest& req, bool js
   if (!k.is_ptx) r = cubin_resources(k);
   std::string opts;
   for (const auto& o : k.options) opts += (opts.empty() ? "" : " ") + o;
-  if (json) {
+  if (format == Format::Json) {
     std::printf(
-        "{\"config\": \"%s\", \"arch\": \"%s\", \"format\": \"%s\", \"image_bytes\": %zu, \"registers\": %d, "
-        "\"static_smem_bytes\": %d, \"local_bytes\": %d, \"lowered_name\": \"%s\", \"compile_ms\": %.1f, "
-        "\"options\": \"%s\"}\n",
-        config.c_str(), k.arch.c_str(), k.is_ptx ? "ptx" : "cubin", k.image.size(), r.registers,
-        r.static_smem_bytes, r.local_bytes, k.lowered_name.c_str(), ms, json_escape(opts).c_str());
+        "{%s\"config\": %s, \"arch\": \"%s\", \"format\": \"%s\", \"image_bytes\": %zu, \"registers\": %d, "
+        "\"static_smem_bytes\": %d, \"local_bytes\": %d, \"lowered_name\": %s, \"compile_ms\": %.1f, "
+        "\"options\": %s}\n",
+        json_version_member().c_str(), json_string(config).c_str(), k.arch.c_str(), k.is_ptx ? "ptx" : "cubin",
+        k.image.size(), r.registers, r.static_smem_bytes, r.local_bytes, json_string(k.lowered_name).c_str(), ms,
+        json_string(opts).c_str());
+    return 0;
+  }
+  if (format == Format::Csv) {
+    CsvTable t({"config", "arch", "format", "image_bytes", "registers", "static_smem_bytes", "local_bytes",
+                "lowered_name", "compile_ms", "options"});
+    t.add({config, k.arch, k.is_ptx ? "ptx" : "cubin", std::to_string(k.image.size()), std::to_string(r.registers),
+           std::to_string(r.static_smem_bytes), std::to_string(r.local_bytes), k.lowered_name, fixed(ms, 1), opts});
+    t.print();
     return 0;
   }
   std::printf("config        %s\n", config.c_str());
@@ -118,24 +116,39 @@ int run_compile(Args& args) {
     req.name_expression = transpose_name_expression(c);
   }
   const std::string arch = args.value_or("arch", "");
-  const bool json = args.flag("json");
+  const Format format = read_format(args, {Format::Text, Format::Json, Format::Csv});
   if (!gemm) expect_family(args, "compile");
   args.finish();
   check_arch(arch);
   req.arch = arch;
-  return report_compile(config, req, json);
+  return report_compile(config, req, format);
+}
+
+// One row per shared-memory instruction of an analysis (transpose and gemm alike).
+template <typename Instrs>
+void print_instruction_csv(const char* family, const std::string& config, const Instrs& instrs) {
+  CsvTable t({"family", "config", "instruction", "count", "wavefronts", "ideal_wavefronts", "excess_wavefronts",
+              "max_way"});
+  for (const auto& s : instrs)
+    t.add({family, config, s.name, std::to_string(s.instructions), std::to_string(s.wavefronts),
+           std::to_string(s.ideal_wavefronts), std::to_string(s.excess_wavefronts), std::to_string(s.max_way)});
+  t.print();
 }
 
 int run_analyze_gemm(Args& args) {
   consume_gemm_family(args);
   const GemmConfig c = read_gemm_config(args);
-  const bool json = args.flag("json");
+  const Format format = read_format(args, {Format::Text, Format::Json, Format::Csv});
   args.finish();
   const GemmAnalysis a = analyze_gemm(c);
-  if (json) {
-    std::printf("{\"config\": \"%s\", \"excess_wavefronts\": %lld, \"store_wavefronts\": %lld, \"store_ideal\": %lld, "
+  if (format == Format::Csv) {
+    print_instruction_csv("gemm", c.to_string(), a.instrs);
+    return 0;
+  }
+  if (format == Format::Json) {
+    std::printf("{%s\"config\": \"%s\", \"excess_wavefronts\": %lld, \"store_wavefronts\": %lld, \"store_ideal\": %lld, "
                 "\"load_wavefronts\": %lld, \"load_ideal\": %lld, \"instructions\": [",
-                c.to_string().c_str(), a.excess(), a.store_wavefronts, a.store_ideal, a.load_wavefronts, a.load_ideal);
+                json_version_member().c_str(), c.to_string().c_str(), a.excess(), a.store_wavefronts, a.store_ideal, a.load_wavefronts, a.load_ideal);
     for (std::size_t i = 0; i < a.instrs.size(); ++i) {
       const auto& s = a.instrs[i];
       std::printf("%s{\"name\": \"%s\", \"count\": %lld, \"wavefronts\": %lld, \"ideal_wavefronts\": %lld, "
@@ -160,15 +173,19 @@ int run_analyze(Args& args) {
   if (is_declared_family(args)) return family_analyze(args);
   if (is_gemm(args)) return run_analyze_gemm(args);
   const TransposeConfig c = read_transpose_config(args);
-  const bool json = args.flag("json");
+  const Format format = read_format(args, {Format::Text, Format::Json, Format::Csv});
   expect_family(args, "analyze");
   args.finish();
   const TransposeAnalysis a = analyze_transpose(c);
-  if (json) {
-    std::printf("{\"config\": \"%s\", \"excess_wavefronts\": %lld, \"store_wavefronts\": %lld, \"store_ideal\": %lld, "
+  if (format == Format::Csv) {
+    print_instruction_csv("transpose", c.to_string(), a.instrs);
+    return 0;
+  }
+  if (format == Format::Json) {
+    std::printf("{%s\"config\": \"%s\", \"excess_wavefronts\": %lld, \"store_wavefronts\": %lld, \"store_ideal\": %lld, "
                 "\"store_instructions\": %lld, \"load_wavefronts\": %lld, \"load_ideal\": %lld, "
                 "\"load_instructions\": %lld, \"instructions\": [",
-                c.to_string().c_str(), a.excess(), a.store_wavefronts, a.store_ideal, a.store_instructions,
+                json_version_member().c_str(), c.to_string().c_str(), a.excess(), a.store_wavefronts, a.store_ideal, a.store_instructions,
                 a.load_wavefronts, a.load_ideal, a.load_instructions);
     for (std::size_t i = 0; i < a.instrs.size(); ++i) {
       const auto& s = a.instrs[i];
@@ -195,38 +212,50 @@ int run_analyze(Args& args) {
 }
 
 std::string help_for(const char* usage, const char* what) {
-  return std::string(usage) + "\n" + what + "\n" + kTransposeConfigHelp + "\n" + kGemmConfigHelp;
+  return std::string(usage) + "\n" + what + "\n" + transpose_config_help() + "\n" + kGemmConfigHelp;
 }
 
-const std::string kGenHelp = help_for(
+// NOTE: built when --help is given (Command::make_help): the text asks the library for its default configs.
+std::string gen_help() {
+  return help_for(
     "usage: swz gen transpose|gemm|FAMILY [config options]   (FAMILY: see swz family --help)",
     "Print the generated translation unit (one #include and one explicit instantiation) and the name\n"
-    "expression NVRTC resolves. example: swz gen transpose --dtype f16 --tile 64x64 --smem swizzle\n");
-const std::string kCompileHelp = help_for(
-    "usage: swz compile transpose|gemm|FAMILY [config options] [--arch sm_XX] [--json]",
+    "expression NVRTC resolves. The output is CUDA source: --format takes text only (json and csv are\n"
+    "refused, exit 2). example: swz gen transpose --dtype f16 --tile 64x64 --smem swizzle\n");
+}
+std::string compile_help() {
+  return help_for(
+    "usage: swz compile transpose|gemm|FAMILY [config options] [--arch sm_XX] [--format text|json|csv]",
     "Compile with NVRTC (no GPU needed; without --arch the GPU's arch is detected) and print the cubin\n"
     "size, registers, static shared memory, local memory (spills) and the options used.\n"
+    "--format: text (default), json (one object) or csv (a header row and one row); --json = --format json\n"
     "example: swz compile transpose --config f32,tile=64x64,threads=256,vec=4,smem=pad:1 --arch sm_90\n");
-const std::string kAnalyzeHelp = help_for(
-    "usage: swz analyze transpose|gemm|FAMILY [config options] [--json]   (FAMILY: see swz family --help)",
+}
+std::string analyze_help() {
+  return help_for(
+    "usage: swz analyze transpose|gemm|FAMILY [config options] [--format text|json|csv]   (FAMILY: see\n"
+    "       swz family --help)",
     "Static bank analysis: every warp-wide shared-memory instruction of one tile, evaluated with the\n"
     "kernel template's own index maps through the bank model (wavefronts, ideal, excess, worst bank).\n"
+    "--format: text (default), json (one object) or csv (a header row, one row per instruction);\n"
+    "--json = --format json. Without config options it analyses the default config (printed first).\n"
     "example: swz analyze transpose --dtype f32 --tile 32x32 --vec 1 --smem plain\n");
+}
 
 }  // namespace
 
 const Command& gen_command() {
-  static const Command cmd{"gen", "print the generated source of a kernel config", kGenHelp.c_str(), &run_gen};
+  static const Command cmd{"gen", "print the generated source of a kernel config", nullptr, &run_gen, &gen_help};
   return cmd;
 }
 const Command& compile_command() {
-  static const Command cmd{"compile", "compile a kernel config with NVRTC (no GPU needed)", kCompileHelp.c_str(),
-                           &run_compile};
+  static const Command cmd{"compile", "compile a kernel config with NVRTC (no GPU needed)", nullptr, &run_compile,
+                           &compile_help};
   return cmd;
 }
 const Command& analyze_command() {
-  static const Command cmd{"analyze", "static shared-memory bank analysis of a kernel config", kAnalyzeHelp.c_str(),
-                           &run_analyze};
+  static const Command cmd{"analyze", "static shared-memory bank analysis of a kernel config", nullptr,
+                           &run_analyze, &analyze_help};
   return cmd;
 }
 

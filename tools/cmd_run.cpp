@@ -12,6 +12,7 @@
 #include "../generator/core/checked_arith.hpp"  // the library's checked size arithmetic (header-only)
 #include "cli.hpp"
 #include "commands.hpp"
+#include "output.hpp"
 #include "swzjit/device.hpp"
 #include "swzjit/engine.hpp"
 #include "swzjit/error.hpp"
@@ -86,7 +87,8 @@ int run_run(Args& args) {
   const long long pitch_pad = parse_int("--pad-ld", args.value_or("pad-ld", "0"), 0, 1 << 20);
   const int reps = static_cast<int>(parse_int("--reps", args.value_or("reps", "20"), 1, 100000));
   const bool tune = args.flag("tune");
-  const bool json = args.flag("json");
+  const Format format = read_format(args, {Format::Text, Format::Json, Format::Csv});
+  const auto seed_text = args.value("seed");
   const std::string cache_dir = args.value_or("cache-dir", "");
   expect_family(args, "run");
   if (!rows_s || !cols_s) throw UsageError("--rows R and --cols C are required");
@@ -100,6 +102,9 @@ int run_run(Args& args) {
   args.finish();
   const TransposeProblem p = problem.resolved();
   const int eb = dtype_bytes(p.dtype);
+  // The default is what swz run always used: derived from the shape, so each shape has its own data.
+  const std::uint64_t seed = seed_text ? static_cast<std::uint64_t>(parse_int("--seed", *seed_text, 0, 4294967295LL))
+                                       : 0x5eed0000ULL + static_cast<std::uint64_t>(p.rows * 131 + p.cols);
   // Checked: resolved() bounds the spans, not batch whole strides (issue 10).
   const std::size_t in_bytes = static_cast<std::size_t>(
       detail::checked_mul(detail::checked_mul(p.batch, p.stride_in, "input elements"), eb, "input bytes"));
@@ -116,7 +121,7 @@ int run_run(Args& args) {
 
   // 2. The application's data: random input, poisoned output with guard regions.
   std::vector<std::uint8_t> h_in(in_bytes);
-  fill_random(h_in, eb, 0x5eed0000ULL + static_cast<std::uint64_t>(p.rows * 131 + p.cols));
+  fill_random(h_in, eb, seed);
   DeviceBuffer d_in(std::max<std::size_t>(in_bytes, 16), 0), d_out(out_bytes + 2 * kGuardBytes, 0);
   if (in_bytes) d_in.copy_from_host(h_in.data(), in_bytes);
   d_out.memset8(kPoison);
@@ -164,15 +169,25 @@ int run_run(Args& args) {
   const EngineCounters ec = engine.counters();
   const CacheCounters cc = engine.cache().counters();
 
-  if (json) {
+  const std::string config_source =
+      explicit_config ? "given" : ec.tuned_hits ? "tuned, from the cache" : tune ? "tuned now" : "default";
+  if (format == Format::Csv) {
+    CsvTable t({"problem", "device", "config", "config_source", "seed", "verified", "bad_elements", "median_ms", "gbps",
+                "repetitions", "first_launch_ms", "compiles"});
+    t.add({p.key(p.max_vec_bytes(in_ptr, out_ptr)), dev.name, cfg.to_string(), config_source, std::to_string(seed),
+           boolean(bad == 0), std::to_string(bad), fixed(median, 4), fixed(gbps, 1), std::to_string(times.size()),
+           fixed(first_launch_ms, 3), std::to_string(ec.compiles)});
+    t.print();
+  } else if (format == Format::Json) {
     std::printf(
-        "{\"problem\": \"%s\", \"device\": \"%s\", \"config\": \"%s\", \"verified\": %s, \"bad_elements\": %lld, "
+        "{%s\"problem\": \"%s\", \"device\": %s, \"config\": \"%s\", \"seed\": %llu, \"verified\": %s, "
+        "\"bad_elements\": %lld, "
         "\"median_ms\": %.4f, \"gbps\": %.1f, \"repetitions\": %zu, \"first_launch_ms\": %.3f, "
         "\"first_launch_breakdown_ms\": {\"engine\": %.3f, \"config\": %.3f, \"kernel\": %.3f, \"launch\": %.3f}, "
         "\"context_ms\": %.1f, \"data_ms\": %.1f, \"compiles\": %llu, \"kernel_cache_hits\": %llu, "
         "\"kernel_cache_misses\": %llu, \"tuned_hits\": %llu, \"tuned_misses\": %llu, \"benchmark_runs\": %llu}\n",
-        p.key(p.max_vec_bytes(in_ptr, out_ptr)).c_str(), dev.name.c_str(), cfg.to_string().c_str(),
-        bad == 0 ? "true" : "false", bad, median, gbps, times.size(), first_launch_ms,
+        json_version_member().c_str(), p.key(p.max_vec_bytes(in_ptr, out_ptr)).c_str(), json_string(dev.name).c_str(),
+        cfg.to_string().c_str(), static_cast<unsigned long long>(seed), bad == 0 ? "true" : "false", bad, median, gbps, times.size(), first_launch_ms,
         ms_between(t_data, t_engine), ms_between(t_engine, t_cfg), ms_between(t_cfg, t_kernel),
         ms_between(t_kernel, t_launch), ctx_ms, data_ms, static_cast<unsigned long long>(ec.compiles),
         static_cast<unsigned long long>(cc.hits), static_cast<unsigned long long>(cc.misses),
@@ -180,8 +195,8 @@ int run_run(Args& args) {
         static_cast<unsigned long long>(ec.benchmark_runs));
   } else {
     std::printf("transpose %s on %s\n", p.key(p.max_vec_bytes(in_ptr, out_ptr)).c_str(), dev.name.c_str());
-    std::printf("config       %s (%s)\n", cfg.to_string().c_str(),
-                explicit_config ? "given" : ec.tuned_hits ? "tuned, from the cache" : tune ? "tuned now" : "default");
+    std::printf("config       %s (%s)\n", cfg.to_string().c_str(), config_source.c_str());
+    std::printf("seed         %llu (random input)\n", static_cast<unsigned long long>(seed));
     std::printf("verified     %s\n", bad == 0 ? "exact match with the host reference; guards intact"
                                               : (std::to_string(bad) + " bad elements").c_str());
     if (!times.empty())
@@ -196,22 +211,28 @@ int run_run(Args& args) {
   return bad == 0 ? 0 : 1;
 }
 
-const std::string kRunHelp = std::string(
+std::string run_help() {
+  return std::string(
     "usage: swz run transpose --rows R --cols C [--dtype f32|f16|bf16] [--batch B] [--pad-ld N]\n"
-    "                         [config options] [--tune] [--reps N] [--cache-dir DIR] [--json]\n\n"
+    "                         [config options] [--tune] [--reps N] [--seed N] [--cache-dir DIR]\n"
+    "                         [--format text|json|csv]\n\n"
     "Transpose a random R x C matrix (or a batch) on GPU 0 with libswzjit, verify the result exactly\n"
     "against a host reference (poisoned output, guard regions on both sides), then time it: median of\n"
     "--reps launches (default 20), L2 flushed before each, bandwidth counting bytes read + written.\n"
     "Without config options the engine uses the tuned winner from the cache, else (--tune) tunes now,\n"
     "else a default. --pad-ld N adds N elements to both leading dimensions. Also shows the time from\n"
-    "main() to the first launch, excluding CUDA context creation and data setup.\n\n"
-    "example: swz run transpose --rows 16384 --cols 8192 --dtype f32\n\n") + kTransposeConfigHelp + "\n" +
+    "main() to the first launch, excluding CUDA context creation and data setup.\n"
+    "--seed N (0..4294967295) draws the random input; default: 0x5eed0000 + 131*R + C (one per shape,\n"
+    "as before); the seed used is printed. --format: text (default), json (one object; --json is the\n"
+    "same) or csv (a header row and one row).\n\n"
+    "example: swz run transpose --rows 16384 --cols 8192 --dtype f32\n\n") + transpose_config_help() + "\n" +
     kRunGemmHelp;
+}
 
 }  // namespace
 
 const Command& run_command() {
-  static const Command cmd{"run", "run, verify and time a kernel on the GPU", kRunHelp.c_str(), &run_run};
+  static const Command cmd{"run", "run, verify and time a kernel on the GPU", nullptr, &run_run, &run_help};
   return cmd;
 }
 

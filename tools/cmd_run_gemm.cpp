@@ -14,6 +14,7 @@
 #include "cli.hpp"
 #include "commands.hpp"
 #include "gemm_args.hpp"
+#include "output.hpp"
 #include "swzjit/device.hpp"
 #include "swzjit/engine.hpp"
 #include "swzjit/error.hpp"
@@ -24,7 +25,7 @@ namespace cli {
 const char kRunGemmHelp[] =
     "usage: swz run gemm --m M --n N --k K [--dtype f32|f16|bf16] [--out f32|f16|bf16] [--layout NN|NT|TN|TT]\n"
     "                    [--c-order row|col] [--batch B] [--alpha A] [--beta B] [--config STR] [--reps N]\n"
-    "                    [--cache-dir DIR]\n\n"
+    "                    [--seed N] [--cache-dir DIR] [--format text|json|csv]\n\n"
     "C = alpha * A * B + beta * C on random data (inputs in [-1, 1]) on GPU 0 with libswzjit; the result is\n"
     "checked against the reference kernel (one thread per element, f64 sums): relative Frobenius error\n"
     "(must be < 1e-5 for f32, < 1e-2 for f16/bf16 inputs) and 4 KiB guard regions around C. Then --reps\n"
@@ -32,6 +33,8 @@ const char kRunGemmHelp[] =
     "Without --config the engine's choice is used: the winner `swz autotune gemm` stored for this problem\n"
     "on this GPU (\"tuned\"), else the default config (\"default\").\n"
     "Layout letters: A then B; N = row-major as in C = A*B, T = column-major.\n"
+    "--seed N (0..4294967293): A is drawn from seed N, B from N+1, C from N+2 (default 1, as before);\n"
+    "printed. --format: text (default), json (one object; --json is the same) or csv (header + one row).\n"
     "example: swz run gemm --m 4096 --n 4096 --k 4096 --dtype f16 --out f32 --layout NT\n";
 
 namespace {
@@ -75,6 +78,8 @@ int run_gemm(Args& args) {
   const float alpha = static_cast<float>(parse_real("--alpha", args.value_or("alpha", "1"), -1e30, 1e30));
   const float beta = static_cast<float>(parse_real("--beta", args.value_or("beta", "0"), -1e30, 1e30));
   const int reps = static_cast<int>(parse_int("--reps", args.value_or("reps", "20"), 1, 100000));
+  const std::uint64_t seed = static_cast<std::uint64_t>(parse_int("--seed", args.value_or("seed", "1"), 0, 4294967293LL));
+  const Format format = read_format(args, {Format::Text, Format::Json, Format::Csv});
   const std::string cache_dir = args.value_or("cache-dir", "");
   args.finish();
   const GemmProblem r = p.resolved();
@@ -96,7 +101,7 @@ int run_gemm(Args& args) {
   const std::size_t b_bytes = bytes(r.batch, r.stride_b, br ? r.k : r.n, r.ldb, ei, "bytes of B");
   const std::size_t c_bytes = bytes(r.batch, r.stride_c, cr ? r.m : r.n, r.ldc, eo, "bytes of C");
   std::vector<std::uint8_t> ha(a_bytes), hb(b_bytes), hc(c_bytes + 2 * kGuard);
-  fill(ha, r.dtype, 1), fill(hb, r.dtype, 2), fill(hc, r.out_dtype, 3);
+  fill(ha, r.dtype, seed), fill(hb, r.dtype, seed + 1), fill(hc, r.out_dtype, seed + 2);
   DeviceBuffer da(std::max<std::size_t>(a_bytes, 16)), db(std::max<std::size_t>(b_bytes, 16)), dc(hc.size()), dref(hc.size());
   if (a_bytes) da.copy_from_host(ha.data(), a_bytes);
   if (b_bytes) db.copy_from_host(hb.data(), b_bytes);
@@ -147,14 +152,35 @@ int run_gemm(Args& args) {
   }
   const double median = times.empty() ? 0 : times[times.size() / 2];
   const double tflops = median > 0 ? 2.0 * r.m * r.n * static_cast<double>(r.k) * r.batch / (median * 1e9) : 0;
-  std::printf("gemm %s on %s\n", r.key(r.max_vec_bytes(da.ptr(), db.ptr())).c_str(), dev.name.c_str());
   bool sa = false, sb = false;
   const GemmProblem rs = r.staged(da.ptr(), db.ptr(), &sa, &sb);
+  const std::string key = r.key(r.max_vec_bytes(da.ptr(), db.ptr()));
+  const char* source = explicit_config ? "given" : tuned ? "tuned" : "default";
+  if (format == Format::Json) {
+    std::printf("{%s\"problem\": %s, \"device\": %s, \"config\": %s, \"config_source\": \"%s\", \"seed\": %llu, "
+                "\"verified\": %s, \"relative_error\": %s, \"tolerance\": %g, \"guards_intact\": %s, "
+                "\"median_ms\": %s, \"tflops\": %s, \"repetitions\": %zu}\n",
+                json_version_member().c_str(), json_string(key).c_str(), json_string(dev.name).c_str(),
+                json_string(cfg.to_string()).c_str(), source, static_cast<unsigned long long>(seed), boolean(ok),
+                json_number(err, 9).c_str(), tol, boolean(guard_bad == 0), json_number(median, 4).c_str(),
+                json_number(tflops, 2).c_str(), times.size());
+    return ok ? 0 : 1;
+  }
+  if (format == Format::Csv) {
+    CsvTable t({"problem", "device", "config", "config_source", "seed", "verified", "relative_error", "tolerance",
+                "guards_intact", "median_ms", "tflops", "repetitions"});
+    t.add({key, dev.name, cfg.to_string(), source, std::to_string(seed), boolean(ok), csv_number(err, 9), fixed(tol, 9),
+           boolean(guard_bad == 0), fixed(median, 4), fixed(tflops, 2), std::to_string(times.size())});
+    t.print();
+    return ok ? 0 : 1;
+  }
+  std::printf("gemm %s on %s\n", key.c_str(), dev.name.c_str());
   if (sa || sb)
     std::printf("staged       %s into 16-byte pitches (lda %lld, ldb %lld) before the kernel\n", staged_operands(sa, sb),
                 rs.lda, rs.ldb);
   std::printf("config       %s (%s)\n", cfg.to_string().c_str(),
               explicit_config ? "given" : tuned ? "tuned: the cached autotuner winner" : "default: no tuned winner cached");
+  std::printf("seed         %llu (A; B and C: the next two)\n", static_cast<unsigned long long>(seed));
   std::printf("verified     %s: relative Frobenius error %.3g vs the f64 reference (limit %.0e), guards %s\n",
               ok ? "yes" : "NO", err, tol, guard_bad ? "DISTURBED" : "intact");
   if (!times.empty())

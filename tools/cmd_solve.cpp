@@ -6,6 +6,7 @@
 
 #include "cli.hpp"
 #include "commands.hpp"
+#include "output.hpp"
 #include "swzjit/error.hpp"
 #include "swzjit/analysis/solver.hpp"
 
@@ -44,7 +45,7 @@ std::string cost_json(const PatternCost& c) {
 }
 
 std::string format_json(const SmemTile& t, const SolveResult& r) {
-  std::string out = "{\"tile\":{\"rows\":" + std::to_string(t.rows) + ",\"row_bytes\":" + std::to_string(t.row_bytes) +
+  std::string out = "{" + json_version_member() + "\"tile\":{\"rows\":" + std::to_string(t.rows) + ",\"row_bytes\":" + std::to_string(t.row_bytes) +
                     ",\"elem_bytes\":" + std::to_string(t.elem_bytes) + "},\"status\":\"" + status_word(r.status) +
                     "\",\"swizzles\":[";
   for (std::size_t i = 0; i < r.swizzles.size(); ++i)
@@ -100,6 +101,24 @@ std::string format_text(const SmemTile& t, const SolveResult& r) {
   return out;
 }
 
+std::string format_csv(const SmemTile& t, const SolveResult& r) {
+  CsvTable table({"rows", "row_bytes", "elem_bytes", "status", "swizzle", "pattern", "instructions",
+                  "before_wavefronts", "before_ideal", "before_excess", "before_max_way", "after_wavefronts",
+                  "after_ideal", "after_excess", "after_max_way"});
+  std::string swizzle;
+  for (const auto& s : r.swizzles) swizzle += (swizzle.empty() ? "" : " then ") + swizzle_name(s);
+  for (const auto& p : r.patterns) {
+    const PatternCost& b = p.before;
+    const PatternCost& a = p.after;
+    table.add({std::to_string(t.rows), std::to_string(t.row_bytes), std::to_string(t.elem_bytes), status_word(r.status),
+               swizzle, p.pattern, std::to_string(b.instructions), std::to_string(b.wavefronts),
+               std::to_string(b.ideal_wavefronts), std::to_string(b.excess_wavefronts), std::to_string(b.max_way),
+               std::to_string(a.wavefronts), std::to_string(a.ideal_wavefronts), std::to_string(a.excess_wavefronts),
+               std::to_string(a.max_way)});
+  }
+  return table.str();
+}
+
 int run_solve(Args& args) {
   const auto rows_text = args.value("rows");
   const auto row_bytes_text = args.value("row-bytes");
@@ -109,7 +128,7 @@ int run_solve(Args& args) {
   const auto max_bits_text = args.value("max-bits");
   const bool no_compose = args.flag("no-compose");
   const bool no_negative = args.flag("no-negative-shift");
-  const std::string format = parse_choice("--format", args.value_or("format", "text"), {"text", "json"});
+  const Format format = read_format(args, {Format::Text, Format::Json, Format::Csv});
   args.finish();
   if (!rows_text) throw UsageError("--rows is required (the tile's row count, e.g. --rows 32)");
   if (!row_bytes_text) throw UsageError("--row-bytes is required (bytes per tile row, e.g. --row-bytes 128)");
@@ -140,14 +159,16 @@ int run_solve(Args& args) {
   if (max_bits_text) opt.max_bits = static_cast<int>(parse_int("--max-bits", *max_bits_text, 1, 5));
   const SolveResult result = naming_flag([&] { return solve_swizzle(tile, patterns, opt); });
 
-  const std::string out = format == "json" ? format_json(tile, result) : format_text(tile, result);
+  const std::string out = format == Format::Json  ? format_json(tile, result)
+                          : format == Format::Csv ? format_csv(tile, result)
+                                                  : format_text(tile, result);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return 0;
 }
 
 const char kHelp[] =
     "usage: swz solve --rows R --row-bytes N [--elem-bytes E] --pattern P [--pattern P ...]\n"
-    "                 [--max-bits 1..5] [--no-compose] [--no-negative-shift] [--format text|json]\n\n"
+    "                 [--max-bits 1..5] [--no-compose] [--no-negative-shift] [--format text|json|csv]\n\n"
     "Find the cheapest Swizzle<B,M,S> of a row-major shared-memory tile that leaves every given\n"
     "access pattern with no excess wavefronts under the bank model (see swz bank --help). The\n"
     "swizzle maps ELEMENT offsets (offset = row * (N/E) + col; byte address = swizzled offset * E).\n"
@@ -179,7 +200,9 @@ const char kHelp[] =
     "  --no-negative-shift try S > 0 only\n"
     "  --format FMT        text (default) or json (status identity|found|none, swizzles[{b,m,s}],\n"
     "                      patterns[{pattern, before, after}] with wavefronts, ideal_wavefronts,\n"
-    "                      excess_wavefronts, max_way)\n\n"
+    "                      excess_wavefronts, max_way) or csv (a header row, one row per pattern;\n"
+    "                      swizzle is e.g. \"Sw<5,0,5>\", quoted since it holds commas)\n"
+    "  --json              short for --format json\n\n"
     "examples:\n"
     "  # seed 001: 32x32 fp32 transpose tile -> Swizzle<5,0,5> (col ^= row)\n"
     "  swz solve --rows 32 --row-bytes 128 --elem-bytes 4 --pattern store:4 --pattern colread\n"

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli.hpp"
+#include "output.hpp"
 #include "swzjit/family.hpp"
 #include "swzjit/jit.hpp"
 
@@ -37,7 +38,7 @@ int family_analyze(Args& args);
 int family_run(Args& args);
 
 /// Compiles `req` and prints the image, resources, compile time and options (tools/cmd_kernel.cpp).
-int report_compile(const std::string& config, const CompileRequest& req, bool json);
+int report_compile(const std::string& config, const CompileRequest& req, Format format);
 
 }  // namespace cli
 }  // namespace swz

@@ -69,7 +69,8 @@ int main(int argc, char** argv) {
   }
   swz::cli::Args args(words);
   if (args.wants_help()) {
-    std::printf("%s", cmd->help);
+    const std::string help = cmd->make_help ? cmd->make_help() : std::string(cmd->help);
+    std::printf("%s", help.c_str());
     return 0;
   }
   try {

@@ -7,20 +7,33 @@
 namespace swz {
 namespace cli {
 
-const char kTransposeConfigHelp[] =
-    "config (either one string or separate options; unspecified fields take the defaults):\n"
-    "  --config STR      DTYPE,tile=RxC,threads=N,vec=V,smem=plain|pad:P|swizzle:B:M:S\n"
-    "                    e.g. f32,tile=64x64,threads=256,vec=4,smem=swizzle:2:0:6\n"
-    "  --dtype T         f32|f16|bf16 (default f32)\n"
-    "  --tile RxC        input tile rows x cols, powers of two (default 64x64)\n"
-    "  --threads N       threads per block, multiple of 32 (default 256)\n"
-    "  --vec V           elements per global access, V * elem bytes <= 16 (default: 16 bytes)\n"
-    "  --smem L          plain | pad[:P] | swizzle[:B:M:S][+B:M:S]; without parameters a conflict-free\n"
-    "                    pad / swizzle (or composition of two) is chosen by static bank analysis\n"
-    "                    (default swizzle)\n"
-    "  --pair            2-byte types: shared words hold two input rows (2x2 transposed in registers)\n"
-    "  --raster 0|1      0: consecutive blocks walk along input rows (default); 1: along output rows\n"
-    "  --cache default|cs  cache operator of the global loads and stores (cs = streaming)\n";
+std::string transpose_config_help() {
+  // Per dtype, the fields of the default config (what read_transpose_config starts from).
+  std::string tile, threads, vec, raster;
+  for (const DType t : {DType::F32, DType::F16, DType::BF16}) {
+    const TransposeConfig c = default_transpose_config(t, 16);
+    const std::string sep = t == DType::F32 ? "" : ", ", name = to_string(t) + " ";
+    tile += sep + name + std::to_string(c.tile_rows) + "x" + std::to_string(c.tile_cols);
+    threads += sep + name + std::to_string(c.threads);
+    vec += sep + name + std::to_string(c.vec);
+    raster += sep + name + std::to_string(c.raster);
+  }
+  return "config (either one string or separate options; unspecified fields take the dtype's default\n"
+         "config, default_transpose_config, whose fields are the defaults below):\n"
+         "  --config STR      DTYPE,tile=RxC,threads=N,vec=V,smem=plain|pad:P|swizzle:B:M:S\n"
+         "                    e.g. f32,tile=64x64,threads=256,vec=4,smem=swizzle:2:0:6\n"
+         "  --dtype T         f32|f16|bf16 (default f32)\n"
+         "  --tile RxC        input tile rows x cols, powers of two (default: " + tile + ")\n"
+         "  --threads N       threads per block (the block size), multiple of 32 (default: " + threads + ")\n"
+         "  --vec V           elements per global access, V * elem bytes <= 16 (default: " + vec + ")\n"
+         "  --smem L          plain | pad[:P] | swizzle[:B:M:S][+B:M:S]; without parameters a conflict-free\n"
+         "                    pad / swizzle (or composition of two) is chosen by static bank analysis\n"
+         "                    (default swizzle)\n"
+         "  --pair            2-byte types: shared words hold two input rows (2x2 transposed in registers)\n"
+         "  --raster 0|1      0: consecutive blocks walk along input rows; 1: along output rows\n"
+         "                    (default: " + raster + ")\n"
+         "  --cache default|cs  cache operator of the global loads and stores, cs = streaming (default default)\n";
+}
 
 void expect_family(Args& args, const char* command) {
   const auto family = args.next_positional();

@@ -7,8 +7,9 @@
 namespace swz {
 namespace cli {
 
-/// Options text for --help of every command that takes a transpose config.
-extern const char kTransposeConfigHelp[];
+/// Options text for --help of every command that takes a transpose config. The defaults it states are
+/// read from default_transpose_config for each dtype, so --help says what a command really uses.
+std::string transpose_config_help();
 
 /// --config STRING, or --dtype/--tile/--threads/--vec/--smem on top of the defaults. `pad` and
 /// `swizzle` without parameters pick conflict-free ones by static analysis. `dtype_fallback` is used

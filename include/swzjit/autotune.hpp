@@ -48,6 +48,9 @@ struct TuneOptions {
   /// misbehaving kernel (templates/testing.cuh) that writes out of bounds, spins forever, or writes
   /// one wrong value; its result is recorded (and stored) like any other, so use a scratch cache.
   std::map<std::string, std::string> inject;
+  /// Seed of the random data candidates are verified on (0..2^32-1); < 0: the operation's fixed seed
+  /// (TuneReport::seed says which was used).
+  long long seed = -1;
 };
 
 /// One candidate's outcome (status: ok, compile-failed, resource-limit, launch-failed,
@@ -59,6 +62,7 @@ struct TuneCandidate {
   double median_ms = 0, p20_ms = 0, p80_ms = 0;
   int repetitions = 0;
   bool from_cache = false;  ///< measured by an earlier tune and reused
+  bool kernel_cached = false;  ///< its kernel came from the kernel cache this tune (no NVRTC compile)
 };
 
 struct TuneReport {
@@ -88,6 +92,7 @@ struct TuneReport {
   /// one); 0 when it did not run ok. The winner is never slower than this: near-ties go to the default.
   double default_ms = 0;
   int worker_restarts = 0;   ///< benchmark workers restarted after faults, hangs or crashes
+  unsigned seed = 0;         ///< the seed of the verification data (TuneOptions::seed or the fixed one)
 };
 
 /// Tune the transpose of `problem` (with the alignment of `max_vec_bytes`) on the engine's device,

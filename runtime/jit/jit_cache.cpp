@@ -10,6 +10,12 @@
 namespace swz {
 namespace detail {
 
+namespace {
+thread_local std::uint64_t t_builds = 0;  // see thread_builds()
+}  // namespace
+
+std::uint64_t thread_builds() { return t_builds; }
+
 KernelEntry compile_through_cache(Cache& cache, const CompileRequest& request, int threads, int dynamic_smem,
                                   const std::function<void()>& on_compile, const std::string& source_hash) {
   if (request.arch.empty()) throw Error(ErrorKind::Internal, "compile_through_cache: the arch must be resolved first");
@@ -27,6 +33,7 @@ KernelEntry compile_through_cache(Cache& cache, const CompileRequest& request, i
   bool built = false;
   KernelEntry entry = cache.get_or_build(key, [&] {
     built = true;
+    ++t_builds;
     if (on_compile) on_compile();
     const CompiledKernel k = compile(request);
     KernelEntry e;

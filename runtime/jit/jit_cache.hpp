@@ -2,6 +2,8 @@
 // engine's families and the autotuner's support kernels, so every cache key is built the same way.
 #pragma once
 
+#include <cstdint>
+
 #include <functional>
 #include <initializer_list>
 #include <string>
@@ -18,6 +20,10 @@ namespace detail {
 /// only on a miss (`on_compile` is called then), and the entry records registers/spills read from
 /// the cubin. `source_hash` (a declared family's Family::source_hash()) joins the templates hash in the
 /// key when the source is not generated from the name expression alone.
+/// Kernels the calling thread has built (compiled with NVRTC) through compile_through_cache so far: a
+/// caller compares it before and after a lookup to tell a fresh compile from a cache hit.
+std::uint64_t thread_builds();
+
 KernelEntry compile_through_cache(Cache& cache, const CompileRequest& request, int threads, int dynamic_smem,
                                   const std::function<void()>& on_compile = {}, const std::string& source_hash = {});
 

@@ -16,11 +16,13 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <system_error>
 #include <thread>
 #include <utility>
 
 #include "runtime/engine/engine_impl.hpp"
+#include "runtime/jit/jit_cache.hpp"
 #include "runtime/tune/autotune_internal.hpp"
 #include "runtime/tune/autotune_tuner.hpp"
 #include "runtime/tune/compile_pool.hpp"
@@ -135,6 +137,7 @@ class Tuner {
   std::map<int, TuneCandidate> results_;  // by position in the space
   std::map<int, KernelEntry> entries_;    // compiled images of ok candidates
   std::vector<int> retimed_;              // the candidates the final re-timing measured together
+  std::set<int> kernel_cached_;           // candidates whose kernel the cache served (TuneCandidate::kernel_cached)
   std::atomic<int> lookups_{0}, support_compiles_{0};
   TuneProgress progress_;
 };
@@ -176,7 +179,9 @@ CompileOutcome Tuner::compile_candidate(int index, const std::string& arch) {
   o.index = index;
   ++lookups_;
   try {
+    const std::uint64_t builds = detail::thread_builds();
     o.entry = family_.compile(index, arch);
+    o.cached = detail::thread_builds() == builds;
     o.ok = true;
   } catch (const Error& e) {
     o.status = "compile-failed";
@@ -266,6 +271,7 @@ void Tuner::compile_only() {
     c.status = o.ok ? "compiled" : o.status;
     c.reason = o.reason;
     record(o.index, c, /*store=*/false);
+    if (o.cached) kernel_cached_.insert(o.index);
     ++progress_.compiled;
     emit("compile", config(o.index) + ": " + c.status + (c.reason.empty() ? "" : " (" + c.reason + ")"));
     if (over_time()) {
@@ -394,6 +400,7 @@ void Tuner::tune(detail::worker::WorkerSession& session, const DeviceInfo& info)
         continue;
       }
       ++progress_.compiled;
+      if (o.cached) kernel_cached_.insert(o.index);
       emit("compile", config(o.index) + ": " + (o.ok ? "compiled" : o.status + " (" + o.reason + ")"));
       if (checker_ready)
         handle(o);
@@ -523,6 +530,7 @@ void Tuner::collect() {
   report_.candidates.clear();
   for (auto& r : all) {
     if (is_failure(r.second.status)) ++report_.failures[r.second.status];
+    r.second.kernel_cached = kernel_cached_.count(r.first) > 0;
     report_.candidates.push_back(std::move(r.second));
   }
 }
@@ -537,6 +545,7 @@ void validate_inject(const TuneOptions& o) {
 
 void detail::validate_tune_options(const TuneOptions& o) {
   if (o.max_candidates < 0) throw_invalid("autotune: max_candidates must be >= 0");
+  if (o.seed > 0xFFFFFFFFLL) throw_invalid("autotune: seed must be at most 4294967295 (or < 0 for the fixed seed)");
   if (!(o.max_seconds >= 0)) throw_invalid("autotune: max_seconds must be >= 0");
   if (o.compile_threads < 0) throw_invalid("autotune: compile_threads must be >= 0");
   if (!(o.candidate_timeout_s > 0)) throw_invalid("autotune: candidate_timeout_s must be > 0");
@@ -556,9 +565,13 @@ TuneReport detail::run_tune(Engine& engine, const TuneOptions& options, const wo
   // allocations, and this process's cuInit, overlap the space enumeration (bank analyses).
   std::unique_ptr<worker::WorkerSession> session;
   std::future<DeviceInfo> device;
+  // The verification data's seed: each operation's fixed one unless the options name another.
+  worker::HelloRequest seeded = hello;
+  if (options.seed >= 0)
+    seeded.problem.seed = seeded.gemm.seed = seeded.family.seed = static_cast<std::uint32_t>(options.seed);
   if (!options.compile_only) {
     const int ordinal = engine.options().device;
-    worker::HelloRequest h = hello;
+    worker::HelloRequest h = seeded;
     h.device = ordinal;
     session = std::make_unique<worker::WorkerSession>(worker::find_worker(worker_settings()), h, kSetupTimeoutSeconds);
     session->start();
@@ -566,6 +579,9 @@ TuneReport detail::run_tune(Engine& engine, const TuneOptions& options, const wo
   }
   TuneSetup setup = prepare();
   TuneReport report;
+  report.seed = hello.kind == worker::ProblemKind::Gemm     ? seeded.gemm.seed
+                : hello.kind == worker::ProblemKind::Family ? seeded.family.seed
+                                                            : seeded.problem.seed;
   report.problem = setup.problem;
   report.space_size = static_cast<int>(setup.family.configs.size() + setup.rejected.size());
   report.static_rejected = static_cast<int>(setup.rejected.size());

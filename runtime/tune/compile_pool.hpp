@@ -27,6 +27,7 @@ struct CompileOutcome {
   bool ok = false;
   KernelEntry entry;
   std::string status, reason;  // when !ok
+  bool cached = false;  // the kernel came from the kernel cache: no NVRTC compile by this task
 };
 
 /// One compile task: `index` is the outcome's index (kept when the task throws).
