@@ -206,14 +206,16 @@ __device__ __forceinline__ void sm90_store_pair(const Sm90GemmParams& p, int row
 /// C tile (tm, tn) of 128 x BN per iteration of a static schedule: tile = blockIdx.x + i * gridDim.x,
 /// mapped through grouped rasterization (RASTER tile-rows per group). Warpgroup 0 produces: its thread
 /// 0 waits for a free stage, announces the stage's bytes and issues the A and B boxes. Warpgroups 1 and 2
-/// consume: wait for a full stage, four wgmma k16 steps over it, wait for them, free the stage. The
-/// producer runs ahead into the next tile while the consumers store the current one.
-template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER>
+/// consume: wait for a full stage, four wgmma k16 steps over it, then wait until at most INFLIGHT (0 or 1)
+/// k-blocks of wgmma are still running and free the stage the finished ones read. The producer runs
+/// ahead into the next tile while the consumers store the current one.
+template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT>
 __global__ void __launch_bounds__(kSm90Threads, 1)
     gemm_sm90_kernel(const __grid_constant__ Sm90TmaMap map_a, const __grid_constant__ Sm90TmaMap map_b,
                      const __grid_constant__ Sm90GemmParams p) {
   static_assert(BN == 128 || BN == 256, "BN is 128 or 256");
   static_assert(STAGES >= 2, "at least two stages");
+  static_assert(INFLIGHT == 0 || INFLIGHT == 1, "INFLIGHT is 0 or 1");
   constexpr int kA = sm90_a_stage_bytes();
   constexpr int kStage = sm90_stage_bytes(BN);
   extern __shared__ __align__(1024) unsigned char sm90_smem[];
@@ -269,6 +271,7 @@ __global__ void __launch_bounds__(kSm90Threads, 1)
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
       const int tm = gemm_raster_m(tile, p.tiles_m, p.tiles_n, RASTER);
       const int tn = gemm_raster_n(tile, p.tiles_m, p.tiles_n, RASTER);
+      int reading = -1;  // the stage the k-block still in flight reads (INFLIGHT = 1)
       for (int kb = 0; kb < kblocks; ++kb) {
         sm90_mbar_wait(full0 + 8 * stage, phase);
         const unsigned a = base + stage * kStage + consumer * 64 * 128;
@@ -278,14 +281,23 @@ __global__ void __launch_bounds__(kSm90Threads, 1)
         for (int k = 0; k < kSm90Bk / 16; ++k)
           Sm90Wgmma<IN_KIND, BN>::run(d, sm90_desc(a + 32 * k), sm90_desc(b + 32 * k), (kb | k) != 0);
         sm90_wgmma_commit();
-        sm90_wgmma_wait<0>();
-        sm90_fence_regs(d);
-        if (lane == 0) sm90_mbar_arrive(empty0 + 8 * stage);
+        // Consecutive wgmma on the same accumulators are ordered by the hardware, so the next k-block may
+        // be issued while this one runs; only the stage must stay until its reads are done.
+        sm90_wgmma_wait<INFLIGHT>();
+        if (INFLIGHT == 0) {
+          if (lane == 0) sm90_mbar_arrive(empty0 + 8 * stage);
+        } else {
+          if (reading >= 0 && lane == 0) sm90_mbar_arrive(empty0 + 8 * reading);
+          reading = stage;
+        }
         if (++stage == STAGES) {
           stage = 0;
           phase ^= 1u;
         }
       }
+      sm90_wgmma_wait<0>();
+      sm90_fence_regs(d);
+      if (INFLIGHT != 0 && reading >= 0 && lane == 0) sm90_mbar_arrive(empty0 + 8 * reading);
       if (kblocks == 0) {  // K = 0: no wgmma ran, C = beta * C
 #pragma unroll
         for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;

@@ -18,7 +18,7 @@ namespace swz {
 /// TMA stages, `raster` tile-rows per rasterization group, and a grid of at most one block per SM
 /// (persistent) or one block per tile. Operands: f16 or bf16, both K-contiguous ("NT"); C f16, bf16 or f32.
 /// Canonical text (parse() reads it back):
-///   "in=f16,out=f16,layout=NT,bn=256,stages=4,raster=8,persistent=1"
+///   "in=f16,out=f16,layout=NT,bn=256,stages=4,raster=8,persistent=1,inflight=1"
 struct Sm90GemmConfig {
   DType in = DType::F16;
   DType out = DType::F16;
@@ -26,6 +26,9 @@ struct Sm90GemmConfig {
   int stages = 4;        ///< 2.. as many as fit in 227 KiB (bn 256: 4, bn 128: 7)
   int raster = 8;        ///< tile-rows per rasterization group, 1..64
   bool persistent = true;
+  /// k-blocks of wgmma a consumer leaves running when it frees a stage: 0 (wait for all, free the stage just
+  /// read) or 1 (free the previous k-block's stage, keep the tensor cores fed while waiting).
+  int inflight = 1;
 
   std::string to_string() const;
   /// @throws Error(InvalidArgument) naming the field for unknown keys, bad values or an invalid config.
@@ -35,8 +38,11 @@ struct Sm90GemmConfig {
   bool operator==(const Sm90GemmConfig& o) const { return to_string() == o.to_string(); }
 };
 
-/// The config the lead's engine would pick without tuning (bn 256, 4 stages, raster 8, persistent).
+/// The default config (bn 256, 4 stages, raster 8, persistent, one k-block in flight).
 Sm90GemmConfig default_sm90_gemm_config(DType in, DType out);
+/// A config for a problem's shape without tuning: the default, with bn 128 when 128 x 256 tiles would
+/// leave SMs idle (fewer tiles than `sm_count`, e.g. M = 128).
+Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count);
 
 /// Dynamic shared memory per block (stages + barriers + alignment slack).
 int gemm_sm90_smem_bytes(const Sm90GemmConfig& cfg);
@@ -77,10 +83,10 @@ struct Sm90GemmLaunch {
 
 /// Encodes the tensor maps (cuTensorMapEncodeTiled: 128-byte swizzle, boxes 64 x 128 and 64 x bn,
 /// zero fill out of bounds) and the parameters of C = alpha * A * B + beta * C (C not read when beta
-/// is 0). Needs a driver (the maps are encoded by libcuda), no kernel.
+/// is 0). Needs a driver (the maps are encoded by libcuda, in `device`'s primary context), no kernel.
 /// @throws as gemm_sm90_frame, and Error(Driver) when the driver rejects a tensor map.
 Sm90GemmLaunch gemm_sm90_prepare(const Sm90GemmConfig& cfg, const GemmProblem& problem, DevicePtr a, DevicePtr b,
-                                 DevicePtr c, float alpha, float beta, int sm_count);
+                                 DevicePtr c, float alpha, float beta, int sm_count, int device = 0);
 
 /// Launches a prepared GEMM on `stream` with `kernel` (compiled from gemm_sm90_compile_request(cfg) of
 /// the same cfg); raises the kernel's dynamic shared-memory limit first when `raise_smem` is set.

@@ -22,7 +22,7 @@ tpl::Sm90TmaMap encode(const char* what, DType t, DevicePtr base, long long rows
   const long long eb = dtype_bytes(t);
   // K = 0 runs no k-block (nothing is loaded), but a map needs extents >= 1.
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(k > 0 ? k : 1), static_cast<cuuint64_t>(rows > 0 ? rows : 1)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld * eb)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(k > 0 ? ld * eb : 16)};
   const cuuint32_t box[2] = {static_cast<cuuint32_t>(tpl::kSm90Bk), static_cast<cuuint32_t>(box_rows)};
   const cuuint32_t elem_strides[2] = {1, 1};
   CUtensorMap map;
@@ -42,8 +42,10 @@ tpl::Sm90TmaMap encode(const char* what, DType t, DevicePtr base, long long rows
 }  // namespace
 
 Sm90GemmLaunch gemm_sm90_prepare(const Sm90GemmConfig& cfg, const GemmProblem& problem, DevicePtr a, DevicePtr b,
-                                 DevicePtr c, float alpha, float beta, int sm_count) {
+                                 DevicePtr c, float alpha, float beta, int sm_count, int device) {
   const Sm90Frame f = gemm_sm90_frame(cfg, problem, a, b);
+  // cuTensorMapEncodeTiled needs a current context (CUDA_ERROR_INVALID_CONTEXT without one).
+  const detail::ContextGuard guard(device);
   Sm90GemmLaunch l;
   const LaunchShape s = gemm_sm90_launch_shape(cfg, f.m, f.n, sm_count);
   l.grid = Dim3{s.grid[0], s.grid[1], s.grid[2]};

@@ -42,11 +42,11 @@ GemmProblem nt_problem(DType in, DType out, long long m, long long n, long long 
 
 TEST_CASE("gemm_sm90: config text round trip") {
   Sm90GemmConfig c;
-  CHECK(c.to_string() == "in=f16,out=f16,layout=NT,bn=256,stages=4,raster=8,persistent=1");
+  CHECK(c.to_string() == "in=f16,out=f16,layout=NT,bn=256,stages=4,raster=8,persistent=1,inflight=1");
   CHECK(Sm90GemmConfig::parse(c.to_string()) == c);
-  c.in = DType::BF16, c.out = DType::F32, c.bn = 128, c.stages = 6, c.raster = 1, c.persistent = false;
+  c.in = DType::BF16, c.out = DType::F32, c.bn = 128, c.stages = 6, c.raster = 1, c.persistent = false, c.inflight = 0;
   const std::string text = c.to_string();
-  CHECK(text == "in=bf16,out=f32,layout=NT,bn=128,stages=6,raster=1,persistent=0");
+  CHECK(text == "in=bf16,out=f32,layout=NT,bn=128,stages=6,raster=1,persistent=0,inflight=0");
   const Sm90GemmConfig back = Sm90GemmConfig::parse(text);
   CHECK(back.in == DType::BF16);
   CHECK(back.out == DType::F32);
@@ -54,9 +54,10 @@ TEST_CASE("gemm_sm90: config text round trip") {
   CHECK(back.stages == 6);
   CHECK(back.raster == 1);
   CHECK_FALSE(back.persistent);
+  CHECK(back.inflight == 0);
   // Fields may come in any order and be left out (defaults).
   CHECK(Sm90GemmConfig::parse("stages=3, in=bf16").to_string() ==
-        "in=bf16,out=f16,layout=NT,bn=256,stages=3,raster=8,persistent=1");
+        "in=bf16,out=f16,layout=NT,bn=256,stages=3,raster=8,persistent=1,inflight=1");
 }
 
 TEST_CASE("gemm_sm90: validation names the field") {
@@ -71,11 +72,15 @@ TEST_CASE("gemm_sm90: validation names the field") {
   CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("tile=128"); }), "'tile'"));
   CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("persistent=2"); }), "persistent"));
   CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("bn=x"); }), "bn"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("inflight=2"); }), "inflight"));
+  Sm90GemmConfig bad;
+  bad.inflight = 3;
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [&] { bad.validate(); }), "inflight=3"));
 }
 
 TEST_CASE("gemm_sm90: source, name expression, shared memory, launch shape") {
   Sm90GemmConfig c;
-  CHECK(gemm_sm90_name_expression(c) == "swz::tpl::gemm_sm90_kernel<0, 0, 256, 4, 8>");
+  CHECK(gemm_sm90_name_expression(c) == "swz::tpl::gemm_sm90_kernel<0, 0, 256, 4, 8, 1>");
   CHECK(contains(gemm_sm90_source(c), "#include \"gemm_sm90.cuh\""));
   CHECK(contains(gemm_sm90_source(c), gemm_sm90_name_expression(c)));
   CHECK(gemm_sm90_compile_request(c).arch == "sm_90a");
@@ -91,6 +96,20 @@ TEST_CASE("gemm_sm90: source, name expression, shared memory, launch shape") {
   CHECK(gemm_sm90_launch_shape(c, 127, 257, 132).grid[0] == 2);  // 1 x 2 tiles
   CHECK(gemm_sm90_launch_shape(c, 0, 257, 132).grid[0] == 1);
   CHECK(contains(error_of(ErrorKind::InvalidArgument, [&] { gemm_sm90_launch_shape(c, -1, 1, 132); }), "m -1"));
+}
+
+TEST_CASE("gemm_sm90: the shape-based choice takes 128-wide tiles when 256-wide ones leave SMs idle") {
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 4096, 4096, 4096), 132).bn == 256);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 2048, 4096, 4096), 132).bn == 256);  // 256 tiles
+  const Sm90GemmConfig skinny = choose_sm90_gemm_config(nt_problem(DType::BF16, DType::F32, 128, 4096, 4096), 132);
+  CHECK(skinny.bn == 128);
+  CHECK(skinny.in == DType::BF16);
+  CHECK(skinny.out == DType::F32);
+  CHECK_NOTHROW(skinny.validate());
+  // Column-major C swaps M and N: 4096 x 128 is the same 128 x 4096 problem.
+  GemmProblem t = nt_problem(DType::F16, DType::F16, 4096, 128, 4096);
+  t.c_order = MatrixOrder::ColMajor;
+  CHECK(choose_sm90_gemm_config(t, 132).bn == 128);
 }
 
 TEST_CASE("gemm_sm90: problems TMA cannot take are Unsupported, with the reason") {
@@ -140,7 +159,7 @@ TEST_CASE("gemm_sm90: the default configs compile for sm_90a without local memor
   std::vector<Sm90GemmConfig> configs;
   configs.push_back(default_sm90_gemm_config(DType::F16, DType::F16));
   configs.push_back(default_sm90_gemm_config(DType::BF16, DType::F32));
-  configs.push_back(Sm90GemmConfig::parse("in=bf16,out=bf16,bn=128,stages=6,raster=4,persistent=0"));
+  configs.push_back(Sm90GemmConfig::parse("in=bf16,out=bf16,bn=128,stages=6,raster=4,persistent=0,inflight=0"));
   for (const Sm90GemmConfig& c : configs) {
     CAPTURE(c.to_string());
     CompileRequest req = gemm_sm90_compile_request(c);
