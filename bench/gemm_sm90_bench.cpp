@@ -90,13 +90,16 @@ static int run(int argc, char** argv) {
   std::vector<Shape> shapes = {{4096, 4096, 4096}, {8192, 8192, 8192}, {128, 4096, 4096},
                                {128, 14336, 4096}, {2048, 4096, 4096}, {2048, 14336, 4096}};
   // The first is the default config; "auto" is choose_sm90_gemm_config's pick for the shape.
-  std::vector<std::string> configs = {"bn=256,stages=4,raster=8,persistent=1,inflight=1",
-                                      "bn=256,stages=4,raster=8,persistent=1,inflight=0",
-                                      "bn=256,stages=3,raster=8,persistent=1,inflight=1",
-                                      "bn=256,stages=4,raster=16,persistent=1,inflight=1",
-                                      "bn=256,stages=4,raster=8,persistent=0,inflight=1",
-                                      "bn=128,stages=6,raster=8,persistent=1,inflight=1",
-                                      "bn=128,stages=6,raster=8,persistent=1,inflight=0",
+  // A leading "sms=N," launches a persistent grid for N SMs instead of the device's count.
+  std::vector<std::string> configs = {"bn=256,stages=4,raster=8,cluster=1",
+                                      "bn=256,stages=4,raster=8,cluster=2",
+                                      "bn=256,stages=3,raster=8,cluster=2",
+                                      "bn=256,stages=4,raster=16,cluster=2",
+                                      "sms=128,bn=256,stages=4,raster=8,cluster=2",
+                                      "bn=256,stages=3,raster=8,cluster=1",
+                                      "bn=256,stages=4,raster=16,cluster=1",
+                                      "bn=128,stages=6,raster=8,cluster=1",
+                                      "bn=128,stages=6,raster=8,cluster=2",
                                       "auto"};
   std::string dump;
   for (int i = 1; i < argc; ++i) {
@@ -190,9 +193,15 @@ static int run(int argc, char** argv) {
       std::printf("%s %lldx%lldx%lld  cuBLAS %s TFLOP/s\n", dt.c_str(), s.m, s.n, s.k, fmt(row.cublas_tf, 1).c_str());
       for (std::size_t ci = 0; ci < configs.size(); ++ci) {
         Sm90GemmConfig cfg;
+        std::string text = configs[ci];
+        int sms = prop.multiProcessorCount;
+        if (text.rfind("sms=", 0) == 0) {
+          sms = std::atoi(text.c_str() + 4);
+          text = text.substr(text.find(',') + 1);
+        }
         try {
-          cfg = configs[ci] == "auto" ? choose_sm90_gemm_config(p, prop.multiProcessorCount)
-                                      : Sm90GemmConfig::parse("in=" + dt + ",out=" + dt + "," + configs[ci]);
+          cfg = text == "auto" ? choose_sm90_gemm_config(p, prop.multiProcessorCount)
+                               : Sm90GemmConfig::parse("in=" + dt + ",out=" + dt + "," + text);
         } catch (const Error& e) {
           std::printf("  config %s: %s\n", configs[ci].c_str(), e.what());
           continue;
@@ -200,14 +209,15 @@ static int run(int argc, char** argv) {
         const Kernel& kernel = kernel_for(cfg);
         const Sm90GemmLaunch launch = gemm_sm90_prepare(cfg, p, reinterpret_cast<DevicePtr>(a),
                                                         reinterpret_cast<DevicePtr>(b), reinterpret_cast<DevicePtr>(c),
-                                                        1.0f, 0.0f, prop.multiProcessorCount, 0);
+                                                        1.0f, 0.0f, sms, 0);
         check(cudaMemsetAsync(c, 0xFF, c_elems * eb, stream), "poison C");
         gemm_sm90_launch(kernel, launch, stream, false);
         check(cudaStreamSynchronize(stream), "sm_90a gemm");
         const double err = rel_error(c, cref, c_elems, t);
         const double tf = tflops(timer.time([&] { gemm_sm90_launch(kernel, launch, stream, false); }, reps).median);
-        std::printf("  %-45s %7s TFLOP/s  %5s x cuBLAS  rel.err %.2e%s\n", cfg.to_string().c_str(), fmt(tf, 1).c_str(),
-                    fmt(tf / row.cublas_tf, 3).c_str(), err, err < 1e-2 ? "" : "  WRONG");
+        const std::string sms_note = sms != prop.multiProcessorCount ? "sms=" + std::to_string(sms) + "," : "";
+        std::printf("  %s%-45s %7s TFLOP/s  %5s x cuBLAS  rel.err %.2e%s\n", sms_note.c_str(), cfg.to_string().c_str(),
+                    fmt(tf, 1).c_str(), fmt(tf / row.cublas_tf, 3).c_str(), err, err < 1e-2 ? "" : "  WRONG");
         row.worst_err = std::max(row.worst_err, err);
         if (ci == 0) row.default_tf = tf;
         if (configs[ci] == "auto") row.auto_tf = tf;

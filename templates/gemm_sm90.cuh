@@ -75,6 +75,26 @@ __device__ __forceinline__ void sm90_mbar_wait(unsigned bar, unsigned parity) {
   }
 }
 
+/// Arrives on the barrier at the same shared-memory offset as `bar` in the cluster's CTA `rank`.
+__device__ __forceinline__ void sm90_mbar_arrive_cluster(unsigned bar, unsigned rank) {
+  asm volatile("{\n .reg .b32 r;\n mapa.shared::cluster.u32 r, %0, %1;\n"
+               " mbarrier.arrive.release.cluster.shared::cluster.b64 _, [r];\n}\n" ::"r"(bar), "r"(rank)
+               : "memory");
+}
+
+// --- clusters --------------------------------------------------------------------------------------
+
+__device__ __forceinline__ unsigned sm90_cluster_rank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+/// Every thread of every CTA of the cluster (also a block-wide barrier). Not .aligned: it follows
+/// branches taken by single threads (barrier initialization, the producer thread).
+__device__ __forceinline__ void sm90_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+
 // --- TMA, registers, wgmma -------------------------------------------------------------------------
 
 /// One 2-D box of `map` at (inner c0, outer c1) into shared memory at `dst`, completing on `bar`.
@@ -83,6 +103,16 @@ __device__ __forceinline__ void sm90_tma_load_2d(unsigned dst, const Sm90TmaMap*
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar)
+      : "memory");
+}
+/// The same box written to the same offset `dst` of every CTA in `mask` (cluster ranks), each completing
+/// on its own barrier at offset `bar`.
+__device__ __forceinline__ void sm90_tma_load_2d_multicast(unsigned dst, const Sm90TmaMap* map, int c0, int c1,
+                                                           unsigned bar, unsigned short mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
       : "memory");
 }
 __device__ __forceinline__ void sm90_prefetch_map(const Sm90TmaMap* map) {
@@ -203,19 +233,24 @@ __device__ __forceinline__ void sm90_store_pair(const Sm90GemmParams& p, int row
 
 // --- the kernel ------------------------------------------------------------------------------------
 
-/// C tile (tm, tn) of 128 x BN per iteration of a static schedule: tile = blockIdx.x + i * gridDim.x,
-/// mapped through grouped rasterization (RASTER tile-rows per group). Warpgroup 0 produces: its thread
-/// 0 waits for a free stage, announces the stage's bytes and issues the A and B boxes. Warpgroups 1 and 2
+/// C tile (tm, tn) of 128 x BN per iteration of a static schedule over clusters of CLUSTER (1 or 2) CTAs:
+/// cluster tile c = cluster id + i * clusters, mapped through grouped rasterization (RASTER rows of cluster
+/// tiles per group); CTA r of the cluster takes tile row tm = c_m * CLUSTER + r, and the cluster shares B:
+/// each CTA loads BN / CLUSTER rows of it and multicasts them to both (a stage is freed in both CTAs).
+/// Warpgroup 0 produces: its thread 0 waits for a free stage, announces the stage's bytes and issues the
+/// A and B boxes. Warpgroups 1 and 2
 /// consume: wait for a full stage, four wgmma k16 steps over it, then wait until at most INFLIGHT (0 or 1)
 /// k-blocks of wgmma are still running and free the stage the finished ones read. The producer runs
 /// ahead into the next tile while the consumers store the current one.
-template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT>
-__global__ void __launch_bounds__(kSm90Threads, 1)
+template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int CLUSTER>
+__global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(kSm90Threads, 1)
     gemm_sm90_kernel(const __grid_constant__ Sm90TmaMap map_a, const __grid_constant__ Sm90TmaMap map_b,
                      const __grid_constant__ Sm90GemmParams p) {
   static_assert(BN == 128 || BN == 256, "BN is 128 or 256");
   static_assert(STAGES >= 2, "at least two stages");
   static_assert(INFLIGHT == 0 || INFLIGHT == 1, "INFLIGHT is 0 or 1");
+  static_assert(CLUSTER == 1 || CLUSTER == 2, "CLUSTER is 1 or 2");
+  constexpr int kBPart = BN / CLUSTER;  // rows of B each CTA of a cluster loads (and multicasts)
   constexpr int kA = sm90_a_stage_bytes();
   constexpr int kStage = sm90_stage_bytes(BN);
   extern __shared__ __align__(1024) unsigned char sm90_smem[];
@@ -226,7 +261,7 @@ __global__ void __launch_bounds__(kSm90Threads, 1)
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       sm90_mbar_init(full0 + 8 * s, 1);
-      sm90_mbar_init(empty0 + 8 * s, kSm90ConsumerWarps);
+      sm90_mbar_init(empty0 + 8 * s, kSm90ConsumerWarps * CLUSTER);
     }
     // The barriers are used by the TMA unit (the async proxy) as well: publish their initialization.
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -234,8 +269,16 @@ __global__ void __launch_bounds__(kSm90Threads, 1)
     sm90_prefetch_map(&map_a);
     sm90_prefetch_map(&map_b);
   }
-  __syncthreads();
-  const int tiles = p.tiles_m * p.tiles_n;
+  // The peer CTA multicasts into this one's stages and arrives on its barriers: all must be initialized.
+  if (CLUSTER > 1) {
+    sm90_cluster_sync();
+  } else {
+    __syncthreads();
+  }
+  const unsigned rank = CLUSTER > 1 ? sm90_cluster_rank() : 0u;
+  const int tiles_mc = (p.tiles_m + CLUSTER - 1) / CLUSTER;  // rows of cluster tiles
+  const int tiles = tiles_mc * p.tiles_n;
+  const int cluster_id = blockIdx.x / CLUSTER, clusters = gridDim.x / CLUSTER;
   const int kblocks = (p.k + kSm90Bk - 1) / kSm90Bk;
 
   if (wg == 0) {
@@ -243,16 +286,22 @@ __global__ void __launch_bounds__(kSm90Threads, 1)
     if (threadIdx.x == 0) {
       int stage = 0;
       unsigned phase = 0;
-      for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        const int tm = gemm_raster_m(tile, p.tiles_m, p.tiles_n, RASTER);
-        const int tn = gemm_raster_n(tile, p.tiles_m, p.tiles_n, RASTER);
+      for (int tile = cluster_id; tile < tiles; tile += clusters) {
+        const int tm = gemm_raster_m(tile, tiles_mc, p.tiles_n, RASTER) * CLUSTER + static_cast<int>(rank);
+        const int tn = gemm_raster_n(tile, tiles_mc, p.tiles_n, RASTER);
         for (int kb = 0; kb < kblocks; ++kb) {
           sm90_mbar_wait(empty0 + 8 * stage, phase ^ 1u);  // a fresh barrier passes parity 1 at once
           const unsigned full = full0 + 8 * stage;
           const unsigned dst = base + stage * kStage;
-          sm90_mbar_expect_tx(full, kStage);
+          sm90_mbar_expect_tx(full, kStage);  // A, this CTA's part of B and the peer's
+          // A rows past M (the second CTA of a cluster on the last tile row) are zero-filled, never stored.
           sm90_tma_load_2d(dst, &map_a, kb * kSm90Bk, tm * kSm90Bm, full);
-          sm90_tma_load_2d(dst + kA, &map_b, kb * kSm90Bk, tn * BN, full);
+          if (CLUSTER > 1) {
+            sm90_tma_load_2d_multicast(dst + kA + rank * kBPart * 128, &map_b, kb * kSm90Bk,
+                                       tn * BN + static_cast<int>(rank) * kBPart, full, (1u << CLUSTER) - 1);
+          } else {
+            sm90_tma_load_2d(dst + kA, &map_b, kb * kSm90Bk, tn * BN, full);
+          }
           if (++stage == STAGES) {
             stage = 0;
             phase ^= 1u;
@@ -268,9 +317,18 @@ __global__ void __launch_bounds__(kSm90Threads, 1)
     float d[BN / 2];
     int stage = 0;
     unsigned phase = 0;
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-      const int tm = gemm_raster_m(tile, p.tiles_m, p.tiles_n, RASTER);
-      const int tn = gemm_raster_n(tile, p.tiles_m, p.tiles_n, RASTER);
+    // Frees stage s in every CTA of the cluster: each producer multicasts into all of them.
+    const auto free_stage = [&](int s) {
+      if (CLUSTER > 1) {
+#pragma unroll
+        for (int r = 0; r < CLUSTER; ++r) sm90_mbar_arrive_cluster(empty0 + 8 * s, r);
+      } else {
+        sm90_mbar_arrive(empty0 + 8 * s);
+      }
+    };
+    for (int tile = cluster_id; tile < tiles; tile += clusters) {
+      const int tm = gemm_raster_m(tile, tiles_mc, p.tiles_n, RASTER) * CLUSTER + static_cast<int>(rank);
+      const int tn = gemm_raster_n(tile, tiles_mc, p.tiles_n, RASTER);
       int reading = -1;  // the stage the k-block still in flight reads (INFLIGHT = 1)
       for (int kb = 0; kb < kblocks; ++kb) {
         sm90_mbar_wait(full0 + 8 * stage, phase);
@@ -285,9 +343,9 @@ __global__ void __launch_bounds__(kSm90Threads, 1)
         // be issued while this one runs; only the stage must stay until its reads are done.
         sm90_wgmma_wait<INFLIGHT>();
         if (INFLIGHT == 0) {
-          if (lane == 0) sm90_mbar_arrive(empty0 + 8 * stage);
+          if (lane == 0) free_stage(stage);
         } else {
-          if (reading >= 0 && lane == 0) sm90_mbar_arrive(empty0 + 8 * reading);
+          if (reading >= 0 && lane == 0) free_stage(reading);
           reading = stage;
         }
         if (++stage == STAGES) {
@@ -297,7 +355,7 @@ __global__ void __launch_bounds__(kSm90Threads, 1)
       }
       sm90_wgmma_wait<0>();
       sm90_fence_regs(d);
-      if (INFLIGHT != 0 && reading >= 0 && lane == 0) sm90_mbar_arrive(empty0 + 8 * reading);
+      if (INFLIGHT != 0 && reading >= 0 && lane == 0) free_stage(reading);
       if (kblocks == 0) {  // K = 0: no wgmma ran, C = beta * C
 #pragma unroll
         for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
@@ -312,6 +370,8 @@ __global__ void __launch_bounds__(kSm90Threads, 1)
       }
     }
   }
+  // The peer may still arrive on this CTA's barriers: no CTA of a cluster leaves before all are done.
+  if (CLUSTER > 1) sm90_cluster_sync();
 }
 
 #endif  // SWZ_DEVICE_CODE

@@ -13,7 +13,7 @@ namespace swz {
 namespace {
 
 const char* const kForm =
-    " (form: in=f16|bf16,out=f16|bf16|f32,layout=NT,bn=128|256,stages=N,raster=N,persistent=0|1,inflight=0|1)";
+    " (form: in=f16|bf16,out=f16|bf16|f32,layout=NT,bn=128|256,stages=N,raster=N,persistent=0|1,inflight=0|1,cluster=1|2)";
 
 int elem_kind(DType t) { return t == DType::F16 ? tpl::kGemmF16 : t == DType::BF16 ? tpl::kGemmBF16 : tpl::kGemmF32; }
 
@@ -28,7 +28,7 @@ std::string Sm90GemmConfig::to_string() const {
   std::ostringstream os;
   os << "in=" << swz::to_string(in) << ",out=" << swz::to_string(out) << ",layout=NT,bn=" << bn
      << ",stages=" << stages << ",raster=" << raster << ",persistent=" << (persistent ? 1 : 0)
-     << ",inflight=" << inflight;
+     << ",inflight=" << inflight << ",cluster=" << cluster;
   return os.str();
 }
 
@@ -53,6 +53,8 @@ Sm90GemmConfig Sm90GemmConfig::parse(const std::string& text) {
       c.persistent = parse_integer("sm_90a gemm config persistent", v, 0, 1) == 1;
     } else if (k == "inflight") {
       c.inflight = static_cast<int>(parse_integer("sm_90a gemm config inflight", v, 0, 1));
+    } else if (k == "cluster") {
+      c.cluster = static_cast<int>(parse_integer("sm_90a gemm config cluster", v, 1, 2));
     } else {
       throw_invalid("sm_90a gemm config: unknown field '" + k + "'" + kForm);
     }
@@ -76,6 +78,8 @@ void Sm90GemmConfig::validate() const {
   if (raster < 1 || raster > 64) throw_invalid("sm_90a gemm config: raster=" + std::to_string(raster) + " must be in 1..64");
   if (inflight != 0 && inflight != 1)
     throw_invalid("sm_90a gemm config: inflight=" + std::to_string(inflight) + " must be 0 or 1");
+  if (cluster != 1 && cluster != 2)
+    throw_invalid("sm_90a gemm config: cluster=" + std::to_string(cluster) + " must be 1 or 2");
 }
 
 Sm90GemmConfig default_sm90_gemm_config(DType in, DType out) {
@@ -107,7 +111,7 @@ std::string gemm_sm90_name_expression(const Sm90GemmConfig& cfg) {
   cfg.validate();
   std::ostringstream os;
   os << "swz::tpl::gemm_sm90_kernel<" << elem_kind(cfg.in) << ", " << elem_kind(cfg.out) << ", " << cfg.bn << ", "
-     << cfg.stages << ", " << cfg.raster << ", " << cfg.inflight << ">";
+     << cfg.stages << ", " << cfg.raster << ", " << cfg.inflight << ", " << cfg.cluster << ">";
   return os.str();
 }
 
@@ -165,10 +169,15 @@ LaunchShape gemm_sm90_launch_shape(const Sm90GemmConfig& cfg, long long m, long 
   cfg.validate();
   if (m < 0 || n < 0) throw_invalid("sm_90a gemm launch shape: m " + std::to_string(m) + " and n " + std::to_string(n) + " must be >= 0");
   if (sm_count < 1) throw_invalid("sm_90a gemm launch shape: sm_count " + std::to_string(sm_count) + " must be >= 1");
-  const long long tiles = ((m + tpl::kSm90Bm - 1) / tpl::kSm90Bm) * ((n + cfg.bn - 1) / cfg.bn);
-  if (tiles > 2147483647LL) throw_invalid("sm_90a gemm: " + std::to_string(tiles) + " tiles exceed the grid limit");
+  // A cluster tile is `cluster` vertically adjacent tiles; one cluster of CTAs computes it.
+  const long long rows = (m + tpl::kSm90Bm - 1) / tpl::kSm90Bm;
+  const long long tiles = (rows + cfg.cluster - 1) / cfg.cluster * ((n + cfg.bn - 1) / cfg.bn);
+  const long long clusters =
+      std::max(1LL, cfg.persistent ? std::min<long long>(tiles, std::max(1, sm_count / cfg.cluster)) : tiles);
+  if (clusters * cfg.cluster > 2147483647LL)
+    throw_invalid("sm_90a gemm: " + std::to_string(tiles) + " tiles exceed the grid limit");
   LaunchShape s{};
-  s.grid[0] = static_cast<unsigned>(std::max(1LL, cfg.persistent ? std::min<long long>(tiles, sm_count) : tiles));
+  s.grid[0] = static_cast<unsigned>(clusters * cfg.cluster);
   s.grid[1] = s.grid[2] = 1;
   s.block[0] = tpl::kSm90Threads;
   s.block[1] = s.block[2] = 1;

@@ -18,7 +18,7 @@ namespace swz {
 /// TMA stages, `raster` tile-rows per rasterization group, and a grid of at most one block per SM
 /// (persistent) or one block per tile. Operands: f16 or bf16, both K-contiguous ("NT"); C f16, bf16 or f32.
 /// Canonical text (parse() reads it back):
-///   "in=f16,out=f16,layout=NT,bn=256,stages=4,raster=8,persistent=1,inflight=1"
+///   "in=f16,out=f16,layout=NT,bn=256,stages=4,raster=8,persistent=1,inflight=1,cluster=1"
 struct Sm90GemmConfig {
   DType in = DType::F16;
   DType out = DType::F16;
@@ -29,6 +29,9 @@ struct Sm90GemmConfig {
   /// k-blocks of wgmma a consumer leaves running when it frees a stage: 0 (wait for all, free the stage just
   /// read) or 1 (free the previous k-block's stage, keep the tensor cores fed while waiting).
   int inflight = 1;
+  /// CTAs per cluster (1 or 2): a pair computes vertically adjacent tiles and shares B through TMA multicast,
+  /// each CTA loading half of it (half the L2 traffic for B).
+  int cluster = 1;
 
   std::string to_string() const;
   /// @throws Error(InvalidArgument) naming the field for unknown keys, bad values or an invalid config.
@@ -67,7 +70,8 @@ struct Sm90Frame {
 ///         family), naming the reason; Error(InvalidArgument) for an invalid problem or config.
 Sm90Frame gemm_sm90_frame(const Sm90GemmConfig& cfg, const GemmProblem& problem, DevicePtr a, DevicePtr b);
 
-/// Grid and block of a launch: x = min(tiles, sm_count) when persistent, else tiles; block 384 threads.
+/// Grid and block of a launch: x = cluster x min(cluster tiles, sm_count / cluster) when persistent, else
+/// cluster x cluster tiles (a cluster tile is `cluster` vertically adjacent tiles); block 384 threads.
 LaunchShape gemm_sm90_launch_shape(const Sm90GemmConfig& cfg, long long m, long long n, int sm_count);
 
 /// Everything one launch passes: the two tensor maps, the scalar parameters, grid, block and shared memory.

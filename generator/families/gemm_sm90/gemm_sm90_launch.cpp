@@ -15,7 +15,7 @@ namespace {
 static_assert(sizeof(CUtensorMap) == sizeof(tpl::Sm90TmaMap), "the kernel's tensor-map parameter is a CUtensorMap");
 
 // A K-contiguous operand of `rows` x `k` elements with row pitch `ld`, read in boxes of 64 (k, 128 bytes:
-// one swizzle row) x `box_rows`. Out-of-bounds elements of a box are zero-filled.
+// one swizzle row) x `box_rows`. Out-of-bounds elements of a box are zero-filled (a box wholly outside too).
 tpl::Sm90TmaMap encode(const char* what, DType t, DevicePtr base, long long rows, long long k, long long ld,
                        int box_rows) {
   const detail::DriverApi& api = detail::driver_api();
@@ -55,7 +55,7 @@ Sm90GemmLaunch gemm_sm90_prepare(const Sm90GemmConfig& cfg, const GemmProblem& p
   if (l.empty) return l;
   const DevicePtr ka = f.swapped ? b : a, kb = f.swapped ? a : b;
   l.map_a = encode("A", cfg.in, ka, f.m, f.k, f.lda, tpl::kSm90Bm);
-  l.map_b = encode("B", cfg.in, kb, f.n, f.k, f.ldb, cfg.bn);
+  l.map_b = encode("B", cfg.in, kb, f.n, f.k, f.ldb, cfg.bn / cfg.cluster);  // each CTA of a cluster loads its part
   tpl::Sm90GemmParams& p = l.params;
   p.c = reinterpret_cast<void*>(static_cast<std::uintptr_t>(c));
   p.m = static_cast<int>(f.m);

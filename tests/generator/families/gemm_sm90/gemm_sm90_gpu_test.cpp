@@ -1,7 +1,8 @@
 // tests/generator/families/gemm_sm90 (GPU suite): the Hopper GEMM end to end on an sm_90 device against an
 // f64 host reference on fresh random data -- f16 and bf16 in, f16/bf16/f32 out, 4096^3 (sampled) and odd
 // shapes (M, N, K off the tiles; skinny M), alpha/beta, beta = 0 over NaN-poisoned C, padded and odd C
-// pitches, column-major C, many tiles per persistent block; guard regions and pitch gaps must stay untouched.
+// pitches, column-major C, many tiles per persistent block, clusters of two sharing B by multicast (odd tile
+// rows leave the second CTA outside M); guard regions and pitch gaps must stay untouched.
 // Skips visibly without a GPU or on another architecture.
 #include <doctest/doctest.h>
 
@@ -195,7 +196,8 @@ TEST_CASE("gemm_sm90 gpu: small and odd shapes, tails, skinny M, alpha/beta, pit
   SWZ_REQUIRE_SM90();
   std::mt19937_64 rng(std::random_device{}());
   const char* configs[] = {"in=f16,out=f16", "in=bf16,out=f32,bn=128,stages=5,raster=3,persistent=0,inflight=0",
-                           "in=bf16,out=bf16,stages=3,raster=1", "in=f16,out=f16,bn=128,stages=2,inflight=1"};
+                           "in=bf16,out=bf16,stages=3,raster=1", "in=f16,out=f16,bn=128,stages=2,inflight=1",
+                           "in=f16,out=f16,cluster=2", "in=bf16,out=f32,bn=128,stages=5,persistent=0,cluster=2"};
   const long long shapes[][3] = {{127, 129, 520}, {127, 200, 264}, {1, 300, 1000}, {7, 129, 72},
                                  {16, 513, 200}, {129, 127, 8},  {128, 256, 64}, {300, 260, 520}};
   for (const char* cfg : configs)
@@ -232,7 +234,8 @@ TEST_CASE("gemm_sm90 gpu: small and odd shapes, tails, skinny M, alpha/beta, pit
 TEST_CASE("gemm_sm90 gpu: long K with a tail, many tiles per persistent block") {
   SWZ_REQUIRE_SM90();
   std::mt19937_64 rng(std::random_device{}());
-  for (const char* cfg : {"in=f16,out=f16", "in=bf16,out=f32,inflight=0", "in=f16,out=bf16,bn=128,stages=7"}) {
+  for (const char* cfg : {"in=f16,out=f16", "in=bf16,out=f32,inflight=0", "in=f16,out=bf16,bn=128,stages=7",
+                          "in=bf16,out=bf16,cluster=2", "in=f16,out=f32,bn=128,stages=6,raster=2,cluster=2"}) {
     Case c;
     c.cfg = cfg_of(cfg);
     c.m = 127, c.n = 129, c.k = 4104;
@@ -240,7 +243,7 @@ TEST_CASE("gemm_sm90 gpu: long K with a tail, many tiles per persistent block") 
     c.n = 200;
     check_case(c, rng);
     c.m = 1000, c.n = 1000, c.k = 1000;
-    c.sm_count = 3;  // 8 x 4 (or 8 x 8) tiles on 3 blocks: the stage ring wraps across tiles
+    c.sm_count = 3;  // 8 x 4 (or 8 x 8) tiles on 3 blocks (one cluster of 2): the stage ring wraps across tiles
     c.samples = 4000;
     c.beta = 1.0f;
     check_case(c, rng);

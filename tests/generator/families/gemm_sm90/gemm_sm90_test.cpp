@@ -42,11 +42,11 @@ GemmProblem nt_problem(DType in, DType out, long long m, long long n, long long 
 
 TEST_CASE("gemm_sm90: config text round trip") {
   Sm90GemmConfig c;
-  CHECK(c.to_string() == "in=f16,out=f16,layout=NT,bn=256,stages=4,raster=8,persistent=1,inflight=1");
+  CHECK(c.to_string() == "in=f16,out=f16,layout=NT,bn=256,stages=4,raster=8,persistent=1,inflight=1,cluster=1");
   CHECK(Sm90GemmConfig::parse(c.to_string()) == c);
-  c.in = DType::BF16, c.out = DType::F32, c.bn = 128, c.stages = 6, c.raster = 1, c.persistent = false, c.inflight = 0;
+  c.in = DType::BF16, c.out = DType::F32, c.bn = 128, c.stages = 6, c.raster = 1, c.persistent = false, c.inflight = 0, c.cluster = 2;
   const std::string text = c.to_string();
-  CHECK(text == "in=bf16,out=f32,layout=NT,bn=128,stages=6,raster=1,persistent=0,inflight=0");
+  CHECK(text == "in=bf16,out=f32,layout=NT,bn=128,stages=6,raster=1,persistent=0,inflight=0,cluster=2");
   const Sm90GemmConfig back = Sm90GemmConfig::parse(text);
   CHECK(back.in == DType::BF16);
   CHECK(back.out == DType::F32);
@@ -55,9 +55,10 @@ TEST_CASE("gemm_sm90: config text round trip") {
   CHECK(back.raster == 1);
   CHECK_FALSE(back.persistent);
   CHECK(back.inflight == 0);
+  CHECK(back.cluster == 2);
   // Fields may come in any order and be left out (defaults).
   CHECK(Sm90GemmConfig::parse("stages=3, in=bf16").to_string() ==
-        "in=bf16,out=f16,layout=NT,bn=256,stages=3,raster=8,persistent=1,inflight=1");
+        "in=bf16,out=f16,layout=NT,bn=256,stages=3,raster=8,persistent=1,inflight=1,cluster=1");
 }
 
 TEST_CASE("gemm_sm90: validation names the field") {
@@ -76,11 +77,15 @@ TEST_CASE("gemm_sm90: validation names the field") {
   Sm90GemmConfig bad;
   bad.inflight = 3;
   CHECK(contains(error_of(ErrorKind::InvalidArgument, [&] { bad.validate(); }), "inflight=3"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("cluster=4"); }), "cluster"));
+  Sm90GemmConfig bad_cluster;
+  bad_cluster.cluster = 0;
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [&] { bad_cluster.validate(); }), "cluster=0"));
 }
 
 TEST_CASE("gemm_sm90: source, name expression, shared memory, launch shape") {
   Sm90GemmConfig c;
-  CHECK(gemm_sm90_name_expression(c) == "swz::tpl::gemm_sm90_kernel<0, 0, 256, 4, 8, 1>");
+  CHECK(gemm_sm90_name_expression(c) == "swz::tpl::gemm_sm90_kernel<0, 0, 256, 4, 8, 1, 1>");
   CHECK(contains(gemm_sm90_source(c), "#include \"gemm_sm90.cuh\""));
   CHECK(contains(gemm_sm90_source(c), gemm_sm90_name_expression(c)));
   CHECK(gemm_sm90_compile_request(c).arch == "sm_90a");
@@ -95,6 +100,13 @@ TEST_CASE("gemm_sm90: source, name expression, shared memory, launch shape") {
   CHECK(gemm_sm90_launch_shape(c, 4096, 4096, 132).grid[0] == 512);
   CHECK(gemm_sm90_launch_shape(c, 127, 257, 132).grid[0] == 2);  // 1 x 2 tiles
   CHECK(gemm_sm90_launch_shape(c, 0, 257, 132).grid[0] == 1);
+  // Clusters of two: 3 tile rows make 2 cluster rows; the grid is a whole number of clusters.
+  c.cluster = 2;
+  CHECK(gemm_sm90_launch_shape(c, 300, 257, 132).grid[0] == 2 * 2 * 2);
+  c.persistent = true;
+  CHECK(gemm_sm90_launch_shape(c, 4096, 4096, 132).grid[0] == 132);  // 66 clusters of 256 cluster tiles
+  CHECK(gemm_sm90_launch_shape(c, 4096, 4096, 131).grid[0] == 130);
+  CHECK(gemm_sm90_launch_shape(c, 127, 100, 132).grid[0] == 2);
   CHECK(contains(error_of(ErrorKind::InvalidArgument, [&] { gemm_sm90_launch_shape(c, -1, 1, 132); }), "m -1"));
 }
 
@@ -160,6 +172,8 @@ TEST_CASE("gemm_sm90: the default configs compile for sm_90a without local memor
   configs.push_back(default_sm90_gemm_config(DType::F16, DType::F16));
   configs.push_back(default_sm90_gemm_config(DType::BF16, DType::F32));
   configs.push_back(Sm90GemmConfig::parse("in=bf16,out=bf16,bn=128,stages=6,raster=4,persistent=0,inflight=0"));
+  configs.push_back(Sm90GemmConfig::parse("in=f16,out=f16,cluster=2"));
+  configs.push_back(Sm90GemmConfig::parse("in=bf16,out=f32,bn=128,stages=7,cluster=2"));
   for (const Sm90GemmConfig& c : configs) {
     CAPTURE(c.to_string());
     CompileRequest req = gemm_sm90_compile_request(c);
