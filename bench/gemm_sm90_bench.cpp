@@ -92,14 +92,13 @@ static int run(int argc, char** argv) {
   // The first is the default config; "auto" is choose_sm90_gemm_config's pick for the shape.
   // A leading "sms=N," launches a persistent grid for N SMs instead of the device's count.
   std::vector<std::string> configs = {"bn=256,stages=4,raster=8,cluster=1",
-                                      "bn=256,stages=4,raster=8,cluster=2",
-                                      "bn=256,stages=3,raster=8,cluster=2",
-                                      "bn=256,stages=4,raster=16,cluster=2",
-                                      "sms=128,bn=256,stages=4,raster=8,cluster=2",
-                                      "bn=256,stages=3,raster=8,cluster=1",
                                       "bn=256,stages=4,raster=16,cluster=1",
+                                      "bn=256,stages=4,raster=8,cluster=2",
+                                      "bn=256,stages=4,raster=16,cluster=2",
+                                      "bn=256,stages=3,raster=16,cluster=2",
+                                      "bn=256,stages=4,raster=8,cluster=1,inflight=0",
                                       "bn=128,stages=6,raster=8,cluster=1",
-                                      "bn=128,stages=6,raster=8,cluster=2",
+                                      "bn=128,stages=6,raster=16,cluster=2",
                                       "auto"};
   std::string dump;
   for (int i = 1; i < argc; ++i) {

@@ -110,8 +110,9 @@ int gemm_sm90_smem_bytes(const Sm90GemmConfig& cfg) {
 std::string gemm_sm90_name_expression(const Sm90GemmConfig& cfg) {
   cfg.validate();
   std::ostringstream os;
-  os << "swz::tpl::gemm_sm90_kernel<" << elem_kind(cfg.in) << ", " << elem_kind(cfg.out) << ", " << cfg.bn << ", "
-     << cfg.stages << ", " << cfg.raster << ", " << cfg.inflight << ", " << cfg.cluster << ">";
+  os << (cfg.cluster == 2 ? "swz::tpl::gemm_sm90_cluster2_kernel<" : "swz::tpl::gemm_sm90_kernel<") << elem_kind(cfg.in)
+     << ", " << elem_kind(cfg.out) << ", " << cfg.bn << ", " << cfg.stages << ", " << cfg.raster << ", " << cfg.inflight
+     << ">";
   return os.str();
 }
 

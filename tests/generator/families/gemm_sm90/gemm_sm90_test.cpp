@@ -85,7 +85,11 @@ TEST_CASE("gemm_sm90: validation names the field") {
 
 TEST_CASE("gemm_sm90: source, name expression, shared memory, launch shape") {
   Sm90GemmConfig c;
-  CHECK(gemm_sm90_name_expression(c) == "swz::tpl::gemm_sm90_kernel<0, 0, 256, 4, 8, 1, 1>");
+  CHECK(gemm_sm90_name_expression(c) == "swz::tpl::gemm_sm90_kernel<0, 0, 256, 4, 8, 1>");
+  Sm90GemmConfig pair = c;
+  pair.cluster = 2;
+  CHECK(gemm_sm90_name_expression(pair) == "swz::tpl::gemm_sm90_cluster2_kernel<0, 0, 256, 4, 8, 1>");
+  CHECK(contains(gemm_sm90_source(pair), gemm_sm90_name_expression(pair)));
   CHECK(contains(gemm_sm90_source(c), "#include \"gemm_sm90.cuh\""));
   CHECK(contains(gemm_sm90_source(c), gemm_sm90_name_expression(c)));
   CHECK(gemm_sm90_compile_request(c).arch == "sm_90a");
