@@ -385,6 +385,8 @@ __global__ void __launch_bounds__(kSm90Threads, 1)
   gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 1>(map_a, map_b, p);
 }
 
+// NOTE: nvcc rejects __cluster_dims__ in an sm_80 device pass even in an uninstantiated template.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
 /// Clusters of two CTAs sharing B (launched with a grid of an even size).
 template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT>
 __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kSm90Threads, 1)
@@ -392,6 +394,7 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kSm90Threads, 1)
                               const __grid_constant__ Sm90GemmParams p) {
   gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 2>(map_a, map_b, p);
 }
+#endif
 
 #endif  // SWZ_DEVICE_CODE
 

@@ -95,9 +95,14 @@ Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count)
   Sm90GemmConfig c = default_sm90_gemm_config(p.dtype, p.out_dtype);
   const long long m = p.c_order == MatrixOrder::RowMajor ? p.m : p.n, n = p.c_order == MatrixOrder::RowMajor ? p.n : p.m;
   const long long wide_tiles = ((m + tpl::kSm90Bm - 1) / tpl::kSm90Bm) * ((n + 255) / 256);
-  if (wide_tiles < sm_count) {  // measured on the H100: M = 128 x N = 4096 runs 1.5x faster on 128-wide tiles
+  // Measured on the H100 (bench/results_gemm_sm90_h100.log): M = 128 x N = 4096 (16 wide tiles) runs 1.5x
+  // faster on 128-wide tiles; B shared by clusters of two gains 4% at 8192^3 (2048 tiles) and nothing at
+  // 512 or 896 tiles.
+  if (wide_tiles < sm_count) {
     c.bn = 128;
     c.stages = 6;
+  } else if (wide_tiles >= 8LL * sm_count) {
+    c.cluster = 2;
   }
   return c;
 }

@@ -44,7 +44,7 @@ struct Sm90GemmConfig {
 /// The default config (bn 256, 4 stages, raster 8, persistent, one k-block in flight).
 Sm90GemmConfig default_sm90_gemm_config(DType in, DType out);
 /// A config for a problem's shape without tuning: the default, with bn 128 when 128 x 256 tiles would
-/// leave SMs idle (fewer tiles than `sm_count`, e.g. M = 128).
+/// leave SMs idle (fewer tiles than `sm_count`, e.g. M = 128), and clusters of two from 8 waves of tiles on.
 Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count);
 
 /// Dynamic shared memory per block (stages + barriers + alignment slack).

@@ -114,8 +114,13 @@ TEST_CASE("gemm_sm90: source, name expression, shared memory, launch shape") {
   CHECK(contains(error_of(ErrorKind::InvalidArgument, [&] { gemm_sm90_launch_shape(c, -1, 1, 132); }), "m -1"));
 }
 
-TEST_CASE("gemm_sm90: the shape-based choice takes 128-wide tiles when 256-wide ones leave SMs idle") {
+TEST_CASE("gemm_sm90: the shape-based choice: 128-wide tiles when 256-wide ones leave SMs idle, pairs for many tiles") {
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 4096, 4096, 4096), 132).bn == 256);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 4096, 4096, 4096), 132).cluster == 1);
+  const Sm90GemmConfig big = choose_sm90_gemm_config(nt_problem(DType::BF16, DType::BF16, 8192, 8192, 8192), 132);
+  CHECK(big.bn == 256);
+  CHECK(big.cluster == 2);  // 2048 tiles: B shared by pairs of CTAs
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 4096, 4096), 132).cluster == 1);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 2048, 4096, 4096), 132).bn == 256);  // 256 tiles
   const Sm90GemmConfig skinny = choose_sm90_gemm_config(nt_problem(DType::BF16, DType::F32, 128, 4096, 4096), 132);
   CHECK(skinny.bn == 128);
