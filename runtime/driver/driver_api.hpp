@@ -57,7 +57,8 @@ struct DriverSettings {
   X(cuEventDestroy, 4000)               \
   X(cuEventRecord, 2000)                \
   X(cuEventSynchronize, 2000)           \
-  X(cuEventElapsedTime, 12080)
+  X(cuEventElapsedTime, 12080)          \
+  X(cuTensorMapEncodeTiled, 12000)
 
 /// The resolved entry points. Members are named after the functions (cuda.h's version macros
 /// rename declaration and use alike, e.g. cuMemAlloc -> cuMemAlloc_v2).

@@ -1,0 +1,255 @@
+// bench: the Hopper (sm_90a) GEMM beside cublasGemmEx (CUBLAS_COMPUTE_32F) in one process: NT (A row-major,
+// B column-major, C row-major), f16 and bf16, random data in [-1, 1], L2 flushed before every repetition,
+// CUDA events, medians. Several configs per shape; each result is checked against cuBLAS's (relative
+// Frobenius error). The summary table comes last.
+//   swz_bench_gemm_sm90 [--reps N] [--dtype f16|bf16] [--shape MxNxK] [--configs "CFG;CFG..."]
+//                       [--dump-cubin FILE]   (the default config's cubin, for cuobjdump -sass)
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench/bench_common.hpp"
+#include "generator/families/gemm_sm90/gemm_sm90.hpp"
+#include "swzjit/device.hpp"
+#include "swzjit/error.hpp"
+#include "swzjit/jit.hpp"
+
+using namespace swz;
+using swz::bench::check;
+using swz::bench::fmt;
+
+namespace {
+
+void cublas_check(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS) {
+    std::fprintf(stderr, "bench: %s failed: cuBLAS status %d\n", what, static_cast<int>(s));
+    std::exit(1);
+  }
+}
+
+// Uniform [-1, 1) values (xorshift: 8192^2 elements in well under a second).
+void fill_uniform(void* dst, std::size_t elems, DType t, std::uint64_t seed) {
+  const std::size_t eb = static_cast<std::size_t>(dtype_bytes(t));
+  std::vector<std::uint8_t> h(elems * eb);
+  std::uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (std::size_t i = 0; i < elems; ++i) {
+    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+    store_element(t, &h[i * eb], static_cast<float>(static_cast<double>(s >> 11) * 0x1.0p-52 - 1.0));
+  }
+  check(cudaMemcpy(dst, h.data(), h.size(), cudaMemcpyHostToDevice), "cudaMemcpy(fill)");
+}
+
+double rel_error(const void* got, const void* ref, std::size_t elems, DType t) {
+  const std::size_t eb = static_cast<std::size_t>(dtype_bytes(t));
+  std::vector<std::uint8_t> g(elems * eb), r(elems * eb);
+  check(cudaMemcpy(g.data(), got, g.size(), cudaMemcpyDeviceToHost), "cudaMemcpy(C)");
+  check(cudaMemcpy(r.data(), ref, r.size(), cudaMemcpyDeviceToHost), "cudaMemcpy(Cref)");
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < elems; ++i) {
+    const double x = load_element(t, &g[i * eb]), y = load_element(t, &r[i * eb]);
+    num += std::isfinite(x) ? (x - y) * (x - y) : 1e300;
+    den += y * y;
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+struct Shape {
+  long long m, n, k;
+};
+
+struct Row {
+  std::string dtype;
+  Shape s;
+  double cublas_tf = 0, default_tf = 0, auto_tf = 0, best_tf = 0, worst_err = 0;
+  std::string best_cfg;
+};
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, sep))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+}  // namespace
+
+static int run(int argc, char** argv) {
+  int reps = 30;
+  std::vector<std::string> dtypes = {"f16", "bf16"};
+  std::vector<Shape> shapes = {{4096, 4096, 4096}, {8192, 8192, 8192}, {128, 4096, 4096},
+                               {128, 14336, 4096}, {2048, 4096, 4096}, {2048, 14336, 4096}};
+  // The first is the default config; "auto" is choose_sm90_gemm_config's pick for the shape.
+  // A leading "sms=N," launches a persistent grid for N SMs instead of the device's count.
+  std::vector<std::string> configs = {"bn=256,stages=4,raster=8,cluster=1",
+                                      "bn=256,stages=4,raster=16,cluster=1",
+                                      "bn=256,stages=4,raster=8,cluster=2",
+                                      "bn=256,stages=4,raster=16,cluster=2",
+                                      "bn=256,stages=3,raster=16,cluster=2",
+                                      "bn=256,stages=4,raster=8,cluster=1,inflight=0",
+                                      "bn=128,stages=6,raster=8,cluster=1",
+                                      "bn=128,stages=6,raster=16,cluster=2",
+                                      "auto"};
+  std::string dump;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--reps" && i + 1 < argc) {
+      reps = std::max(20, std::atoi(argv[++i]));
+    } else if (a == "--dtype" && i + 1 < argc) {
+      dtypes = {argv[++i]};
+    } else if (a == "--shape" && i + 1 < argc) {
+      Shape s{};
+      if (std::sscanf(argv[++i], "%lldx%lldx%lld", &s.m, &s.n, &s.k) != 3) return 2;
+      shapes = {s};
+    } else if (a == "--configs" && i + 1 < argc) {
+      configs = split(argv[++i], ';');
+    } else if (a == "--dump-cubin" && i + 1 < argc) {
+      dump = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: %s [--reps N] [--dtype f16|bf16] [--shape MxNxK] [--configs \"CFG;...\"] "
+                   "[--dump-cubin FILE]\n", argv[0]);
+      return 2;
+    }
+  }
+  check(cudaSetDevice(0), "cudaSetDevice");
+  check(cudaFree(nullptr), "context creation");
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  if (prop.major != 9 || prop.minor != 0) {
+    std::printf("skipped: %s is sm_%d%d; the sm_90a GEMM needs an sm_90 GPU\n", prop.name, prop.major, prop.minor);
+    return 0;
+  }
+  cudaStream_t stream;
+  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  cublasHandle_t handle;
+  cublas_check(cublasCreate(&handle), "cublasCreate");
+  cublas_check(cublasSetStream(handle, stream), "cublasSetStream");
+  bench::Timer timer(stream);
+  std::printf("device: %s, %d SMs; %d repetitions per measurement (median), L2 flushed before each\n", prop.name,
+              prop.multiProcessorCount, reps);
+
+  std::map<std::string, Kernel> kernels;
+  auto kernel_for = [&](const Sm90GemmConfig& cfg) -> const Kernel& {
+    auto it = kernels.find(cfg.to_string());
+    if (it != kernels.end()) return it->second;
+    CompileRequest req = gemm_sm90_compile_request(cfg);
+    req.extra_options.push_back("--ptxas-options=-v");  // ptxas's report (registers, stack frame, warnings)
+    const CompiledKernel k = compile(req);
+    const CubinResources r = cubin_resources(k);
+    std::printf("compiled %s: %d registers, %d local bytes; NVRTC log:\n%s\n", cfg.to_string().c_str(), r.registers,
+                r.local_bytes, k.log.c_str());
+    if (!dump.empty() && kernels.empty()) std::ofstream(dump, std::ios::binary) << k.image;
+    Kernel kernel = Module(k, 0).kernel();
+    kernel.set_max_dynamic_smem(gemm_sm90_smem_bytes(cfg));
+    return kernels.emplace(cfg.to_string(), kernel).first->second;
+  };
+
+  std::vector<Row> rows;
+  for (const std::string& dt : dtypes)
+    for (const Shape& s : shapes) {
+      const DType t = parse_dtype(dt);
+      const std::size_t eb = static_cast<std::size_t>(dtype_bytes(t));
+      const std::size_t a_elems = static_cast<std::size_t>(s.m * s.k), b_elems = static_cast<std::size_t>(s.n * s.k),
+                        c_elems = static_cast<std::size_t>(s.m * s.n);
+      void *a = nullptr, *b = nullptr, *c = nullptr, *cref = nullptr;
+      check(cudaMalloc(&a, a_elems * eb), "cudaMalloc(A)");
+      check(cudaMalloc(&b, b_elems * eb), "cudaMalloc(B)");
+      check(cudaMalloc(&c, c_elems * eb), "cudaMalloc(C)");
+      check(cudaMalloc(&cref, c_elems * eb), "cudaMalloc(Cref)");
+      fill_uniform(a, a_elems, t, 11 + static_cast<std::uint64_t>(s.m));
+      fill_uniform(b, b_elems, t, 17 + static_cast<std::uint64_t>(s.n));
+      GemmProblem p;
+      p.dtype = t, p.out_dtype = t;
+      p.m = s.m, p.n = s.n, p.k = s.k;
+      p.a_order = MatrixOrder::RowMajor, p.b_order = MatrixOrder::ColMajor, p.c_order = MatrixOrder::RowMajor;
+      const double flops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
+      auto tflops = [&](double ms) { return flops / (ms * 1e-3) / 1e12; };
+
+      // cuBLAS, column-major: C^T (n x m) = B^T (op T of the k x n column-major B) * A^T (k x m, op N).
+      const float one = 1.0f, zero = 0.0f;
+      const cudaDataType_t cdt = t == DType::F16 ? CUDA_R_16F : CUDA_R_16BF;
+      auto run_cublas = [&] {
+        cublas_check(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(s.n), static_cast<int>(s.m),
+                                  static_cast<int>(s.k), &one, b, cdt, static_cast<int>(s.k), a, cdt,
+                                  static_cast<int>(s.k), &zero, cref, cdt, static_cast<int>(s.n), CUBLAS_COMPUTE_32F,
+                                  CUBLAS_GEMM_DEFAULT),
+                     "cublasGemmEx");
+      };
+      Row row;
+      row.dtype = dt;
+      row.s = s;
+      row.cublas_tf = tflops(timer.time(run_cublas, reps).median);
+      std::printf("%s %lldx%lldx%lld  cuBLAS %s TFLOP/s\n", dt.c_str(), s.m, s.n, s.k, fmt(row.cublas_tf, 1).c_str());
+      for (std::size_t ci = 0; ci < configs.size(); ++ci) {
+        Sm90GemmConfig cfg;
+        std::string text = configs[ci];
+        int sms = prop.multiProcessorCount;
+        if (text.rfind("sms=", 0) == 0) {
+          sms = std::atoi(text.c_str() + 4);
+          text = text.substr(text.find(',') + 1);
+        }
+        try {
+          cfg = text == "auto" ? choose_sm90_gemm_config(p, prop.multiProcessorCount)
+                               : Sm90GemmConfig::parse("in=" + dt + ",out=" + dt + "," + text);
+        } catch (const Error& e) {
+          std::printf("  config %s: %s\n", configs[ci].c_str(), e.what());
+          continue;
+        }
+        const Kernel& kernel = kernel_for(cfg);
+        const Sm90GemmLaunch launch = gemm_sm90_prepare(cfg, p, reinterpret_cast<DevicePtr>(a),
+                                                        reinterpret_cast<DevicePtr>(b), reinterpret_cast<DevicePtr>(c),
+                                                        1.0f, 0.0f, sms, 0);
+        check(cudaMemsetAsync(c, 0xFF, c_elems * eb, stream), "poison C");
+        gemm_sm90_launch(kernel, launch, stream, false);
+        check(cudaStreamSynchronize(stream), "sm_90a gemm");
+        const double err = rel_error(c, cref, c_elems, t);
+        const double tf = tflops(timer.time([&] { gemm_sm90_launch(kernel, launch, stream, false); }, reps).median);
+        const std::string sms_note = sms != prop.multiProcessorCount ? "sms=" + std::to_string(sms) + "," : "";
+        std::printf("  %s%-45s %7s TFLOP/s  %5s x cuBLAS  rel.err %.2e%s\n", sms_note.c_str(), cfg.to_string().c_str(),
+                    fmt(tf, 1).c_str(), fmt(tf / row.cublas_tf, 3).c_str(), err, err < 1e-2 ? "" : "  WRONG");
+        row.worst_err = std::max(row.worst_err, err);
+        if (ci == 0) row.default_tf = tf;
+        if (configs[ci] == "auto") row.auto_tf = tf;
+        if (tf > row.best_tf && err < 1e-2) {
+          row.best_tf = tf;
+          row.best_cfg = configs[ci];
+        }
+      }
+      rows.push_back(row);
+      cudaFree(a), cudaFree(b), cudaFree(c), cudaFree(cref);
+    }
+
+  std::printf("\nsummary (TFLOP/s, median of %d; NT; default = %s)\n", reps, configs.front().c_str());
+  std::printf("%-5s %-18s %8s %8s %8s %8s %7s %7s %9s  %s\n", "dtype", "MxNxK", "cuBLAS", "default", "auto", "best",
+              "auto/cb", "best/cb", "max.err", "best config");
+  for (const Row& r : rows) {
+    char shape[64];
+    std::snprintf(shape, sizeof shape, "%lldx%lldx%lld", r.s.m, r.s.n, r.s.k);
+    std::printf("%-5s %-18s %8s %8s %8s %8s %7s %7s %9.2e  %s\n", r.dtype.c_str(), shape, fmt(r.cublas_tf, 1).c_str(),
+                fmt(r.default_tf, 1).c_str(), fmt(r.auto_tf, 1).c_str(), fmt(r.best_tf, 1).c_str(),
+                fmt(r.auto_tf / r.cublas_tf, 3).c_str(), fmt(r.best_tf / r.cublas_tf, 3).c_str(), r.worst_err,
+                r.best_cfg.c_str());
+  }
+  cublasDestroy(handle);
+  cudaStreamDestroy(stream);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench: %s\n", e.what());
+    return 1;
+  }
+}

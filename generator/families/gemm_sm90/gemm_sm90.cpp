@@ -1,0 +1,193 @@
+// generator: the Hopper (sm_90a) GEMM's config (text round trip, validation), generated source, shared
+// memory, launch shape and problem checks (gemm_sm90.hpp). The driver side is gemm_sm90_launch.cpp.
+#include "generator/families/gemm_sm90/gemm_sm90.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "generator/core/config_text.hpp"
+#include "swzjit/error.hpp"
+
+namespace swz {
+
+namespace {
+
+const char* const kForm =
+    " (form: in=f16|bf16,out=f16|bf16|f32,layout=NT,bn=128|256,stages=N,raster=N,persistent=0|1,inflight=0|1,cluster=1|2)";
+
+int elem_kind(DType t) { return t == DType::F16 ? tpl::kGemmF16 : t == DType::BF16 ? tpl::kGemmBF16 : tpl::kGemmF32; }
+
+[[noreturn]] void unsupported(const std::string& why) {
+  throw Error(ErrorKind::Unsupported,
+              "sm_90a gemm: " + why + "; run this problem on the mma.sync GEMM family (Engine::gemm) instead");
+}
+
+}  // namespace
+
+std::string Sm90GemmConfig::to_string() const {
+  std::ostringstream os;
+  os << "in=" << swz::to_string(in) << ",out=" << swz::to_string(out) << ",layout=NT,bn=" << bn
+     << ",stages=" << stages << ",raster=" << raster << ",persistent=" << (persistent ? 1 : 0)
+     << ",inflight=" << inflight << ",cluster=" << cluster;
+  return os.str();
+}
+
+Sm90GemmConfig Sm90GemmConfig::parse(const std::string& text) {
+  Sm90GemmConfig c;
+  for (const auto& kv : detail::parse_key_values(text, "sm_90a gemm config")) {
+    const std::string& k = kv.first;
+    const std::string& v = kv.second;
+    if (k == "in") {
+      c.in = parse_dtype(v);
+    } else if (k == "out") {
+      c.out = parse_dtype(v);
+    } else if (k == "layout") {
+      if (v != "NT") throw_invalid("sm_90a gemm config: layout=" + v + " is not supported; only NT (A and B K-contiguous)" + kForm);
+    } else if (k == "bn") {
+      c.bn = static_cast<int>(parse_integer("sm_90a gemm config bn", v, 1, 4096));
+    } else if (k == "stages") {
+      c.stages = static_cast<int>(parse_integer("sm_90a gemm config stages", v, 1, 64));
+    } else if (k == "raster") {
+      c.raster = static_cast<int>(parse_integer("sm_90a gemm config raster", v, 1, 1 << 20));
+    } else if (k == "persistent") {
+      c.persistent = parse_integer("sm_90a gemm config persistent", v, 0, 1) == 1;
+    } else if (k == "inflight") {
+      c.inflight = static_cast<int>(parse_integer("sm_90a gemm config inflight", v, 0, 1));
+    } else if (k == "cluster") {
+      c.cluster = static_cast<int>(parse_integer("sm_90a gemm config cluster", v, 1, 2));
+    } else {
+      throw_invalid("sm_90a gemm config: unknown field '" + k + "'" + kForm);
+    }
+  }
+  c.validate();
+  return c;
+}
+
+void Sm90GemmConfig::validate() const {
+  if (in != DType::F16 && in != DType::BF16)
+    throw_invalid("sm_90a gemm config: in=" + swz::to_string(in) + " is not supported; in must be f16 or bf16");
+  if (bn != 128 && bn != 256) throw_invalid("sm_90a gemm config: bn=" + std::to_string(bn) + " must be 128 or 256");
+  if (stages < 2) throw_invalid("sm_90a gemm config: stages=" + std::to_string(stages) + " must be >= 2");
+  const int smem = tpl::sm90_smem_bytes(bn, stages);
+  if (smem > tpl::kSm90MaxSmem) {
+    const int most = (tpl::kSm90MaxSmem - tpl::kSm90SmemAlign) / (tpl::sm90_stage_bytes(bn) + 16);
+    throw_invalid("sm_90a gemm config: stages=" + std::to_string(stages) + " with bn=" + std::to_string(bn) + " needs " +
+                  std::to_string(smem) + " bytes of shared memory, over the " + std::to_string(tpl::kSm90MaxSmem) +
+                  " an sm_90 block can have; use stages <= " + std::to_string(most));
+  }
+  if (raster < 1 || raster > 64) throw_invalid("sm_90a gemm config: raster=" + std::to_string(raster) + " must be in 1..64");
+  if (inflight != 0 && inflight != 1)
+    throw_invalid("sm_90a gemm config: inflight=" + std::to_string(inflight) + " must be 0 or 1");
+  if (cluster != 1 && cluster != 2)
+    throw_invalid("sm_90a gemm config: cluster=" + std::to_string(cluster) + " must be 1 or 2");
+}
+
+Sm90GemmConfig default_sm90_gemm_config(DType in, DType out) {
+  Sm90GemmConfig c;
+  c.in = in;
+  c.out = out;
+  c.validate();
+  return c;
+}
+
+Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count) {
+  const GemmProblem p = problem.resolved();
+  Sm90GemmConfig c = default_sm90_gemm_config(p.dtype, p.out_dtype);
+  const long long m = p.c_order == MatrixOrder::RowMajor ? p.m : p.n, n = p.c_order == MatrixOrder::RowMajor ? p.n : p.m;
+  const long long wide_tiles = ((m + tpl::kSm90Bm - 1) / tpl::kSm90Bm) * ((n + 255) / 256);
+  // Measured on the H100 (bench/results_gemm_sm90_h100.log): M = 128 x N = 4096 (16 wide tiles) runs 1.5x
+  // faster on 128-wide tiles; B shared by clusters of two gains 4% at 8192^3 (2048 tiles) and nothing at
+  // 512 or 896 tiles.
+  if (wide_tiles < sm_count) {
+    c.bn = 128;
+    c.stages = 6;
+  } else if (wide_tiles >= 8LL * sm_count) {
+    c.cluster = 2;
+  }
+  return c;
+}
+
+int gemm_sm90_smem_bytes(const Sm90GemmConfig& cfg) {
+  cfg.validate();
+  return tpl::sm90_smem_bytes(cfg.bn, cfg.stages);
+}
+
+std::string gemm_sm90_name_expression(const Sm90GemmConfig& cfg) {
+  cfg.validate();
+  std::ostringstream os;
+  os << (cfg.cluster == 2 ? "swz::tpl::gemm_sm90_cluster2_kernel<" : "swz::tpl::gemm_sm90_kernel<") << elem_kind(cfg.in)
+     << ", " << elem_kind(cfg.out) << ", " << cfg.bn << ", " << cfg.stages << ", " << cfg.raster << ", " << cfg.inflight
+     << ">";
+  return os.str();
+}
+
+std::string gemm_sm90_source(const Sm90GemmConfig& cfg) {
+  return "// generated by libswzjit: sm_90a gemm " + cfg.to_string() + "\n#include \"gemm_sm90.cuh\"\n" +
+         "template __global__ void " + gemm_sm90_name_expression(cfg) +
+         "(const __grid_constant__ swz::tpl::Sm90TmaMap, const __grid_constant__ swz::tpl::Sm90TmaMap, "
+         "const __grid_constant__ swz::tpl::Sm90GemmParams);\n";
+}
+
+std::string gemm_sm90_source_name(const Sm90GemmConfig& cfg) {
+  // A short stable name for diagnostics: the config text with its separators flattened.
+  std::string name = "swz_gemm_sm90_" + cfg.to_string();
+  for (char& ch : name)
+    if (ch == '=' || ch == ',') ch = '_';
+  return name + ".cu";
+}
+
+CompileRequest gemm_sm90_compile_request(const Sm90GemmConfig& cfg) {
+  CompileRequest r;
+  r.source = gemm_sm90_source(cfg);
+  r.source_name = gemm_sm90_source_name(cfg);
+  r.name_expression = gemm_sm90_name_expression(cfg);
+  r.arch = "sm_90a";
+  return r;
+}
+
+Sm90Frame gemm_sm90_frame(const Sm90GemmConfig& cfg, const GemmProblem& problem, DevicePtr a, DevicePtr b) {
+  cfg.validate();
+  const GemmProblem p = problem.resolved();
+  if (p.dtype != cfg.in || p.out_dtype != cfg.out)
+    throw_invalid("sm_90a gemm: the problem is " + to_string(p.dtype) + ">" + to_string(p.out_dtype) +
+                  " but the config is " + to_string(cfg.in) + ">" + to_string(cfg.out));
+  if (p.a_order != MatrixOrder::RowMajor || p.b_order != MatrixOrder::ColMajor)
+    unsupported("A must be row-major and B column-major (both K-contiguous, the NT case)");
+  if (p.batch != 1) unsupported("batch " + std::to_string(p.batch) + " (only single matrices)");
+  const long long eb = dtype_bytes(p.dtype);
+  if (a % 16 != 0 || b % 16 != 0) unsupported("TMA needs A and B 16-byte aligned (the pointers are not)");
+  // K = 0 loads nothing (C = beta * C), so its pitches do not matter.
+  if (p.k > 0 && ((p.lda * eb) % 16 != 0 || (p.ldb * eb) % 16 != 0))
+    unsupported("TMA needs row pitches that are multiples of 16 bytes (lda " + std::to_string(p.lda) + ", ldb " +
+                std::to_string(p.ldb) + " elements of " + std::to_string(eb) + " bytes)");
+  Sm90Frame f;
+  f.k = p.k;
+  f.ldc = p.ldc;
+  if (p.c_order == MatrixOrder::RowMajor) {
+    f.m = p.m, f.n = p.n, f.lda = p.lda, f.ldb = p.ldb;
+  } else {  // C^T (n x m, row-major with pitch ldc) = B^T A^T: B^T is n x k K-contiguous, A^T's columns too
+    f.m = p.n, f.n = p.m, f.lda = p.ldb, f.ldb = p.lda, f.swapped = true;
+  }
+  return f;
+}
+
+LaunchShape gemm_sm90_launch_shape(const Sm90GemmConfig& cfg, long long m, long long n, int sm_count) {
+  cfg.validate();
+  if (m < 0 || n < 0) throw_invalid("sm_90a gemm launch shape: m " + std::to_string(m) + " and n " + std::to_string(n) + " must be >= 0");
+  if (sm_count < 1) throw_invalid("sm_90a gemm launch shape: sm_count " + std::to_string(sm_count) + " must be >= 1");
+  // A cluster tile is `cluster` vertically adjacent tiles; one cluster of CTAs computes it.
+  const long long rows = (m + tpl::kSm90Bm - 1) / tpl::kSm90Bm;
+  const long long tiles = (rows + cfg.cluster - 1) / cfg.cluster * ((n + cfg.bn - 1) / cfg.bn);
+  const long long clusters =
+      std::max(1LL, cfg.persistent ? std::min<long long>(tiles, std::max(1, sm_count / cfg.cluster)) : tiles);
+  if (clusters * cfg.cluster > 2147483647LL)
+    throw_invalid("sm_90a gemm: " + std::to_string(tiles) + " tiles exceed the grid limit");
+  LaunchShape s{};
+  s.grid[0] = static_cast<unsigned>(clusters * cfg.cluster);
+  s.grid[1] = s.grid[2] = 1;
+  s.block[0] = tpl::kSm90Threads;
+  s.block[1] = s.block[2] = 1;
+  return s;
+}
+
+}  // namespace swz

@@ -1,0 +1,99 @@
+// generator (internal): the Hopper (sm_90a) GEMM of templates/gemm_sm90.cuh on the host -- its config with
+// text round trip and validation, the NVRTC request, the launch shape, and the launch itself (tensor maps
+// encoded with cuTensorMapEncodeTiled). Pure functions of (problem, config) plus one launch function, so
+// the family contract (swzjit/family.hpp) can wrap it later.
+#pragma once
+
+#include <string>
+
+#include "swzjit/device.hpp"
+#include "swzjit/engine.hpp"  // GemmProblem, MatrixOrder
+#include "swzjit/jit.hpp"
+#include "swzjit/types.hpp"
+#include "templates/gemm_sm90.cuh"
+
+namespace swz {
+
+/// One sm_90a GEMM kernel: a 128 x bn x 64 block tile (two consumer warpgroups of 64 rows), `stages`
+/// TMA stages, `raster` tile-rows per rasterization group, and a grid of at most one block per SM
+/// (persistent) or one block per tile. Operands: f16 or bf16, both K-contiguous ("NT"); C f16, bf16 or f32.
+/// Canonical text (parse() reads it back):
+///   "in=f16,out=f16,layout=NT,bn=256,stages=4,raster=8,persistent=1,inflight=1,cluster=1"
+struct Sm90GemmConfig {
+  DType in = DType::F16;
+  DType out = DType::F16;
+  int bn = 256;          ///< 128 or 256
+  int stages = 4;        ///< 2.. as many as fit in 227 KiB (bn 256: 4, bn 128: 7)
+  int raster = 8;        ///< tile-rows per rasterization group, 1..64
+  bool persistent = true;
+  /// k-blocks of wgmma a consumer leaves running when it frees a stage: 0 (wait for all, free the stage just
+  /// read) or 1 (free the previous k-block's stage, keep the tensor cores fed while waiting).
+  int inflight = 1;
+  /// CTAs per cluster (1 or 2): a pair computes vertically adjacent tiles and shares B through TMA multicast,
+  /// each CTA loading half of it (half the L2 traffic for B).
+  int cluster = 1;
+
+  std::string to_string() const;
+  /// @throws Error(InvalidArgument) naming the field for unknown keys, bad values or an invalid config.
+  static Sm90GemmConfig parse(const std::string& text);
+  /// @throws Error(InvalidArgument) naming the offending field and the rule it breaks.
+  void validate() const;
+  bool operator==(const Sm90GemmConfig& o) const { return to_string() == o.to_string(); }
+};
+
+/// The default config (bn 256, 4 stages, raster 8, persistent, one k-block in flight).
+Sm90GemmConfig default_sm90_gemm_config(DType in, DType out);
+/// A config for a problem's shape without tuning: the default, with bn 128 when 128 x 256 tiles would
+/// leave SMs idle (fewer tiles than `sm_count`, e.g. M = 128), and clusters of two from 8 waves of tiles on.
+Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count);
+
+/// Dynamic shared memory per block (stages + barriers + alignment slack).
+int gemm_sm90_smem_bytes(const Sm90GemmConfig& cfg);
+/// The generated translation unit, its kernel's name expression and file name.
+std::string gemm_sm90_source(const Sm90GemmConfig& cfg);
+std::string gemm_sm90_name_expression(const Sm90GemmConfig& cfg);
+std::string gemm_sm90_source_name(const Sm90GemmConfig& cfg);
+/// The NVRTC request: the source above for arch "sm_90a" (wgmma and setmaxnreg exist only there).
+CompileRequest gemm_sm90_compile_request(const Sm90GemmConfig& cfg);
+
+/// The problem in the kernel's frame (C row-major m x n; A m x k and B^T n x k, both K-contiguous).
+struct Sm90Frame {
+  long long m = 0, n = 0, k = 0;
+  long long lda = 0, ldb = 0, ldc = 0;  ///< elements
+  bool swapped = false;                 ///< C column-major: computed as C^T = B^T A^T (A and B swap roles)
+};
+
+/// Checks that `problem` can run on `cfg` and maps it onto the kernel's frame. Needs A row-major and B
+/// column-major (both K-contiguous; C either order), batch 1, the config's dtypes, and what TMA needs:
+/// A and B 16-byte aligned with row pitches a multiple of 16 bytes.
+/// @throws Error(Unsupported) for what this kernel cannot take (the caller falls back to the mma.sync
+///         family), naming the reason; Error(InvalidArgument) for an invalid problem or config.
+Sm90Frame gemm_sm90_frame(const Sm90GemmConfig& cfg, const GemmProblem& problem, DevicePtr a, DevicePtr b);
+
+/// Grid and block of a launch: x = cluster x min(cluster tiles, sm_count / cluster) when persistent, else
+/// cluster x cluster tiles (a cluster tile is `cluster` vertically adjacent tiles); block 384 threads.
+LaunchShape gemm_sm90_launch_shape(const Sm90GemmConfig& cfg, long long m, long long n, int sm_count);
+
+/// Everything one launch passes: the two tensor maps, the scalar parameters, grid, block and shared memory.
+/// Prepared once, launched any number of times (the maps are encoded on the host, no GPU work).
+struct Sm90GemmLaunch {
+  tpl::Sm90TmaMap map_a{};
+  tpl::Sm90TmaMap map_b{};
+  tpl::Sm90GemmParams params{};
+  Dim3 grid, block;
+  unsigned smem_bytes = 0;
+  bool empty = false;  ///< m or n is 0: nothing to launch
+};
+
+/// Encodes the tensor maps (cuTensorMapEncodeTiled: 128-byte swizzle, boxes 64 x 128 and 64 x bn,
+/// zero fill out of bounds) and the parameters of C = alpha * A * B + beta * C (C not read when beta
+/// is 0). Needs a driver (the maps are encoded by libcuda, in `device`'s primary context), no kernel.
+/// @throws as gemm_sm90_frame, and Error(Driver) when the driver rejects a tensor map.
+Sm90GemmLaunch gemm_sm90_prepare(const Sm90GemmConfig& cfg, const GemmProblem& problem, DevicePtr a, DevicePtr b,
+                                 DevicePtr c, float alpha, float beta, int sm_count, int device = 0);
+
+/// Launches a prepared GEMM on `stream` with `kernel` (compiled from gemm_sm90_compile_request(cfg) of
+/// the same cfg); raises the kernel's dynamic shared-memory limit first when `raise_smem` is set.
+void gemm_sm90_launch(const Kernel& kernel, const Sm90GemmLaunch& launch, CUstream stream, bool raise_smem = true);
+
+}  // namespace swz

@@ -1,0 +1,86 @@
+// runtime side of the Hopper (sm_90a) GEMM (gemm_sm90.hpp): tensor maps encoded through the lazily loaded
+// driver (cuTensorMapEncodeTiled), kernel parameters, and the launch with the raised shared-memory limit.
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "generator/families/gemm_sm90/gemm_sm90.hpp"
+#include "runtime/driver/driver_api.hpp"
+#include "swzjit/error.hpp"
+
+namespace swz {
+
+namespace {
+
+static_assert(sizeof(CUtensorMap) == sizeof(tpl::Sm90TmaMap), "the kernel's tensor-map parameter is a CUtensorMap");
+
+// A K-contiguous operand of `rows` x `k` elements with row pitch `ld`, read in boxes of 64 (k, 128 bytes:
+// one swizzle row) x `box_rows`. Out-of-bounds elements of a box are zero-filled (a box wholly outside too).
+tpl::Sm90TmaMap encode(const char* what, DType t, DevicePtr base, long long rows, long long k, long long ld,
+                       int box_rows) {
+  const detail::DriverApi& api = detail::driver_api();
+  const long long eb = dtype_bytes(t);
+  // K = 0 runs no k-block (nothing is loaded), but a map needs extents >= 1.
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(k > 0 ? k : 1), static_cast<cuuint64_t>(rows > 0 ? rows : 1)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(k > 0 ? ld * eb : 16)};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(tpl::kSm90Bk), static_cast<cuuint32_t>(box_rows)};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  CUtensorMap map;
+  std::memset(&map, 0, sizeof map);
+  const CUresult r = api.cuTensorMapEncodeTiled(
+      &map, t == DType::F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
+      reinterpret_cast<void*>(static_cast<std::uintptr_t>(base)), dims, strides, box, elem_strides,
+      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  detail::check(r, std::string("cuTensorMapEncodeTiled for sm_90a gemm operand ") + what + " (" + std::to_string(rows) +
+                       " x " + std::to_string(k) + ", pitch " + std::to_string(ld) + " elements)");
+  tpl::Sm90TmaMap out;
+  std::memcpy(&out, &map, sizeof out);
+  return out;
+}
+
+}  // namespace
+
+Sm90GemmLaunch gemm_sm90_prepare(const Sm90GemmConfig& cfg, const GemmProblem& problem, DevicePtr a, DevicePtr b,
+                                 DevicePtr c, float alpha, float beta, int sm_count, int device) {
+  const Sm90Frame f = gemm_sm90_frame(cfg, problem, a, b);
+  // cuTensorMapEncodeTiled needs a current context (CUDA_ERROR_INVALID_CONTEXT without one).
+  const detail::ContextGuard guard(device);
+  Sm90GemmLaunch l;
+  const LaunchShape s = gemm_sm90_launch_shape(cfg, f.m, f.n, sm_count);
+  l.grid = Dim3{s.grid[0], s.grid[1], s.grid[2]};
+  l.block = Dim3{s.block[0], s.block[1], s.block[2]};
+  l.smem_bytes = static_cast<unsigned>(gemm_sm90_smem_bytes(cfg));
+  l.empty = f.m == 0 || f.n == 0;
+  if (l.empty) return l;
+  const DevicePtr ka = f.swapped ? b : a, kb = f.swapped ? a : b;
+  l.map_a = encode("A", cfg.in, ka, f.m, f.k, f.lda, tpl::kSm90Bm);
+  l.map_b = encode("B", cfg.in, kb, f.n, f.k, f.ldb, cfg.bn / cfg.cluster);  // each CTA of a cluster loads its part
+  tpl::Sm90GemmParams& p = l.params;
+  p.c = reinterpret_cast<void*>(static_cast<std::uintptr_t>(c));
+  p.m = static_cast<int>(f.m);
+  p.n = static_cast<int>(f.n);
+  p.k = static_cast<int>(f.k);
+  p.tiles_m = static_cast<int>((f.m + tpl::kSm90Bm - 1) / tpl::kSm90Bm);
+  p.tiles_n = static_cast<int>((f.n + cfg.bn - 1) / cfg.bn);
+  const long long ob = dtype_bytes(cfg.out);
+  p.c_pairs = (c % static_cast<DevicePtr>(2 * ob) == 0 && f.ldc % 2 == 0) ? 1 : 0;
+  p.ldc = f.ldc;
+  p.alpha = alpha;
+  p.beta = beta;
+  return l;
+}
+
+void gemm_sm90_launch(const Kernel& kernel, const Sm90GemmLaunch& launch, CUstream stream, bool raise_smem) {
+  if (launch.empty) return;
+  if (raise_smem) {
+    Kernel k = kernel;  // copies share the CUfunction, whose attribute this sets
+    k.set_max_dynamic_smem(static_cast<int>(launch.smem_bytes));
+  }
+  // cuLaunchKernel copies the parameters at the call, so pointers into `launch` are enough.
+  void* args[3] = {const_cast<tpl::Sm90TmaMap*>(&launch.map_a), const_cast<tpl::Sm90TmaMap*>(&launch.map_b),
+                   const_cast<tpl::Sm90GemmParams*>(&launch.params)};
+  kernel.launch(launch.grid, launch.block, launch.smem_bytes, stream, args);
+}
+
+}  // namespace swz

@@ -1,0 +1,402 @@
+// templates: the sm_90a (Hopper) f16/bf16 GEMM: TMA tile loads with the 128-byte swizzle into a ring of
+// shared-memory stages guarded by full/empty mbarriers, one producer warpgroup (one thread issues TMA)
+// and two consumer warpgroups running wgmma.mma_async from shared-memory descriptors (64 rows of a
+// 128 x BN tile each, f32 accumulators), a registers -> global alpha/beta epilogue, and a static tile
+// scheduler with grouped rasterization (persistent when the grid is smaller than the tile count).
+// Host code (generator/families/gemm_sm90/) includes it for the parameter struct and the sizes.
+#pragma once
+
+#include "common.cuh"
+#include "gemm_common.cuh"
+
+namespace swz {
+namespace tpl {
+
+constexpr int kSm90Bm = 128;          // block tile rows: two consumer warpgroups x 64
+constexpr int kSm90Bk = 64;           // k-tile: 64 x 2 bytes = one 128-byte swizzle row
+constexpr int kSm90Threads = 384;     // producer warpgroup + two consumer warpgroups
+constexpr int kSm90ConsumerWarps = 8;  // arrivals that free one stage (lane 0 of every consumer warp)
+// setmaxnreg budgets: 128 x 40 + 256 x 232 <= 65536 registers of the SM.
+constexpr int kSm90ProducerRegs = 40;
+constexpr int kSm90ConsumerRegs = 232;
+constexpr int kSm90SmemAlign = 1024;  // the 128-byte swizzle pattern repeats every 8 rows = 1024 bytes
+constexpr int kSm90MaxSmem = 232448;  // sm_90 opt-in limit per block (227 KiB)
+
+/// A CUtensorMap as the kernel sees it: 128 opaque bytes, passed by value as a __grid_constant__.
+struct alignas(64) Sm90TmaMap {
+  unsigned long long bits[16];
+};
+
+/// The non-TMA kernel arguments, in the kernel's frame: C (m x n, row-major, pitch ldc elements) =
+/// alpha * A * B + beta * C; A and B come in through their tensor maps (both K-contiguous).
+struct Sm90GemmParams {
+  void* c;
+  int m, n, k;
+  int tiles_m, tiles_n;  // ceil(m / 128), ceil(n / BN)
+  int c_pairs;           // 1 when C and ldc allow two-element stores (the row pitch and pointer are aligned)
+  long long ldc;
+  float alpha, beta;
+};
+
+SWZ_HD constexpr int sm90_a_stage_bytes() { return kSm90Bm * kSm90Bk * 2; }
+SWZ_HD constexpr int sm90_b_stage_bytes(int bn) { return bn * kSm90Bk * 2; }
+SWZ_HD constexpr int sm90_stage_bytes(int bn) { return sm90_a_stage_bytes() + sm90_b_stage_bytes(bn); }
+/// Dynamic shared memory: the stages, one full and one empty barrier per stage, and the slack that
+/// lets the kernel align the stages to 1024 bytes whatever the base of its dynamic window.
+SWZ_HD constexpr int sm90_smem_bytes(int bn, int stages) {
+  return kSm90SmemAlign + stages * sm90_stage_bytes(bn) + stages * 16;
+}
+
+#if SWZ_DEVICE_CODE
+
+// --- mbarriers -------------------------------------------------------------------------------------
+
+__device__ __forceinline__ void sm90_mbar_init(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void sm90_mbar_expect_tx(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void sm90_mbar_arrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+/// Waits until the phase of `bar` with parity `parity` has completed. A wait that never ends (a broken
+/// pipeline) traps after about 2^26 polls instead of hanging the GPU: the host then sees a launch failure.
+__device__ __forceinline__ void sm90_mbar_wait(unsigned bar, unsigned parity) {
+  for (unsigned spins = 0;; ++spins) {
+    unsigned done;
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+    if (done) return;
+    if (spins == (1u << 26)) asm volatile("trap;\n");
+  }
+}
+
+/// Arrives on the barrier at the same shared-memory offset as `bar` in the cluster's CTA `rank`. Release
+/// at CTA scope (the default): what it orders, this CTA's wgmma reads of a stage, is complete already;
+/// a cluster-scope release would also wait for the epilogue's global stores (it ran 2-4x slower).
+__device__ __forceinline__ void sm90_mbar_arrive_cluster(unsigned bar, unsigned rank) {
+  asm volatile("{\n .reg .b32 r;\n mapa.shared::cluster.u32 r, %0, %1;\n"
+               " mbarrier.arrive.shared::cluster.b64 _, [r];\n}\n" ::"r"(bar), "r"(rank)
+               : "memory");
+}
+
+// --- clusters --------------------------------------------------------------------------------------
+
+__device__ __forceinline__ unsigned sm90_cluster_rank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+/// Every thread of every CTA of the cluster (also a block-wide barrier). Not .aligned: it follows
+/// branches taken by single threads (barrier initialization, the producer thread).
+__device__ __forceinline__ void sm90_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+
+// --- TMA, registers, wgmma -------------------------------------------------------------------------
+
+/// One 2-D box of `map` at (inner c0, outer c1) into shared memory at `dst`, completing on `bar`.
+/// Elements outside the tensor are filled with zeros (and still count towards the transaction bytes).
+__device__ __forceinline__ void sm90_tma_load_2d(unsigned dst, const Sm90TmaMap* map, int c0, int c1, unsigned bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar)
+      : "memory");
+}
+/// The same box written to the same offset `dst` of every CTA in `mask` (cluster ranks), each completing
+/// on its own barrier at offset `bar`.
+__device__ __forceinline__ void sm90_tma_load_2d_multicast(unsigned dst, const Sm90TmaMap* map, int c0, int c1,
+                                                           unsigned bar, unsigned short mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
+      : "memory");
+}
+__device__ __forceinline__ void sm90_prefetch_map(const Sm90TmaMap* map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(map)) : "memory");
+}
+
+template <int N> __device__ __forceinline__ void sm90_setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+template <int N> __device__ __forceinline__ void sm90_setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+
+__device__ __forceinline__ void sm90_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void sm90_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void sm90_wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+/// Pins the accumulators at this point of the program: the compiler may not move their reads or
+/// writes across it (wgmma writes them asynchronously, behind the compiler's back).
+template <int N> __device__ __forceinline__ void sm90_fence_regs(float (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+/// Shared-memory matrix descriptor of a K-major operand stored with the 128-byte swizzle: rows of
+/// 128 bytes, 8-row groups 1024 bytes apart (stride byte offset), leading byte offset unused (1).
+/// Stepping 16 elements along K adds 32 bytes to the start address inside the swizzle atom.
+__device__ __forceinline__ unsigned long long sm90_desc(unsigned addr) {
+  return static_cast<unsigned long long>((addr & 0x3FFFFu) >> 4) | (1ull << 16) | (64ull << 32) | (1ull << 62);
+}
+
+#define SWZ_SM90_F8(i) \
+  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
+#define SWZ_SM90_R0_63                                                                                                 \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, " \
+  "%25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define SWZ_SM90_R64_127                                                                                              \
+  "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, " \
+  "%87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, "   \
+  "%108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+// d (+)= A(64 x 16) * B(16 x N) for one warpgroup, both operands from shared memory; scale_d = 0
+// overwrites d instead of accumulating.
+#define SWZ_SM90_WGMMA_128(T)                                                                                          \
+  asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %66, 0;\n"                                                          \
+               "wgmma.mma_async.sync.aligned.m64n128k16.f32." T "." T " {" SWZ_SM90_R0_63 "}, %64, %65, p, 1, 1, 0, 0;\n}\n" \
+               : SWZ_SM90_F8(0), SWZ_SM90_F8(8), SWZ_SM90_F8(16), SWZ_SM90_F8(24), SWZ_SM90_F8(32), SWZ_SM90_F8(40),    \
+                 SWZ_SM90_F8(48), SWZ_SM90_F8(56)                                                                       \
+               : "l"(da), "l"(db), "r"(scale_d)                                                                         \
+               : "memory")
+#define SWZ_SM90_WGMMA_256(T)                                                                                           \
+  asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %130, 0;\n"                                                          \
+               "wgmma.mma_async.sync.aligned.m64n256k16.f32." T "." T " {" SWZ_SM90_R0_63 ", " SWZ_SM90_R64_127          \
+               "}, %128, %129, p, 1, 1, 0, 0;\n}\n"                                                                      \
+               : SWZ_SM90_F8(0), SWZ_SM90_F8(8), SWZ_SM90_F8(16), SWZ_SM90_F8(24), SWZ_SM90_F8(32), SWZ_SM90_F8(40),     \
+                 SWZ_SM90_F8(48), SWZ_SM90_F8(56), SWZ_SM90_F8(64), SWZ_SM90_F8(72), SWZ_SM90_F8(80), SWZ_SM90_F8(88),   \
+                 SWZ_SM90_F8(96), SWZ_SM90_F8(104), SWZ_SM90_F8(112), SWZ_SM90_F8(120)                                   \
+               : "l"(da), "l"(db), "r"(scale_d)                                                                          \
+               : "memory")
+
+template <int IN_KIND, int BN> struct Sm90Wgmma;
+template <> struct Sm90Wgmma<kGemmF16, 128> {
+  static __device__ __forceinline__ void run(float (&d)[64], unsigned long long da, unsigned long long db, int scale_d) {
+    SWZ_SM90_WGMMA_128("f16");
+  }
+};
+template <> struct Sm90Wgmma<kGemmBF16, 128> {
+  static __device__ __forceinline__ void run(float (&d)[64], unsigned long long da, unsigned long long db, int scale_d) {
+    SWZ_SM90_WGMMA_128("bf16");
+  }
+};
+template <> struct Sm90Wgmma<kGemmF16, 256> {
+  static __device__ __forceinline__ void run(float (&d)[128], unsigned long long da, unsigned long long db, int scale_d) {
+    SWZ_SM90_WGMMA_256("f16");
+  }
+};
+template <> struct Sm90Wgmma<kGemmBF16, 256> {
+  static __device__ __forceinline__ void run(float (&d)[128], unsigned long long da, unsigned long long db, int scale_d) {
+    SWZ_SM90_WGMMA_256("bf16");
+  }
+};
+#undef SWZ_SM90_WGMMA_128
+#undef SWZ_SM90_WGMMA_256
+#undef SWZ_SM90_R0_63
+#undef SWZ_SM90_R64_127
+#undef SWZ_SM90_F8
+
+// --- epilogue --------------------------------------------------------------------------------------
+
+/// C[row][col], C[row][col + 1] = alpha * (v0, v1) + beta * C (C read only when beta != 0), each
+/// element predicated on the matrix bounds; one paired store where the row's alignment allows it.
+template <int OUT_KIND>
+__device__ __forceinline__ void sm90_store_pair(const Sm90GemmParams& p, int row, int col, float v0, float v1) {
+  typedef typename GemmElem<OUT_KIND>::type T;
+  if (row >= p.m || col >= p.n) return;
+  T* c = static_cast<T*>(p.c) + static_cast<long long>(row) * p.ldc + col;
+  const bool both = col + 1 < p.n;
+  v0 *= p.alpha;
+  v1 *= p.alpha;
+  if (p.beta != 0.0f) {
+    v0 += p.beta * gemm_to_f32<OUT_KIND>(c[0]);
+    if (both) v1 += p.beta * gemm_to_f32<OUT_KIND>(c[1]);
+  }
+  if (both && p.c_pairs) {
+    if (OUT_KIND == kGemmF32) {
+      asm volatile("st.global.v2.f32 [%0], {%1, %2};\n" ::"l"(c), "f"(v0), "f"(v1) : "memory");
+    } else {
+      const unsigned lo = static_cast<unsigned short>(gemm_from_f32<OUT_KIND>(v0));
+      const unsigned hi = static_cast<unsigned short>(gemm_from_f32<OUT_KIND>(v1));
+      *reinterpret_cast<unsigned*>(c) = lo | (hi << 16);
+    }
+  } else {
+    c[0] = gemm_from_f32<OUT_KIND>(v0);
+    if (both) c[1] = gemm_from_f32<OUT_KIND>(v1);
+  }
+}
+
+// --- the kernel ------------------------------------------------------------------------------------
+
+/// C tile (tm, tn) of 128 x BN per iteration of a static schedule over clusters of CLUSTER (1 or 2) CTAs:
+/// cluster tile c = cluster id + i * clusters, mapped through grouped rasterization (RASTER rows of cluster
+/// tiles per group); CTA r of the cluster takes tile row tm = c_m * CLUSTER + r, and the cluster shares B:
+/// each CTA loads BN / CLUSTER rows of it and multicasts them to both (a stage is freed in both CTAs).
+/// Warpgroup 0 produces: its thread 0 waits for a free stage, announces the stage's bytes and issues the
+/// A and B boxes. Warpgroups 1 and 2
+/// consume: wait for a full stage, four wgmma k16 steps over it, then wait until at most INFLIGHT (0 or 1)
+/// k-blocks of wgmma are still running and free the stage the finished ones read. The producer runs
+/// ahead into the next tile while the consumers store the current one.
+/// The kernels below are this body with and without a compile-time cluster shape (a kernel declared with
+/// __cluster_dims__(1, 1, 1) ran 7-12% slower on the H100 than one without).
+template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int CLUSTER>
+__device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm90TmaMap& map_b,
+                                               const Sm90GemmParams& p) {
+  static_assert(BN == 128 || BN == 256, "BN is 128 or 256");
+  static_assert(STAGES >= 2, "at least two stages");
+  static_assert(INFLIGHT == 0 || INFLIGHT == 1, "INFLIGHT is 0 or 1");
+  static_assert(CLUSTER == 1 || CLUSTER == 2, "CLUSTER is 1 or 2");
+  constexpr int kBPart = BN / CLUSTER;  // rows of B each CTA of a cluster loads (and multicasts)
+  constexpr int kA = sm90_a_stage_bytes();
+  constexpr int kStage = sm90_stage_bytes(BN);
+  extern __shared__ __align__(1024) unsigned char sm90_smem[];
+  const unsigned base = (gemm_smem_u32(sm90_smem) + (kSm90SmemAlign - 1)) & ~static_cast<unsigned>(kSm90SmemAlign - 1);
+  const unsigned full0 = base + STAGES * kStage;  // STAGES full barriers, then STAGES empty ones
+  const unsigned empty0 = full0 + STAGES * 8;
+  const int wg = threadIdx.x / 128;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      sm90_mbar_init(full0 + 8 * s, 1);
+      sm90_mbar_init(empty0 + 8 * s, kSm90ConsumerWarps * CLUSTER);
+    }
+    // The barriers are used by the TMA unit (the async proxy) as well: publish their initialization.
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    sm90_prefetch_map(&map_a);
+    sm90_prefetch_map(&map_b);
+  }
+  // The peer CTA multicasts into this one's stages and arrives on its barriers: all must be initialized.
+  if (CLUSTER > 1) {
+    sm90_cluster_sync();
+  } else {
+    __syncthreads();
+  }
+  const unsigned rank = CLUSTER > 1 ? sm90_cluster_rank() : 0u;
+  const int tiles_mc = (p.tiles_m + CLUSTER - 1) / CLUSTER;  // rows of cluster tiles
+  const int tiles = tiles_mc * p.tiles_n;
+  const int cluster_id = blockIdx.x / CLUSTER, clusters = gridDim.x / CLUSTER;
+  const int kblocks = (p.k + kSm90Bk - 1) / kSm90Bk;
+
+  if (wg == 0) {
+    sm90_setmaxnreg_dec<kSm90ProducerRegs>();
+    if (threadIdx.x == 0) {
+      int stage = 0;
+      unsigned phase = 0;
+      for (int tile = cluster_id; tile < tiles; tile += clusters) {
+        const int tm = gemm_raster_m(tile, tiles_mc, p.tiles_n, RASTER) * CLUSTER + static_cast<int>(rank);
+        const int tn = gemm_raster_n(tile, tiles_mc, p.tiles_n, RASTER);
+        for (int kb = 0; kb < kblocks; ++kb) {
+          sm90_mbar_wait(empty0 + 8 * stage, phase ^ 1u);  // a fresh barrier passes parity 1 at once
+          const unsigned full = full0 + 8 * stage;
+          const unsigned dst = base + stage * kStage;
+          sm90_mbar_expect_tx(full, kStage);  // A, this CTA's part of B and the peer's
+          // A rows past M (the second CTA of a cluster on the last tile row) are zero-filled, never stored.
+          sm90_tma_load_2d(dst, &map_a, kb * kSm90Bk, tm * kSm90Bm, full);
+          if (CLUSTER > 1) {
+            sm90_tma_load_2d_multicast(dst + kA + rank * kBPart * 128, &map_b, kb * kSm90Bk,
+                                       tn * BN + static_cast<int>(rank) * kBPart, full, (1u << CLUSTER) - 1);
+          } else {
+            sm90_tma_load_2d(dst + kA, &map_b, kb * kSm90Bk, tn * BN, full);
+          }
+          if (++stage == STAGES) {
+            stage = 0;
+            phase ^= 1u;
+          }
+        }
+      }
+    }
+  } else {
+    sm90_setmaxnreg_inc<kSm90ConsumerRegs>();
+    const int consumer = wg - 1;  // rows 64 * consumer .. + 63 of the tile
+    const int t = threadIdx.x % 128;
+    const int warp = t / 32, lane = t % 32;
+    float d[BN / 2];
+    int stage = 0;
+    unsigned phase = 0;
+    // Frees stage s in every CTA of the cluster: each producer multicasts into all of them.
+    const auto free_stage = [&](int s) {
+      if (CLUSTER > 1) {
+#pragma unroll
+        for (int r = 0; r < CLUSTER; ++r) sm90_mbar_arrive_cluster(empty0 + 8 * s, r);
+      } else {
+        sm90_mbar_arrive(empty0 + 8 * s);
+      }
+    };
+    for (int tile = cluster_id; tile < tiles; tile += clusters) {
+      const int tm = gemm_raster_m(tile, tiles_mc, p.tiles_n, RASTER) * CLUSTER + static_cast<int>(rank);
+      const int tn = gemm_raster_n(tile, tiles_mc, p.tiles_n, RASTER);
+      int reading = -1;  // the stage the k-block still in flight reads (INFLIGHT = 1)
+      for (int kb = 0; kb < kblocks; ++kb) {
+        sm90_mbar_wait(full0 + 8 * stage, phase);
+        const unsigned a = base + stage * kStage + consumer * 64 * 128;
+        const unsigned b = base + stage * kStage + kA;
+        sm90_wgmma_fence();
+#pragma unroll
+        for (int k = 0; k < kSm90Bk / 16; ++k)
+          Sm90Wgmma<IN_KIND, BN>::run(d, sm90_desc(a + 32 * k), sm90_desc(b + 32 * k), (kb | k) != 0);
+        sm90_wgmma_commit();
+        // Consecutive wgmma on the same accumulators are ordered by the hardware, so the next k-block may
+        // be issued while this one runs; only the stage must stay until its reads are done.
+        sm90_wgmma_wait<INFLIGHT>();
+        if (INFLIGHT == 0) {
+          if (lane == 0) free_stage(stage);
+        } else {
+          if (reading >= 0 && lane == 0) free_stage(reading);
+          reading = stage;
+        }
+        if (++stage == STAGES) {
+          stage = 0;
+          phase ^= 1u;
+        }
+      }
+      sm90_wgmma_wait<0>();
+      sm90_fence_regs(d);
+      if (INFLIGHT != 0 && reading >= 0 && lane == 0) free_stage(reading);
+      if (kblocks == 0) {  // K = 0: no wgmma ran, C = beta * C
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
+      }
+      // Accumulator layout of m64nNk16: warp w holds rows 16w + lane/4 (+ 8), columns 8j + 2 (lane % 4) (+ 1).
+      const int row = tm * kSm90Bm + consumer * 64 + warp * 16 + lane / 4;
+      const int col = tn * BN + 2 * (lane % 4);
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j) {
+        sm90_store_pair<OUT_KIND>(p, row, col + 8 * j, d[4 * j], d[4 * j + 1]);
+        sm90_store_pair<OUT_KIND>(p, row + 8, col + 8 * j, d[4 * j + 2], d[4 * j + 3]);
+      }
+    }
+  }
+  // The peer may still arrive on this CTA's barriers: no CTA of a cluster leaves before all are done.
+  if (CLUSTER > 1) sm90_cluster_sync();
+}
+
+/// One CTA per cluster tile.
+template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT>
+__global__ void __launch_bounds__(kSm90Threads, 1)
+    gemm_sm90_kernel(const __grid_constant__ Sm90TmaMap map_a, const __grid_constant__ Sm90TmaMap map_b,
+                     const __grid_constant__ Sm90GemmParams p) {
+  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 1>(map_a, map_b, p);
+}
+
+// NOTE: nvcc rejects __cluster_dims__ in an sm_80 device pass even in an uninstantiated template.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+/// Clusters of two CTAs sharing B (launched with a grid of an even size).
+template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT>
+__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kSm90Threads, 1)
+    gemm_sm90_cluster2_kernel(const __grid_constant__ Sm90TmaMap map_a, const __grid_constant__ Sm90TmaMap map_b,
+                              const __grid_constant__ Sm90GemmParams p) {
+  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 2>(map_a, map_b, p);
+}
+#endif
+
+#endif  // SWZ_DEVICE_CODE
+
+}  // namespace tpl
+}  // namespace swz

@@ -1,0 +1,256 @@
+// tests/generator/families/gemm_sm90 (GPU suite): the Hopper GEMM end to end on an sm_90 device against an
+// f64 host reference on fresh random data -- f16 and bf16 in, f16/bf16/f32 out, 4096^3 (sampled) and odd
+// shapes (M, N, K off the tiles; skinny M), alpha/beta, beta = 0 over NaN-poisoned C, padded and odd C
+// pitches, column-major C, many tiles per persistent block, clusters of two sharing B by multicast (odd tile
+// rows leave the second CTA outside M); guard regions and pitch gaps must stay untouched.
+// Skips visibly without a GPU or on another architecture.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "generator/families/gemm_sm90/gemm_sm90.hpp"
+#include "swzjit/device.hpp"
+#include "swzjit/error.hpp"
+#include "swzjit/jit.hpp"
+
+using namespace swz;
+
+namespace {
+
+constexpr std::size_t kGuard = 512;          // bytes before and after C
+constexpr std::uint8_t kGuardByte = 0x5A;    // guards and pitch gaps
+constexpr std::uint8_t kPoisonByte = 0xFF;   // C's elements when beta = 0: NaN in f16, bf16 and f32
+
+bool sm90_device(std::string* why) {
+  if (!driver_available(why)) return false;
+  const DeviceInfo d = device_info(0);
+  if (d.cc_major != 9 || d.cc_minor != 0) {
+    *why = "device 0 is " + d.name + " (" + d.arch() + "); the sm_90a GEMM needs an sm_90 GPU";
+    return false;
+  }
+  return true;
+}
+
+#define SWZ_REQUIRE_SM90()                                 \
+  do {                                                     \
+    std::string why_;                                      \
+    if (!sm90_device(&why_)) {                             \
+      MESSAGE("skipped: " << why_);                        \
+      return;                                              \
+    }                                                      \
+  } while (0)
+
+// Each config is compiled and loaded once per run.
+const Kernel& kernel_for(const Sm90GemmConfig& cfg) {
+  static std::map<std::string, Kernel> kernels;
+  auto it = kernels.find(cfg.to_string());
+  if (it == kernels.end()) {
+    const CompiledKernel k = compile(gemm_sm90_compile_request(cfg));
+    it = kernels.emplace(cfg.to_string(), Module(k, 0).kernel()).first;
+  }
+  return it->second;
+}
+
+struct Case {
+  Sm90GemmConfig cfg;
+  long long m = 0, n = 0, k = 0;
+  long long lda_pad = 0, ldb_pad = 0, ldc_pad = 0;  // elements added to each packed pitch
+  bool c_col_major = false;
+  int c_misalign = 0;  // elements C is moved off its aligned start
+  float alpha = 1.0f, beta = 0.0f;
+  int sm_count = 0;    // 0: the device's; smaller forces many tiles per persistent block
+  int samples = 0;     // > 0: check this many random elements plus the last row and column, else all
+  std::string label() const {
+    return cfg.to_string() + " " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " pads " +
+           std::to_string(lda_pad) + "," + std::to_string(ldb_pad) + "," + std::to_string(ldc_pad) + " C " +
+           (c_col_major ? "col" : "row") + " c_misalign " + std::to_string(c_misalign) + " alpha " +
+           std::to_string(alpha) + " beta " + std::to_string(beta) + " sms " + std::to_string(sm_count);
+  }
+};
+
+struct Outcome {
+  bool guards_ok = true;
+  long long bad_guard_byte = -1;
+  double rel_error = 0;
+  long long non_finite = 0;
+};
+
+Outcome run_case(const Case& c, std::mt19937_64& rng) {
+  const DType in = c.cfg.in, out = c.cfg.out;
+  const std::size_t ei = static_cast<std::size_t>(dtype_bytes(in)), eo = static_cast<std::size_t>(dtype_bytes(out));
+  GemmProblem p;
+  p.dtype = in, p.out_dtype = out;
+  p.m = c.m, p.n = c.n, p.k = c.k;
+  p.a_order = MatrixOrder::RowMajor;
+  p.b_order = MatrixOrder::ColMajor;
+  p.c_order = c.c_col_major ? MatrixOrder::ColMajor : MatrixOrder::RowMajor;
+  p.lda = std::max(1LL, c.k) + c.lda_pad;
+  p.ldb = std::max(1LL, c.k) + c.ldb_pad;
+  p.ldc = std::max(1LL, c.c_col_major ? c.m : c.n) + c.ldc_pad;
+
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<std::uint8_t> ha(static_cast<std::size_t>(std::max(1LL, c.m * p.lda)) * ei, 0);
+  std::vector<std::uint8_t> hb(static_cast<std::size_t>(std::max(1LL, c.n * p.ldb)) * ei, 0);
+  for (std::size_t i = 0; i < ha.size(); i += ei) store_element(in, &ha[i], u(rng));
+  for (std::size_t i = 0; i < hb.size(); i += ei) store_element(in, &hb[i], u(rng));
+  const long long c_lines = c.c_col_major ? c.n : c.m;
+  const std::size_t c_off = kGuard + static_cast<std::size_t>(c.c_misalign) * eo;
+  std::vector<std::uint8_t> hc(c_off + static_cast<std::size_t>(c_lines * p.ldc) * eo + kGuard, kGuardByte);
+  auto c_index = [&](long long i, long long j) {
+    return c_off + static_cast<std::size_t>(c.c_col_major ? j * p.ldc + i : i * p.ldc + j) * eo;
+  };
+  for (long long i = 0; i < c.m; ++i)
+    for (long long j = 0; j < c.n; ++j) {
+      std::uint8_t* e = &hc[c_index(i, j)];
+      if (c.beta != 0.0f) {
+        store_element(out, e, u(rng));
+      } else {
+        for (std::size_t b = 0; b < eo; ++b) e[b] = kPoisonByte;
+      }
+    }
+
+  DeviceBuffer da(ha.size()), db(hb.size()), dc(hc.size());
+  da.copy_from_host(ha.data(), ha.size());
+  db.copy_from_host(hb.data(), hb.size());
+  dc.copy_from_host(hc.data(), hc.size());
+  const int sms = c.sm_count > 0 ? c.sm_count : device_info(0).sm_count;
+  const Sm90GemmLaunch launch =
+      gemm_sm90_prepare(c.cfg, p, da.ptr(), db.ptr(), dc.ptr() + c_off, c.alpha, c.beta, sms, 0);
+  Stream stream;
+  gemm_sm90_launch(kernel_for(c.cfg), launch, stream.handle());
+  stream.synchronize();
+  std::vector<std::uint8_t> got(hc.size());
+  dc.copy_to_host(got.data(), got.size());
+
+  Outcome o;
+  std::vector<bool> is_elem(hc.size(), false);
+  for (long long i = 0; i < c.m; ++i)
+    for (long long j = 0; j < c.n; ++j)
+      for (std::size_t b = 0; b < eo; ++b) is_elem[c_index(i, j) + b] = true;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (!is_elem[i] && got[i] != hc[i]) {
+      o.guards_ok = false;
+      o.bad_guard_byte = static_cast<long long>(i);
+      break;
+    }
+  double num = 0, den = 0;
+  auto check = [&](long long i, long long j) {
+    double ref = 0;
+    for (long long kk = 0; kk < c.k; ++kk)
+      ref += static_cast<double>(load_element(in, &ha[static_cast<std::size_t>(i * p.lda + kk) * ei])) *
+             static_cast<double>(load_element(in, &hb[static_cast<std::size_t>(j * p.ldb + kk) * ei]));
+    ref *= c.alpha;
+    if (c.beta != 0.0f) ref += static_cast<double>(c.beta) * load_element(out, &hc[c_index(i, j)]);
+    const double v = load_element(out, &got[c_index(i, j)]);
+    if (!std::isfinite(v)) {
+      ++o.non_finite;
+      return;
+    }
+    num += (v - ref) * (v - ref);
+    den += ref * ref;
+  };
+  if (c.samples > 0) {
+    for (int s = 0; s < c.samples; ++s)
+      check(static_cast<long long>(rng() % static_cast<std::uint64_t>(c.m)), static_cast<long long>(rng() % static_cast<std::uint64_t>(c.n)));
+    for (long long j = 0; j < c.n; j += std::max(1LL, c.n / 97)) check(c.m - 1, j);
+    for (long long i = 0; i < c.m; i += std::max(1LL, c.m / 97)) check(i, c.n - 1);
+  } else {
+    for (long long i = 0; i < c.m; ++i)
+      for (long long j = 0; j < c.n; ++j) check(i, j);
+  }
+  o.rel_error = den > 0 ? std::sqrt(num / den) : (num == 0 ? 0.0 : 1.0);
+  return o;
+}
+
+void check_case(const Case& c, std::mt19937_64& rng) {
+  const Outcome o = run_case(c, rng);
+  const double tol = c.cfg.out == DType::F32 ? 1e-4 : 1e-2;
+  CHECK_MESSAGE(o.guards_ok, c.label() << ": byte " << o.bad_guard_byte << " of a guard or pitch gap was written");
+  CHECK_MESSAGE(o.non_finite == 0, c.label() << ": " << o.non_finite << " non-finite results (C read with beta = 0?)");
+  CHECK_MESSAGE(o.rel_error < tol, c.label() << ": relative Frobenius error " << o.rel_error);
+}
+
+Sm90GemmConfig cfg_of(const char* text) { return Sm90GemmConfig::parse(text); }
+
+}  // namespace
+
+TEST_CASE("gemm_sm90 gpu: 4096^3 f16 and bf16 NT match the f64 reference (sampled)") {
+  SWZ_REQUIRE_SM90();
+  std::mt19937_64 rng(std::random_device{}());
+  for (const char* cfg : {"in=f16,out=f16", "in=bf16,out=bf16", "in=f16,out=f32,bn=128,stages=6"}) {
+    Case c;
+    c.cfg = cfg_of(cfg);
+    c.m = c.n = c.k = 4096;
+    c.samples = 3000;
+    check_case(c, rng);
+  }
+}
+
+TEST_CASE("gemm_sm90 gpu: small and odd shapes, tails, skinny M, alpha/beta, pitches (sanitizer-sized)") {
+  SWZ_REQUIRE_SM90();
+  std::mt19937_64 rng(std::random_device{}());
+  const char* configs[] = {"in=f16,out=f16", "in=bf16,out=f32,bn=128,stages=5,raster=3,persistent=0,inflight=0",
+                           "in=bf16,out=bf16,stages=3,raster=1", "in=f16,out=f16,bn=128,stages=2,inflight=1",
+                           "in=f16,out=f16,cluster=2", "in=bf16,out=f32,bn=128,stages=5,persistent=0,cluster=2"};
+  const long long shapes[][3] = {{127, 129, 520}, {127, 200, 264}, {1, 300, 1000}, {7, 129, 72},
+                                 {16, 513, 200}, {129, 127, 8},  {128, 256, 64}, {300, 260, 520}};
+  for (const char* cfg : configs)
+    for (const auto& s : shapes) {
+      Case c;
+      c.cfg = cfg_of(cfg);
+      c.m = s[0], c.n = s[1], c.k = s[2];
+      check_case(c, rng);
+    }
+  for (const char* cfg : configs) {
+    Case c;
+    c.cfg = cfg_of(cfg);
+    c.m = 131, c.n = 270, c.k = 136;
+    c.alpha = 0.5f, c.beta = -1.5f;  // C read and scaled
+    check_case(c, rng);
+    c.ldc_pad = 3;  // odd pitch: single-element stores, gaps untouched
+    c.beta = 0.0f;
+    check_case(c, rng);
+    c.ldc_pad = 0;
+    c.c_misalign = 1;  // C off its alignment: single-element stores
+    c.beta = 2.0f;
+    check_case(c, rng);
+    c.c_misalign = 0;
+    c.c_col_major = true;  // computed as C^T = B^T A^T
+    c.lda_pad = 8, c.ldb_pad = 16;
+    check_case(c, rng);
+    c.c_col_major = false;
+    c.k = 0;  // no k-block: C = beta * C
+    c.beta = 0.25f;
+    check_case(c, rng);
+  }
+}
+
+TEST_CASE("gemm_sm90 gpu: long K with a tail, many tiles per persistent block") {
+  SWZ_REQUIRE_SM90();
+  std::mt19937_64 rng(std::random_device{}());
+  for (const char* cfg : {"in=f16,out=f16", "in=bf16,out=f32,inflight=0", "in=f16,out=bf16,bn=128,stages=7",
+                          "in=bf16,out=bf16,cluster=2", "in=f16,out=f32,bn=128,stages=6,raster=2,cluster=2"}) {
+    Case c;
+    c.cfg = cfg_of(cfg);
+    c.m = 127, c.n = 129, c.k = 4104;
+    check_case(c, rng);
+    c.n = 200;
+    check_case(c, rng);
+    c.m = 1000, c.n = 1000, c.k = 1000;
+    c.sm_count = 3;  // 8 x 4 (or 8 x 8) tiles on 3 blocks (one cluster of 2): the stage ring wraps across tiles
+    c.samples = 4000;
+    c.beta = 1.0f;
+    check_case(c, rng);
+    c.m = 2048, c.n = 4096, c.k = 4096;
+    c.sm_count = 0;
+    c.beta = 0.0f;
+    c.samples = 1500;
+    check_case(c, rng);
+  }
+}

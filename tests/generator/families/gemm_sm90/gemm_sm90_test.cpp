@@ -1,0 +1,208 @@
+// tests/generator/families/gemm_sm90 (CPU suite): the Hopper GEMM's host side without a GPU -- config text
+// round trip and validation, source and name expression, launch shape, the problem checks that send
+// TMA-incompatible problems back to the mma.sync family, and NVRTC compiles of the default configs for
+// sm_90a with ptxas's report: no local memory, no ignored setmaxnreg (C7508), no serialized wgmma (C7510).
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "generator/families/gemm_sm90/gemm_sm90.hpp"
+#include "swzjit/error.hpp"
+#include "swzjit/jit.hpp"
+
+using namespace swz;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// The message of the swz::Error of `kind` that `f` throws ("" when it throws nothing or something else).
+template <class F> std::string error_of(ErrorKind kind, F f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.kind() == kind ? std::string(e.what()) : std::string();
+  }
+  return std::string();
+}
+
+GemmProblem nt_problem(DType in, DType out, long long m, long long n, long long k) {
+  GemmProblem p;
+  p.dtype = in;
+  p.out_dtype = out;
+  p.m = m, p.n = n, p.k = k;
+  p.a_order = MatrixOrder::RowMajor;
+  p.b_order = MatrixOrder::ColMajor;
+  p.c_order = MatrixOrder::RowMajor;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("gemm_sm90: config text round trip") {
+  Sm90GemmConfig c;
+  CHECK(c.to_string() == "in=f16,out=f16,layout=NT,bn=256,stages=4,raster=8,persistent=1,inflight=1,cluster=1");
+  CHECK(Sm90GemmConfig::parse(c.to_string()) == c);
+  c.in = DType::BF16, c.out = DType::F32, c.bn = 128, c.stages = 6, c.raster = 1, c.persistent = false, c.inflight = 0, c.cluster = 2;
+  const std::string text = c.to_string();
+  CHECK(text == "in=bf16,out=f32,layout=NT,bn=128,stages=6,raster=1,persistent=0,inflight=0,cluster=2");
+  const Sm90GemmConfig back = Sm90GemmConfig::parse(text);
+  CHECK(back.in == DType::BF16);
+  CHECK(back.out == DType::F32);
+  CHECK(back.bn == 128);
+  CHECK(back.stages == 6);
+  CHECK(back.raster == 1);
+  CHECK_FALSE(back.persistent);
+  CHECK(back.inflight == 0);
+  CHECK(back.cluster == 2);
+  // Fields may come in any order and be left out (defaults).
+  CHECK(Sm90GemmConfig::parse("stages=3, in=bf16").to_string() ==
+        "in=bf16,out=f16,layout=NT,bn=256,stages=3,raster=8,persistent=1,inflight=1,cluster=1");
+}
+
+TEST_CASE("gemm_sm90: validation names the field") {
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("bn=192"); }), "bn=192"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("stages=5"); }), "stages <= 4"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("bn=128,stages=8"); }), "stages <= 7"));
+  CHECK_NOTHROW(Sm90GemmConfig::parse("bn=128,stages=7"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("stages=1"); }), "stages=1"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("raster=65"); }), "raster=65"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("in=f32"); }), "in=f32"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("layout=NN"); }), "layout=NN"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("tile=128"); }), "'tile'"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("persistent=2"); }), "persistent"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("bn=x"); }), "bn"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("inflight=2"); }), "inflight"));
+  Sm90GemmConfig bad;
+  bad.inflight = 3;
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [&] { bad.validate(); }), "inflight=3"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("cluster=4"); }), "cluster"));
+  Sm90GemmConfig bad_cluster;
+  bad_cluster.cluster = 0;
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [&] { bad_cluster.validate(); }), "cluster=0"));
+}
+
+TEST_CASE("gemm_sm90: source, name expression, shared memory, launch shape") {
+  Sm90GemmConfig c;
+  CHECK(gemm_sm90_name_expression(c) == "swz::tpl::gemm_sm90_kernel<0, 0, 256, 4, 8, 1>");
+  Sm90GemmConfig pair = c;
+  pair.cluster = 2;
+  CHECK(gemm_sm90_name_expression(pair) == "swz::tpl::gemm_sm90_cluster2_kernel<0, 0, 256, 4, 8, 1>");
+  CHECK(contains(gemm_sm90_source(pair), gemm_sm90_name_expression(pair)));
+  CHECK(contains(gemm_sm90_source(c), "#include \"gemm_sm90.cuh\""));
+  CHECK(contains(gemm_sm90_source(c), gemm_sm90_name_expression(c)));
+  CHECK(gemm_sm90_compile_request(c).arch == "sm_90a");
+  // 4 stages of (128 + 256) x 64 x 2 bytes, barriers, 1024 bytes of alignment slack.
+  CHECK(gemm_sm90_smem_bytes(c) == 4 * 49152 + 64 + 1024);
+  CHECK(gemm_sm90_smem_bytes(c) <= tpl::kSm90MaxSmem);
+
+  const LaunchShape s = gemm_sm90_launch_shape(c, 4096, 4096, 132);
+  CHECK(s.grid[0] == 132);  // 32 x 16 = 512 tiles, persistent
+  CHECK(s.block[0] == 384);
+  c.persistent = false;
+  CHECK(gemm_sm90_launch_shape(c, 4096, 4096, 132).grid[0] == 512);
+  CHECK(gemm_sm90_launch_shape(c, 127, 257, 132).grid[0] == 2);  // 1 x 2 tiles
+  CHECK(gemm_sm90_launch_shape(c, 0, 257, 132).grid[0] == 1);
+  // Clusters of two: 3 tile rows make 2 cluster rows; the grid is a whole number of clusters.
+  c.cluster = 2;
+  CHECK(gemm_sm90_launch_shape(c, 300, 257, 132).grid[0] == 2 * 2 * 2);
+  c.persistent = true;
+  CHECK(gemm_sm90_launch_shape(c, 4096, 4096, 132).grid[0] == 132);  // 66 clusters of 256 cluster tiles
+  CHECK(gemm_sm90_launch_shape(c, 4096, 4096, 131).grid[0] == 130);
+  CHECK(gemm_sm90_launch_shape(c, 127, 100, 132).grid[0] == 2);
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [&] { gemm_sm90_launch_shape(c, -1, 1, 132); }), "m -1"));
+}
+
+TEST_CASE("gemm_sm90: the shape-based choice: 128-wide tiles when 256-wide ones leave SMs idle, pairs for many tiles") {
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 4096, 4096, 4096), 132).bn == 256);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 4096, 4096, 4096), 132).cluster == 1);
+  const Sm90GemmConfig big = choose_sm90_gemm_config(nt_problem(DType::BF16, DType::BF16, 8192, 8192, 8192), 132);
+  CHECK(big.bn == 256);
+  CHECK(big.cluster == 2);  // 2048 tiles: B shared by pairs of CTAs
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 4096, 4096), 132).cluster == 1);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 2048, 4096, 4096), 132).bn == 256);  // 256 tiles
+  const Sm90GemmConfig skinny = choose_sm90_gemm_config(nt_problem(DType::BF16, DType::F32, 128, 4096, 4096), 132);
+  CHECK(skinny.bn == 128);
+  CHECK(skinny.in == DType::BF16);
+  CHECK(skinny.out == DType::F32);
+  CHECK_NOTHROW(skinny.validate());
+  // Column-major C swaps M and N: 4096 x 128 is the same 128 x 4096 problem.
+  GemmProblem t = nt_problem(DType::F16, DType::F16, 4096, 128, 4096);
+  t.c_order = MatrixOrder::ColMajor;
+  CHECK(choose_sm90_gemm_config(t, 132).bn == 128);
+}
+
+TEST_CASE("gemm_sm90: problems TMA cannot take are Unsupported, with the reason") {
+  const Sm90GemmConfig c;
+  const DevicePtr p16 = 0x10000;
+  GemmProblem p = nt_problem(DType::F16, DType::F16, 127, 129, 4104);
+  const Sm90Frame f = gemm_sm90_frame(c, p, p16, p16);
+  CHECK(f.m == 127);
+  CHECK(f.n == 129);
+  CHECK(f.lda == 4104);
+  CHECK(f.ldb == 4104);
+  CHECK(f.ldc == 129);
+  CHECK_FALSE(f.swapped);
+
+  // Column-major C: C^T = B^T A^T, still both operands K-contiguous.
+  GemmProblem pc = p;
+  pc.c_order = MatrixOrder::ColMajor;
+  const Sm90Frame fc = gemm_sm90_frame(c, pc, p16, p16);
+  CHECK(fc.swapped);
+  CHECK(fc.m == 129);
+  CHECK(fc.n == 127);
+  CHECK(fc.ldc == 127);
+
+  CHECK(contains(error_of(ErrorKind::Unsupported, [&] { gemm_sm90_frame(c, p, p16 + 2, p16); }), "16-byte aligned"));
+  GemmProblem odd = nt_problem(DType::F16, DType::F16, 64, 64, 100);  // pitch 200 bytes
+  CHECK(contains(error_of(ErrorKind::Unsupported, [&] { gemm_sm90_frame(c, odd, p16, p16); }), "multiples of 16 bytes"));
+  odd.lda = 104;
+  odd.ldb = 104;
+  CHECK_NOTHROW(gemm_sm90_frame(c, odd, p16, p16));  // padded pitches are fine
+  GemmProblem nn = p;
+  nn.b_order = MatrixOrder::RowMajor;
+  CHECK(contains(error_of(ErrorKind::Unsupported, [&] { gemm_sm90_frame(c, nn, p16, p16); }), "column-major"));
+  GemmProblem batched = p;
+  batched.batch = 2;
+  CHECK(contains(error_of(ErrorKind::Unsupported, [&] { gemm_sm90_frame(c, batched, p16, p16); }), "batch 2"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument,
+                          [&] { gemm_sm90_frame(c, nt_problem(DType::BF16, DType::F16, 8, 8, 8), p16, p16); }),
+                 "config is f16>f16"));
+}
+
+TEST_CASE("gemm_sm90: the default configs compile for sm_90a without local memory, C7508 or C7510") {
+  std::string why;
+  if (!nvrtc_available(&why)) {
+    MESSAGE("skipped: NVRTC not available: " << why);
+    return;
+  }
+  std::vector<Sm90GemmConfig> configs;
+  configs.push_back(default_sm90_gemm_config(DType::F16, DType::F16));
+  configs.push_back(default_sm90_gemm_config(DType::BF16, DType::F32));
+  configs.push_back(Sm90GemmConfig::parse("in=bf16,out=bf16,bn=128,stages=6,raster=4,persistent=0,inflight=0"));
+  configs.push_back(Sm90GemmConfig::parse("in=f16,out=f16,cluster=2"));
+  configs.push_back(Sm90GemmConfig::parse("in=bf16,out=f32,bn=128,stages=7,cluster=2"));
+  for (const Sm90GemmConfig& c : configs) {
+    CAPTURE(c.to_string());
+    CompileRequest req = gemm_sm90_compile_request(c);
+    // ptxas's verbose report goes to the log: its warnings and the stack frame of the kernel.
+    req.extra_options.push_back("--ptxas-options=-v");
+    const CompiledKernel k = compile(req);
+    REQUIRE_FALSE(k.is_ptx);  // NVRTC 12.0+ emits sm_90a cubins
+    CAPTURE(k.log);
+    CHECK_FALSE(contains(k.log, "C7508"));  // setmaxnreg ignored
+    CHECK_FALSE(contains(k.log, "C7510"));  // wgmma serialized
+    CHECK_FALSE(contains(k.log, "C7515"));
+    CHECK(contains(k.log, " 0 bytes stack frame"));
+    const bool spill_free = contains(k.log, " 0 bytes spill stores, 0 bytes spill loads");
+    CHECK(spill_free);
+    const CubinResources r = cubin_resources(k);
+    CHECK(r.local_bytes == 0);
+    CHECK(r.max_threads_per_block == tpl::kSm90Threads);
+    // The entry allocation must fit one block on the SM, and setmaxnreg's budgets the register file.
+    CHECK(r.registers * tpl::kSm90Threads <= 65536);
+    CHECK(r.registers <= tpl::kSm90ConsumerRegs);
+    CHECK(128 * tpl::kSm90ProducerRegs + 256 * tpl::kSm90ConsumerRegs <= 65536);
+  }
+}
