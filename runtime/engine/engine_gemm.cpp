@@ -22,6 +22,7 @@
 #include "runtime/jit/jit_cache.hpp"
 #include "swzjit/error.hpp"
 #include "generator/families/gemm/gemm_pack.hpp"
+#include "generator/families/gemm_sm90/gemm_sm90.hpp"
 #include "generator/families/gemm/gemm_splitk.hpp"
 #include "templates/gemm_common.cuh"
 #include "templates/gemm_pack.cuh"
@@ -39,6 +40,9 @@ struct GemmState {
   std::set<std::string> validated;            // configs passed to gemm() that validated (10-20 us each)
   TuneGate<std::string> tuning;               // TuneOnMiss: the problem keys being tuned now
   std::atomic<std::uint64_t> launches{0};
+  // gemm()'s Hopper variant per problem key: its config, or nullopt where the mma.sync family runs.
+  std::map<std::string, std::optional<Sm90GemmConfig>> sm90_choices;
+  int sm_count = 0;  // filled with device_arch
   // The split-K workspaces' memory pool (created on first use): the engine's own, so it can keep its
   // memory across synchronizations (release threshold: unlimited) without changing the device's
   // default pool, which the application owns.
@@ -284,6 +288,7 @@ std::string engine_arch(detail::GemmState& st, int device) {
       throw Error(ErrorKind::Unsupported, "gemm: device " + std::to_string(device) + " is " + arch +
                                               "; libswzjit's GEMM kernels need one of " + supported_archs_text() +
                                               " (tensor-core HGEMM needs sm_80 or later)");
+    st.sm_count = device_info(device).sm_count;
     st.device_arch = arch;
   }
   return st.device_arch;
@@ -452,6 +457,47 @@ void launch_split_gemm(Engine& engine, detail::GemmState& st, const Kernel& k, c
     reduce.launch(Dim3{rs.grid[0], rs.grid[1], rs.grid[2]}, Dim3{rs.block[0], 1, 1}, 0, stream, rargs);
     ++st.launches;
   }
+}
+
+// The Hopper kernel (templates/gemm_sm90.cuh: TMA, wgmma, warp-specialized, persistent) for a problem on
+// an sm_90 device: its config, or nullopt where the mma.sync family runs instead — a problem it does not
+// take (f32, batches, layouts other than K-contiguous A and B, TMA's 16-byte alignment; gemm_sm90_frame
+// says which), K = 0, or fewer 128 x 128 tiles than half the SMs (split-K mma.sync configs fill the GPU
+// there). Remembered per problem key (the key's alignment class covers the pointers' 16-byte rule).
+std::optional<Sm90GemmConfig> sm90_choice(Engine& engine, detail::GemmState& st, const GemmProblem& p, DevicePtr a,
+                                          DevicePtr b) {
+  if (p.dtype == DType::F32 || p.batch != 1 || p.k == 0) return std::nullopt;
+  if (engine_arch(st, engine.options().device) != "sm_90") return std::nullopt;
+  const std::string key = p.key(p.max_vec_bytes(a, b));
+  {
+    std::lock_guard<std::mutex> lock(st.mutex);
+    const auto it = st.sm90_choices.find(key);
+    if (it != st.sm90_choices.end()) return it->second;
+  }
+  std::optional<Sm90GemmConfig> choice;
+  try {
+    const Sm90GemmConfig cfg = choose_sm90_gemm_config(p, st.sm_count);
+    const Sm90Frame f = gemm_sm90_frame(cfg, p, a, b);
+    const long long tiles = ((f.m + 127) / 128) * ((f.n + 127) / 128);
+    if (2 * tiles >= st.sm_count) choice = cfg;
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::Unsupported) throw;
+  }
+  std::lock_guard<std::mutex> lock(st.mutex);
+  return st.sm90_choices.emplace(key, choice).first->second;
+}
+
+Kernel sm90_kernel(Engine& engine, detail::GemmState& st, const Sm90GemmConfig& cfg) {
+  const CompileRequest req = gemm_sm90_compile_request(cfg);
+  {
+    std::lock_guard<std::mutex> lock(st.mutex);
+    auto it = st.kernels.find(req.name_expression);
+    if (it != st.kernels.end()) return it->second;
+  }
+  const int smem = gemm_sm90_smem_bytes(cfg);
+  const KernelEntry e = build_entry(engine, req.source, req.source_name, req.name_expression, req.arch,
+                                    tpl::kSm90Threads, smem);
+  return load_entry(st, e, req.arch, req.name_expression, engine.options().device, smem);
 }
 
 }  // namespace
@@ -629,6 +675,7 @@ GemmCallPlan plan_gemm(Engine& engine, const GemmProblem& problem, DevicePtr a, 
 
 std::size_t Engine::gemm_workspace_size(const GemmProblem& problem, DevicePtr a, DevicePtr b,
                                         const GemmConfig* config) {
+  if (!config && options().hopper_gemm && sm90_choice(*this, gemm_state(), problem.resolved(), a, b)) return 0;
   return static_cast<std::size_t>(plan_gemm(*this, problem, a, b, config).bytes());
 }
 
@@ -646,6 +693,17 @@ void Engine::gemm(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePt
   }
   if (workspace.ptr != 0 && workspace.ptr % 256 != 0)
     throw_invalid("gemm: the workspace pointer must be 256-byte aligned (cuMemAlloc's pointers are)");
+  if (!config && options().hopper_gemm) {
+    detail::GemmState& st = gemm_state();
+    const GemmProblem p = problem.resolved();
+    if (const std::optional<Sm90GemmConfig> cfg = sm90_choice(*this, st, p, a, b)) {
+      const Kernel k = sm90_kernel(*this, st, *cfg);
+      gemm_sm90_launch(k, gemm_sm90_prepare(*cfg, p, a, b, c, alpha, beta, st.sm_count, options().device), stream,
+                       /*raise_smem=*/false);  // raised once when it was loaded
+      ++st.launches;
+      return;
+    }
+  }
   const GemmCallPlan plan = plan_gemm(*this, problem, a, b, config);
   const GemmProblem& p = plan.p;
   const bool given = workspace.ptr != 0;

@@ -6,6 +6,7 @@
 #include "templates/gemm_splitk.cuh"
 #include "templates/hgemm.cuh"
 #include "templates/sgemm.cuh"
+#include "templates/gemm_sm90.cuh"
 #include "templates/swizzle.cuh"
 #include "templates/transpose.cuh"
 #include "templates/smem_probe.cuh"

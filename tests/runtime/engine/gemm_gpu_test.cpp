@@ -569,3 +569,49 @@ TEST_CASE("gemm workspace: the size query, a caller's workspace for staging and 
   CHECK(error_of(GemmWorkspace{ws.ptr(), split_bytes}) == "no error");
   stream.synchronize();
 }
+
+TEST_CASE("gemm on sm_90: the Hopper kernel runs what it takes, the mma.sync family the rest, both exact") {
+  if (device_info(0).arch() != "sm_90") {
+    MESSAGE("skipped: device 0 is " << device_info(0).arch() << ", the Hopper GEMM variant needs sm_90");
+    return;
+  }
+  std::mt19937_64 rng(std::random_device{}());
+  const auto ran_sm90 = [](Engine& e) {
+    for (const KernelListing& k : e.cache().list_kernels())
+      if (k.fields.name_expression.find("gemm_sm90") != std::string::npos) return true;
+    return false;
+  };
+  // NT f16 and bf16 (C either order, f32 out too), tile-edge shapes with at least half the SMs' tiles.
+  for (const Pair& pr : {Pair{DType::F16, DType::F16}, Pair{DType::BF16, DType::BF16}, Pair{DType::F16, DType::F32}})
+    for (MatrixOrder co : kOrders) {
+      Engine engine(EngineOptions{0, TunePolicy::Default, temp_cache_dir(), true});
+      Case c;
+      c.in = pr.in, c.out = pr.out, c.ao = MatrixOrder::RowMajor, c.bo = MatrixOrder::ColMajor, c.co = co;
+      c.m = 1000, c.n = 1300, c.k = 1000, c.ld_multiple = 8, c.alpha = 0.75f, c.beta = co == MatrixOrder::RowMajor ? 0.5f : 0.0f;
+      c.samples = 3000;
+      check_case(engine, c, rng);
+      CHECK_MESSAGE(ran_sm90(engine), c.label() << ": expected the Hopper kernel");
+      c.workspace = 1;  // its workspace size is 0, and a caller's workspace changes nothing
+      check_case(engine, c, rng);
+    }
+  // What it does not take runs on the mma.sync family: NN, a misaligned A, few tiles, batches, the option off.
+  struct Other {
+    const char* what;
+    MatrixOrder bo;
+    int misalign;
+    long long m, batch;
+    bool hopper;
+  };
+  for (const Other& o : {Other{"NN", MatrixOrder::RowMajor, 0, 1000, 1, true}, Other{"misaligned", MatrixOrder::ColMajor, 1, 1000, 1, true},
+                         Other{"few tiles", MatrixOrder::ColMajor, 0, 64, 1, true}, Other{"batch", MatrixOrder::ColMajor, 0, 1000, 2, true},
+                         Other{"option off", MatrixOrder::ColMajor, 0, 1000, 1, false}}) {
+    EngineOptions eo{0, TunePolicy::Default, temp_cache_dir(), true};
+    eo.hopper_gemm = o.hopper;
+    Engine engine(eo);
+    Case c;
+    c.in = DType::F16, c.out = DType::F16, c.bo = o.bo, c.m = o.m, c.n = 1300, c.k = 1000, c.ld_multiple = 8;
+    c.misalign = o.misalign, c.batch = o.batch, c.samples = 2000;
+    check_case(engine, c, rng);
+    CHECK_MESSAGE(!ran_sm90(engine), o.what << ": expected the mma.sync family");
+  }
+}

@@ -175,7 +175,7 @@ TEST_CASE("a GEMM tune's default config is a candidate even when max_candidates 
 
 TEST_CASE("30 warm compile-only tunes with 8 compile threads and 2 candidates: none hangs") {
   // The issue's repro (`swz autotune transpose --rows 4096 --cols 4096 --compile-only --arch sm_90
-  // --threads 8 --max-candidates 2` on a warm cache hung 24 of 40 runs): every task is a cache hit, so
+  // --compile-threads 8 --max-candidates 2` on a warm cache hung 24 of 40 runs): every task is a cache hit, so
   // the threads finish at once. The compile wait is bounded here, so a regression fails, not hangs.
   EngineOptions eo;
   eo.cache_dir = temp_cache_dir();
@@ -204,7 +204,7 @@ TEST_CASE("30 warm compile-only tunes with 8 compile threads and 2 candidates: n
   // And through the CLI, as in the issue, a few times with a time limit on each run.
   for (int run = 0; run < 3; ++run) {
     const auto cli = swz_test::run_swz("autotune transpose --rows 4096 --cols 4096 --compile-only --arch sm_90 "
-                                       "--threads 8 --max-candidates 2 --quiet",
+                                       "--compile-threads 8 --max-candidates 2 --quiet",
                                        "timeout 120 env SWZJIT_CACHE_DIR=" + eo.cache_dir);
     CHECK_MESSAGE(cli.code == 0, "exit " << cli.code << " (124: timed out) " << cli.err);
   }
