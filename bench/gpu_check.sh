@@ -22,6 +22,28 @@ for step in "$@"; do
         SWZJIT_CACHE_DIR=$d SWZJIT_WORKER=$PWD/$ex/prefix/libexec/swz-worker $ex/build/own_family examples/tile_transpose_add.cuh; } \
         >"$OUT/examples.log" 2>&1
       summary+=("examples (installed package): rc=$?") ;;
+    suite2)
+      # The GPU suite as two processes at once (tuning cases and the rest), so it fits one device call.
+      SWZJIT_CACHE_DIR=$(mktemp -d) timeout ${SUITE_TIMEOUT:-540} build/tests/swzjit_gpu_tests -tc='*tune*,*Tune*' \
+        >"$OUT/gpu_suite_tune.log" 2>&1 &
+      SWZJIT_CACHE_DIR=$(mktemp -d) timeout ${SUITE_TIMEOUT:-540} build/tests/swzjit_gpu_tests -tce='*tune*,*Tune*' \
+        >"$OUT/gpu_suite_rest.log" 2>&1
+      rest=$?; wait $!; tune=$?
+      summary+=("gpu suite (tuning cases): rc=$tune $(grep -E '^\[doctest\] test cases' "$OUT/gpu_suite_tune.log" | tail -1)")
+      summary+=("gpu suite (the rest): rc=$rest $(grep -E '^\[doctest\] test cases' "$OUT/gpu_suite_rest.log" | tail -1)") ;;
+    memcheck)
+      SWZJIT_CACHE_DIR=$(mktemp -d) timeout ${MEMCHECK_TIMEOUT:-240} compute-sanitizer --tool memcheck --error-exitcode 3 \
+        build/tests/swzjit_gpu_tests -tc="${MEMCHECK_CASES:-*workspace*,*repeated call*,*Hopper kernel runs*,*sanitizer-sized*}" \
+        >"$OUT/memcheck.log" 2>&1
+      summary+=("memcheck: rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/memcheck.log" | tail -1)") ;;
+    nonvrtc)
+      # A machine with only the driver: the app's kernels come from a cache built where NVRTC was.
+      ex=build/tests/package_examples
+      d=$(mktemp -d)
+      { SWZJIT_CACHE_DIR=$d SWZJIT_WORKER=$PWD/$ex/prefix/libexec/swz-worker $ex/build/engine_app &&
+        SWZJIT_LIBNVRTC=/nonexistent/libnvrtc.so.13 SWZJIT_LOG_LEVEL=info SWZJIT_CACHE_DIR=$d \
+          SWZJIT_WORKER=$PWD/$ex/prefix/libexec/swz-worker $ex/build/engine_app; } >"$OUT/nonvrtc.log" 2>&1
+      summary+=("engine_app twice, the second without NVRTC: rc=$? $(grep -c 'looking kernels up as built by NVRTC' "$OUT/nonvrtc.log") borrowed-identity line(s)") ;;
     python)
       py=${PYTHON:-/opt/torch/.venv/bin/python}
       SWZJIT_CACHE_DIR=$(mktemp -d) PYTHONPATH=$PWD/build/python timeout 400 "$py" -m pytest -q -rs python/tests/test_gpu.py \

@@ -612,6 +612,6 @@ TEST_CASE("gemm on sm_90: the Hopper kernel runs what it takes, the mma.sync fam
     c.in = DType::F16, c.out = DType::F16, c.bo = o.bo, c.m = o.m, c.n = 1300, c.k = 1000, c.ld_multiple = 8;
     c.misalign = o.misalign, c.batch = o.batch, c.samples = 2000;
     check_case(engine, c, rng);
-    CHECK_MESSAGE(!ran_sm90(engine), o.what << ": expected the mma.sync family");
+    CHECK_MESSAGE(!ran_sm90(engine), std::string(o.what) << ": expected the mma.sync family");
   }
 }
