@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -95,6 +96,7 @@ int run_cache_warm(Args& args) {
   const CacheCounters before = engine.cache().counters();
   const auto t0 = std::chrono::steady_clock::now();
   int failed = 0;
+  std::uint64_t failed_builds = 0;  // builds that threw (e.g. no NVRTC): not kernels compiled
   std::string rows;
   CsvTable csv({"line", "problem", "source", "config", "error"});
   for (std::size_t k = 0; k < mine.size(); ++k) {
@@ -110,6 +112,7 @@ int run_cache_warm(Args& args) {
       ++failed;
     }
     const CacheCounters c1 = engine.cache().counters();
+    if (!error.empty()) failed_builds += c1.builds - c0.builds;
     const char* source = !error.empty()                     ? "failed"
                          : c1.builds > c0.builds             ? "compiled"
                          : c1.remote_hits > c0.remote_hits   ? "remote"
@@ -134,7 +137,7 @@ int run_cache_warm(Args& args) {
         "\"remote_errors\": %llu, \"remote_rejected\": %llu, \"remote_stores\": %llu, \"remote_calls\": %llu, "
         "\"remote_latency_us_total\": %llu, \"remote_latency_us_max\": %llu, \"seconds\": %.3f, \"remote\": %s, "
         "\"rows\": [%s]}\n",
-        json_version_member().c_str(), mine.size(), failed, d(after.builds, before.builds), d(after.hits, before.hits),
+        json_version_member().c_str(), mine.size(), failed, d(after.builds, before.builds + failed_builds), d(after.hits, before.hits),
         d(after.remote_hits, before.remote_hits), d(after.remote_errors, before.remote_errors),
         d(after.remote_rejected, before.remote_rejected), d(after.remote_stores, before.remote_stores),
         d(after.remote_calls, before.remote_calls), d(after.remote_latency_us_total, before.remote_latency_us_total),
@@ -143,7 +146,7 @@ int run_cache_warm(Args& args) {
   } else {
     std::printf("warmed %zu problems (%d failed): %llu kernels compiled, %llu from the local cache, %llu from the "
                 "remote cache%s%s\n",
-                mine.size(), failed, d(after.builds, before.builds), d(after.hits, before.hits),
+                mine.size(), failed, d(after.builds, before.builds + failed_builds), d(after.hits, before.hits),
                 d(after.remote_hits, before.remote_hits), s.remote.empty() ? "" : " ", s.remote.c_str());
   }
   return failed ? 1 : 0;

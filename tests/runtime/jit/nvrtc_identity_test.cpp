@@ -76,6 +76,7 @@ TEST_CASE("without NVRTC a cache's kernels are still found (keyed as the NVRTC t
   r = swz_test::run_swz("cache warm --problems " + problems + " --arch sm_90", no_nvrtc);
   CHECK(r.code != 0);
   CHECK((r.out + r.err).find("NVRTC is needed to compile a kernel that is not cached") != std::string::npos);
+  CHECK((r.out + r.err).find("0 kernels compiled") != std::string::npos);  // the failed build is no kernel
   // An empty cache without NVRTC: the error says what to ship.
   r = swz_test::run_swz("cache warm --problems " + problems + " --arch sm_90",
                         "SWZJIT_LIBNVRTC=" + dir.path() + "/none/libnvrtc.so.13 SWZJIT_CACHE_DIR=" + dir.path() + "/empty");
