@@ -47,6 +47,14 @@ SWZ_HD constexpr int sm90_smem_bytes(int bn, int stages) {
   return kSm90SmemAlign + stages * sm90_stage_bytes(bn) + stages * 16;
 }
 
+/// Shared-memory matrix descriptor of a K-major operand stored with the 128-byte swizzle: rows of
+/// 128 bytes, 8-row groups 1024 bytes apart (stride byte offset), leading byte offset unused (1).
+/// Stepping 16 elements along K adds 32 bytes to the start address inside the swizzle atom.
+/// Host-callable, so the static analysis decodes the very descriptors the kernel issues.
+SWZ_HD constexpr unsigned long long sm90_desc(unsigned addr) {
+  return static_cast<unsigned long long>((addr & 0x3FFFFu) >> 4) | (1ull << 16) | (64ull << 32) | (1ull << 62);
+}
+
 #if SWZ_DEVICE_CODE
 
 // --- mbarriers -------------------------------------------------------------------------------------
@@ -140,12 +148,6 @@ template <int N> __device__ __forceinline__ void sm90_fence_regs(float (&d)[N]) 
   for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-/// Shared-memory matrix descriptor of a K-major operand stored with the 128-byte swizzle: rows of
-/// 128 bytes, 8-row groups 1024 bytes apart (stride byte offset), leading byte offset unused (1).
-/// Stepping 16 elements along K adds 32 bytes to the start address inside the swizzle atom.
-__device__ __forceinline__ unsigned long long sm90_desc(unsigned addr) {
-  return static_cast<unsigned long long>((addr & 0x3FFFFu) >> 4) | (1ull << 16) | (64ull << 32) | (1ull << 62);
-}
 
 #define SWZ_SM90_F8(i) \
   "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
