@@ -42,7 +42,9 @@ struct EngineOptions {
   /// gemm() on an sm_90 GPU (H100, H200): f16/bf16 problems with K-contiguous A and B, 16-byte aligned
   /// pointers and pitches, one matrix and at least half as many 128x128 tiles as SMs run the Hopper kernel
   /// (TMA, wgmma, warp-specialized, persistent; templates/gemm_sm90.cuh) instead of the mma.sync family,
-  /// unless a GemmConfig is passed. Off: always the mma.sync family.
+  /// unless a GemmConfig is passed. Its configuration is the tuned winner of the variant's own space
+  /// (autotune_gemm tunes that space for these problems on such a GPU; TuneOnMiss tunes on a miss), else
+  /// its default. Off: always the mma.sync family, and autotune_gemm tunes the mma.sync space.
   bool hopper_gemm = true;
 };
 
@@ -174,10 +176,11 @@ class Engine {
   KernelEntry compile_gemm(const GemmConfig& cfg, const std::string& arch = {});
   /// The kernel of `cfg`, loaded on this engine's device (dynamic shared memory limit raised).
   Kernel gemm_kernel(const GemmConfig& cfg);
-  /// The configuration gemm() would use for a problem (after staging narrow operands, so for the staged
-  /// problem when there are any): the cached tuned winner (autotune_gemm), else
+  /// The mma.sync configuration gemm() would use for a problem (after staging narrow operands, so for the
+  /// staged problem when there are any): the cached tuned winner (autotune_gemm), else
   /// (TunePolicy::TuneOnMiss) a fresh tune, else default_gemm_config for the device's arch. The choice
-  /// is remembered per problem key for the engine's life.
+  /// is remembered per problem key for the engine's life. (Where the Hopper variant runs instead, see
+  /// EngineOptions::hopper_gemm, this is what would run with it off.)
   GemmConfig gemm_config(const GemmProblem& problem, DevicePtr a, DevicePtr b);
   /// The tuning key of a GEMM problem on this engine's device (operation "gemm").
   TuningProblemKey gemm_tuning_key(const GemmProblem& problem, int max_vec_bytes);

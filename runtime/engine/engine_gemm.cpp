@@ -23,6 +23,7 @@
 #include "swzjit/error.hpp"
 #include "generator/families/gemm/gemm_pack.hpp"
 #include "generator/families/gemm_sm90/gemm_sm90.hpp"
+#include "generator/families/gemm_sm90/gemm_sm90_space.hpp"
 #include "generator/families/gemm/gemm_splitk.hpp"
 #include "templates/gemm_common.cuh"
 #include "templates/gemm_pack.cuh"
@@ -459,30 +460,62 @@ void launch_split_gemm(Engine& engine, detail::GemmState& st, const Kernel& k, c
   }
 }
 
+// A tuned winner of the Hopper variant, as detail::tuned_or_default reads it ("sm90:" + config text).
+struct HopperWinner {
+  Sm90GemmConfig cfg;
+  static HopperWinner parse(const std::string& text) { return HopperWinner{parse_sm90_candidate(text)}; }
+  std::string to_string() const { return sm90_candidate_text(cfg); }
+};
+
 // The Hopper kernel (templates/gemm_sm90.cuh: TMA, wgmma, warp-specialized, persistent) for a problem on
-// an sm_90 device: its config, or nullopt where the mma.sync family runs instead — a problem it does not
-// take (f32, batches, layouts other than K-contiguous A and B, TMA's 16-byte alignment; gemm_sm90_frame
-// says which), K = 0, or fewer 128 x 128 tiles than half the SMs (split-K mma.sync configs fill the GPU
-// there). Remembered per problem key (the key's alignment class covers the pointers' 16-byte rule).
-std::optional<Sm90GemmConfig> sm90_choice(Engine& engine, detail::GemmState& st, const GemmProblem& p, DevicePtr a,
-                                          DevicePtr b) {
-  if (p.dtype == DType::F32 || p.batch != 1 || p.k == 0) return std::nullopt;
+// an sm_90 device: its tuned winner (the tuning cache; under TuneOnMiss a fresh tune of the variant's
+// space), else its default; nullopt where the mma.sync family runs instead (sm90_default_choice says
+// where: problems the kernel does not take, too few tiles). Remembered per problem key, whose alignment
+// class covers TMA's 16-byte rule.
+std::optional<Sm90GemmConfig> hopper_choice(Engine& engine, detail::GemmState& st, const GemmProblem& p, DevicePtr a,
+                                            DevicePtr b) {
+  if (!engine.options().hopper_gemm || p.dtype == DType::F32 || p.batch != 1 || p.k == 0) return std::nullopt;
   if (engine_arch(st, engine.options().device) != "sm_90") return std::nullopt;
-  const std::string key = p.key(p.max_vec_bytes(a, b));
+  const int align = p.max_vec_bytes(a, b);
+  const std::string key = p.key(align);
   {
     std::lock_guard<std::mutex> lock(st.mutex);
     const auto it = st.sm90_choices.find(key);
     if (it != st.sm90_choices.end()) return it->second;
   }
-  std::optional<Sm90GemmConfig> choice;
-  try {
-    const Sm90GemmConfig cfg = choose_sm90_gemm_config(p, st.sm_count);
-    const Sm90Frame f = gemm_sm90_frame(cfg, p, a, b);
-    const long long tiles = ((f.m + 127) / 128) * ((f.n + 127) / 128);
-    if (2 * tiles >= st.sm_count) choice = cfg;
-  } catch (const Error& e) {
-    if (e.kind() != ErrorKind::Unsupported) throw;
+  std::optional<Sm90GemmConfig> choice = sm90_default_choice(p, a, b, st.sm_count);
+  bool remember = true;
+  if (choice) {
+    auto& impl = detail::EngineAccess::impl(engine);
+    bool have = false;
+    const auto winner = engine.cache().load_winner(
+        engine.gemm_tuning_key(p, align), detail::gemm_hopper_space_id(p.dtype, p.out_dtype, p.kernel_layout(), align));
+    if (winner && is_sm90_candidate(winner->config)) {
+      try {
+        const Sm90GemmConfig tuned = parse_sm90_candidate(winner->config);
+        gemm_sm90_frame(tuned, p, a, b);  // it must take this call (dtypes, layout, alignment)
+        choice = tuned;
+        have = true;
+      } catch (const Error&) {
+        have = false;  // a stored winner this build cannot run is a miss
+      }
+    }
+    ++(have ? impl.tuned_hits : impl.tuned_misses);
+    if (!have && engine.options().policy == TunePolicy::TuneOnMiss) {
+      const Sm90GemmConfig fallback_cfg = *choice;
+      const std::function<HopperWinner()> fallback = [&] { return HopperWinner{fallback_cfg}; };
+      choice = st.tuning
+                   .choose<HopperWinner>(
+                       key,
+                       [&] {
+                         return detail::tuned_or_default<HopperWinner>(
+                             "gemm", key, [&] { return autotune_gemm(engine, p, align); }, fallback);
+                       },
+                       fallback, &remember)
+                   .cfg;
+    }
   }
+  if (!remember) return choice;  // another thread is tuning this problem: its winner is remembered
   std::lock_guard<std::mutex> lock(st.mutex);
   return st.sm90_choices.emplace(key, choice).first->second;
 }
@@ -675,7 +708,7 @@ GemmCallPlan plan_gemm(Engine& engine, const GemmProblem& problem, DevicePtr a, 
 
 std::size_t Engine::gemm_workspace_size(const GemmProblem& problem, DevicePtr a, DevicePtr b,
                                         const GemmConfig* config) {
-  if (!config && options().hopper_gemm && sm90_choice(*this, gemm_state(), problem.resolved(), a, b)) return 0;
+  if (!config && hopper_choice(*this, gemm_state(), problem.resolved(), a, b)) return 0;
   return static_cast<std::size_t>(plan_gemm(*this, problem, a, b, config).bytes());
 }
 
@@ -696,7 +729,7 @@ void Engine::gemm(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePt
   if (!config && options().hopper_gemm) {
     detail::GemmState& st = gemm_state();
     const GemmProblem p = problem.resolved();
-    if (const std::optional<Sm90GemmConfig> cfg = sm90_choice(*this, st, p, a, b)) {
+    if (const std::optional<Sm90GemmConfig> cfg = hopper_choice(*this, st, p, a, b)) {
       const Kernel k = sm90_kernel(*this, st, *cfg);
       gemm_sm90_launch(k, gemm_sm90_prepare(*cfg, p, a, b, c, alpha, beta, st.sm_count, options().device), stream,
                        /*raise_smem=*/false);  // raised once when it was loaded

@@ -19,6 +19,8 @@
 #include "swzjit/error.hpp"
 #include "swzjit/log.hpp"
 #include "generator/families/gemm/gemm_splitk.hpp"
+#include "generator/families/gemm_sm90/gemm_sm90_space.hpp"
+#include "runtime/engine/engine_impl.hpp"
 #include "templates/gemm_common.cuh"
 #include "templates/gemm_splitk.cuh"
 
@@ -153,6 +155,107 @@ std::string gemm_space_id(DType in, DType out, GemmLayout layout, int max_vec_by
   return search_space_hash(std::move(fields));
 }
 
+namespace detail {
+
+std::string gemm_hopper_space_id(DType in, DType out, GemmLayout layout, int max_vec_bytes,
+                                 const std::vector<std::string>& extra_configs) {
+  std::vector<std::string> fields = {std::string("gemm-sm90-space/") + SWZJIT_GEMM_SPACE_HASH,
+                                     to_string(in) + ">" + to_string(out), to_string(layout),
+                                     "align=" + std::to_string(max_vec_bytes)};
+  for (const auto& e : extra_configs) fields.push_back("extra=" + e);
+  return search_space_hash(std::move(fields));
+}
+
+std::optional<Sm90GemmConfig> gemm_hopper_variant(const Engine& engine, const GemmProblem& resolved, int max_vec_bytes,
+                                                  const std::string& arch, int sm_count) {
+  if (!engine.options().hopper_gemm || arch != "sm_90") return std::nullopt;
+  return sm90_default_choice(resolved, max_vec_bytes, sm_count);
+}
+
+}  // namespace detail
+
+namespace {
+
+// The Hopper variant's tune: its space around the problem's default (which is always a candidate and
+// re-timed with the best), compiled for sm_90a through the engine's cache; the worker runs a candidate
+// "sm90:..." with tensor maps over its A and B (runtime/worker/worker_gemm.cpp). Extra configs must be
+// Hopper candidates too: the stored winner is read back as one.
+detail::TuneSetup hopper_setup(Engine& engine, const GemmProblem& problem, int max_vec_bytes,
+                               const detail::GemmFrameDesc& frame, const Sm90GemmConfig& base, int sm_count,
+                               const TuneOptions& options) {
+  std::vector<Sm90GemmConfig> kept = sm90_gemm_space(base);
+  std::vector<std::pair<Sm90GemmConfig, std::string>> rejected;
+  for (const std::string& text : options.extra_configs) {
+    if (!is_sm90_candidate(text))
+      throw_invalid("extra config '" + text + "': on this sm_90 device the problem runs the Hopper GEMM variant, "
+                    "so extra configs are Hopper candidates (\"sm90:" + base.to_string() + "\"), or turn the "
+                    "variant off with EngineOptions::hopper_gemm = false");
+    const Sm90GemmConfig cfg = parse_sm90_candidate(text);
+    gemm_sm90_frame(cfg, problem, DevicePtr{1} << 20, DevicePtr{1} << 20);  // dtypes and layout must match
+    detail::keep_config(kept, rejected, cfg);
+  }
+  const int default_index = detail::keep_config(kept, rejected, base);
+  detail::TuneSetup setup;
+  setup.problem = problem.key(max_vec_bytes);
+  setup.space_hash = detail::gemm_hopper_space_id(problem.dtype, problem.out_dtype, frame.layout, max_vec_bytes,
+                                                  options.extra_configs);
+  auto configs = std::make_shared<const std::vector<Sm90GemmConfig>>(std::move(kept));
+  detail::TuneFamily& f = setup.family;
+  for (const auto& c : *configs) f.configs.push_back(sm90_candidate_text(c));
+  f.default_index = default_index;
+  f.compile = [&engine, configs](int i, const std::string&) {
+    const Sm90GemmConfig& cfg = (*configs)[static_cast<std::size_t>(i)];
+    const CompileRequest req = gemm_sm90_compile_request(cfg);  // sm_90a whatever the device's name
+    const KernelEntry e = detail::compile_through_cache(engine.cache(), req, tpl::kSm90Threads, gemm_sm90_smem_bytes(cfg),
+                                                        [&engine] { ++detail::EngineAccess::impl(engine).compiles; });
+    // The static filter: a config whose registers spill would run far below its peers (and ptxas's spill
+    // report is the one resource fact the cubin keeps).
+    if (e.spill_bytes > 0)
+      throw Error(ErrorKind::Compile, "spills " + std::to_string(e.spill_bytes) + " bytes to local memory");
+    return e;
+  };
+  f.threads = [](int) { return tpl::kSm90Threads; };
+  f.shape = [configs, frame, sm_count](int i, detail::worker::BenchJob& job) {
+    const Sm90GemmConfig& cfg = (*configs)[static_cast<std::size_t>(i)];
+    const LaunchShape s = gemm_sm90_launch_shape(cfg, frame.m, frame.n, sm_count);
+    for (int d = 0; d < 3; ++d) {
+      job.grid[d] = s.grid[d];
+      job.block[d] = s.block[d];
+    }
+    job.dynamic_smem = static_cast<std::uint32_t>(gemm_sm90_smem_bytes(cfg));
+  };
+  Cache& cache = engine.cache();
+  const DType in = problem.dtype, out = problem.out_dtype;
+  const GemmLayout layout = frame.layout;
+  for (detail::GemmSupportKernel which : {detail::GemmSupportKernel::Check, detail::GemmSupportKernel::Reference})
+    f.support.push_back([&cache, which, in, out, layout](const std::string& arch, std::atomic<int>* compiles) {
+      return detail::compile_gemm_support_kernel(cache, which, in, out, layout, arch, compiles);
+    });
+  f.make_support = [](const std::vector<KernelEntry>& e, const std::string& arch) {
+    detail::worker::SupportRequest req;
+    req.check = detail::worker::KernelImage{e[0].image, e[0].is_ptx, arch, e[0].lowered_name};
+    req.reference = detail::worker::KernelImage{e[1].image, e[1].is_ptx, arch, e[1].lowered_name};
+    return req;
+  };
+  f.tuning_key = [&engine, problem, max_vec_bytes] { return engine.gemm_tuning_key(problem, max_vec_bytes); };
+  return setup;
+}
+
+// The arch and SM count a tune targets: the engine's device, or for a compile-only tune the asked-for
+// arch with an H100's 132 SMs standing in (they only decide which variant's kernels are warmed).
+std::pair<std::string, int> tune_target(Engine& engine, const TuneOptions& options) {
+  if (options.compile_only && !options.arch.empty()) return {options.arch, 132};
+  try {
+    const DeviceInfo info = device_info(engine.options().device);
+    return {info.arch(), info.sm_count};
+  } catch (const Error&) {
+    if (!options.compile_only) throw;
+    return {"", 0};  // no GPU and no arch: the compile-only tune reports that itself
+  }
+}
+
+}  // namespace
+
 TuneReport autotune_gemm(Engine& engine, const GemmProblem& problem_in, int max_vec_bytes, const TuneOptions& options) {
   const GemmProblem problem = problem_in.resolved();
   if (problem.m == 0 || problem.n == 0 || problem.k == 0 || problem.batch == 0)
@@ -190,7 +293,11 @@ TuneReport autotune_gemm(Engine& engine, const GemmProblem& problem_in, int max_
   g.tolerance = problem.dtype == DType::F32 ? 1e-5 : 1e-2;
   g.seed = kGemmSeed;
 
+  const std::pair<std::string, int> target = tune_target(engine, options);
+  const std::optional<Sm90GemmConfig> hopper =
+      detail::gemm_hopper_variant(engine, problem, max_vec_bytes, target.first, target.second);
   const auto prepare = [&] {
+    if (hopper) return hopper_setup(engine, problem, max_vec_bytes, frame, *hopper, target.second, options);
     detail::GemmTuningSpace space = detail::select_gemm_space(problem.dtype, problem.out_dtype, frame.layout,
                                                               max_vec_bytes, options.keep_conflicted,
                                                               options.extra_configs);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -38,6 +39,19 @@ std::string gemm_space_id(DType in, DType out, GemmLayout layout, int max_vec_by
 /// Engine::gemm_config's TuneOnMiss path: tune with default options and return the winner (the default
 /// config, with a warning, when the tune fails).
 GemmConfig autotune_gemm_for_engine(Engine& engine, const GemmProblem& problem, int max_vec_bytes);
+
+struct Sm90GemmConfig;  // generator/families/gemm_sm90/gemm_sm90.hpp
+
+namespace detail {
+/// Where the Hopper GEMM variant runs (sm_90 devices, EngineOptions::hopper_gemm, problems it takes):
+/// its default config for `resolved` with the alignment class `max_vec_bytes` on `arch` with `sm_count`
+/// SMs, else nullopt. autotune_gemm tunes the variant's space exactly there, and Engine::gemm runs it.
+std::optional<Sm90GemmConfig> gemm_hopper_variant(const Engine& engine, const GemmProblem& resolved, int max_vec_bytes,
+                                                  const std::string& arch, int sm_count);
+/// The identity of the Hopper variant's tuning space (as gemm_space_id for the mma.sync family).
+std::string gemm_hopper_space_id(DType in, DType out, GemmLayout layout, int max_vec_bytes,
+                                 const std::vector<std::string>& extra_configs = {});
+}  // namespace detail
 
 namespace detail {
 /// What the engine's TuneOnMiss runs for a built-in operation: `tune`'s winner, else (no candidate

@@ -11,6 +11,7 @@
 #include "swzjit/error.hpp"
 #include "swzjit/gemm.hpp"
 #include "generator/families/gemm/gemm_splitk.hpp"
+#include "generator/families/gemm_sm90/gemm_sm90_space.hpp"
 #include "templates/gemm_check.cuh"
 #include "templates/gemm_splitk.cuh"
 
@@ -113,6 +114,38 @@ void GemmTarget::support(const SupportRequest& req) {
 
 CUresult GemmTarget::launch(const BenchJob& job, CUfunction f, std::string* what) {
   const DriverApi& api = driver_api();
+  if (is_sm90_candidate(job.config)) {
+    auto it = sm90_.find(job.config);
+    if (it == sm90_.end()) {
+      // The worker's problem in GemmProblem terms: C row-major (the frame), A row-major when K-contiguous,
+      // B column-major when K-contiguous.
+      GemmProblem p;
+      p.dtype = d_.in_kind == tpl::kGemmF16 ? DType::F16 : DType::BF16;
+      p.out_dtype = d_.out_kind == tpl::kGemmF16 ? DType::F16 : d_.out_kind == tpl::kGemmBF16 ? DType::BF16 : DType::F32;
+      if (d_.in_kind == tpl::kGemmF32) throw_invalid("candidate " + job.config + " needs f16 or bf16 inputs");
+      p.m = d_.m;
+      p.n = d_.n;
+      p.k = d_.k;
+      p.a_order = d_.a_kmajor ? MatrixOrder::RowMajor : MatrixOrder::ColMajor;
+      p.b_order = d_.b_kmajor ? MatrixOrder::ColMajor : MatrixOrder::RowMajor;
+      p.c_order = MatrixOrder::RowMajor;
+      p.lda = d_.lda;
+      p.ldb = d_.ldb;
+      p.ldc = d_.ldc;
+      p.batch = d_.batch;
+      const Sm90GemmConfig cfg = parse_sm90_candidate(job.config);
+      it = sm90_.emplace(job.config, gemm_sm90_prepare(cfg, p, a_.ptr(), b_.ptr(), c_.ptr() + kGuardBytes,
+                                                       static_cast<float>(d_.alpha), static_cast<float>(d_.beta),
+                                                       sm_count_, device_))
+               .first;
+    }
+    Sm90GemmLaunch& l = it->second;
+    if (l.empty) return CUDA_SUCCESS;
+    void* args[] = {&l.map_a, &l.map_b, &l.params};
+    *what = "cuLaunchKernel (Hopper GEMM)";
+    return api.cuLaunchKernel(f, l.grid.x, l.grid.y, l.grid.z, l.block.x, l.block.y, l.block.z, l.smem_bytes, stream_,
+                              args, nullptr);
+  }
   if (job.k_splits <= 1) {
     void* args[] = {&params_};
     *what = "cuLaunchKernel";

@@ -1,0 +1,69 @@
+// generator: the Hopper GEMM's search space and its candidate text (gemm_sm90_space.hpp), and the
+// rule that decides where the variant runs by default.
+#include "generator/families/gemm_sm90/gemm_sm90_space.hpp"
+
+#include "swzjit/error.hpp"
+
+namespace swz {
+namespace {
+
+constexpr char kPrefix[] = "sm90:";
+constexpr std::size_t kPrefixLength = sizeof kPrefix - 1;
+
+}  // namespace
+
+std::string sm90_candidate_text(const Sm90GemmConfig& cfg) { return kPrefix + cfg.to_string(); }
+
+bool is_sm90_candidate(const std::string& text) { return text.compare(0, kPrefixLength, kPrefix) == 0; }
+
+Sm90GemmConfig parse_sm90_candidate(const std::string& text) {
+  if (!is_sm90_candidate(text))
+    throw Error(ErrorKind::InvalidArgument,
+                "'" + text + "' is not a Hopper GEMM candidate (it starts with \"" + kPrefix + "\")");
+  return Sm90GemmConfig::parse(text.substr(kPrefixLength));
+}
+
+std::optional<Sm90GemmConfig> sm90_default_choice(const GemmProblem& problem, DevicePtr a, DevicePtr b, int sm_count) {
+  const GemmProblem p = problem.resolved();
+  if (p.dtype == DType::F32 || p.batch != 1 || p.k == 0) return std::nullopt;
+  try {
+    const Sm90GemmConfig cfg = choose_sm90_gemm_config(p, sm_count);
+    const Sm90Frame f = gemm_sm90_frame(cfg, p, a, b);
+    const long long tiles = ((f.m + 127) / 128) * ((f.n + 127) / 128);
+    if (2 * tiles >= sm_count) return cfg;
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::Unsupported) throw;
+  }
+  return std::nullopt;
+}
+
+std::optional<Sm90GemmConfig> sm90_default_choice(const GemmProblem& problem, int max_vec_bytes, int sm_count) {
+  // Stand-in pointers with the call's alignment class: 256-byte aligned ones when it allows TMA's 16
+  // bytes, else ones off by the class (the frame refuses them, as it would the real ones).
+  const DevicePtr base = DevicePtr{1} << 20;
+  const DevicePtr p = max_vec_bytes >= 16 ? base : base + static_cast<DevicePtr>(max_vec_bytes);
+  return sm90_default_choice(problem, p, p, sm_count);
+}
+
+std::vector<Sm90GemmConfig> sm90_gemm_space(const Sm90GemmConfig& base) {
+  std::vector<Sm90GemmConfig> space;
+  struct TileStages {
+    int bn, stages;
+  };
+  // Stage counts: the deepest ring that fits 227 KiB and one step shallower (less smem, same speed when
+  // the loads keep up).
+  for (const TileStages ts : {TileStages{256, 4}, TileStages{256, 3}, TileStages{128, 6}, TileStages{128, 4}})
+    for (const int cluster : {1, 2})
+      for (const int raster : {8, 16, 4}) {
+        Sm90GemmConfig c = base;
+        c.bn = ts.bn;
+        c.stages = ts.stages;
+        c.cluster = cluster;
+        c.raster = raster;
+        c.validate();
+        space.push_back(c);
+      }
+  return space;
+}
+
+}  // namespace swz

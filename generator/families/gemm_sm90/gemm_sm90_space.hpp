@@ -1,0 +1,36 @@
+// generator (internal): the Hopper GEMM as a variant of the GEMM tuner (runtime/tune/autotune_gemm.cpp)
+// and of the engine's choice (runtime/engine/engine_gemm.cpp): when the variant applies, its search
+// space, and the candidate text that tells its configs apart from the mma.sync family's in the tuner,
+// the worker and the tuning cache ("sm90:" + Sm90GemmConfig text).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "generator/families/gemm_sm90/gemm_sm90.hpp"
+
+namespace swz {
+
+/// "sm90:" + cfg.to_string(): a tuning candidate / stored winner of the Hopper variant.
+std::string sm90_candidate_text(const Sm90GemmConfig& cfg);
+/// True for a text sm90_candidate_text() made (mma.sync configs start with "sgemm," or "hgemm,").
+bool is_sm90_candidate(const std::string& text);
+/// @throws Error(InvalidArgument) when `text` is not a valid Hopper candidate.
+Sm90GemmConfig parse_sm90_candidate(const std::string& text);
+
+/// The Hopper variant's default for a problem on an sm_90 device with `sm_count` SMs, or nullopt where
+/// the mma.sync family runs instead: a problem the kernel does not take (gemm_sm90_frame says why: f32,
+/// batches, TMA's 16-byte alignment of `a`, `b` and their pitches), K = 0, or fewer 128 x 128 tiles than
+/// half the SMs (split-K mma.sync configs fill the GPU there). The caller checks the device's arch.
+std::optional<Sm90GemmConfig> sm90_default_choice(const GemmProblem& problem, DevicePtr a, DevicePtr b, int sm_count);
+/// As above for a problem known only by its alignment class (the tuner's view): `max_vec_bytes` is
+/// GemmProblem::max_vec_bytes of the call (16 when the pointers and pitches allow TMA).
+std::optional<Sm90GemmConfig> sm90_default_choice(const GemmProblem& problem, int max_vec_bytes, int sm_count);
+
+/// The variant's search space around `base` (a problem's default: its dtypes and operand layout are kept):
+/// bn 128 or 256 with the stage counts that fit each, rasterization groups of 8, 16 or 4 tile-rows,
+/// clusters of 1 or 2. Every config compiles for sm_90a without spills (a CPU test checks it).
+std::vector<Sm90GemmConfig> sm90_gemm_space(const Sm90GemmConfig& base);
+
+}  // namespace swz

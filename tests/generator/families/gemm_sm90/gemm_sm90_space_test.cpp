@@ -1,0 +1,163 @@
+// tests/generator/families/gemm_sm90 (CPU suite): the Hopper GEMM as a tuning variant -- its candidate
+// text, where it applies by default, its search space (every config compiles for sm_90a with no spill, no
+// ignored setmaxnreg, no serialized wgmma), and a compile-only tune on sm_90 that warms exactly that space.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "generator/families/gemm_sm90/gemm_sm90_space.hpp"
+#include "runtime/tune/autotune_internal.hpp"
+#include "swzjit/autotune.hpp"
+#include "swzjit/engine.hpp"
+#include "swzjit/error.hpp"
+#include "swzjit/jit.hpp"
+
+using namespace swz;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+GemmProblem nt(DType in, DType out, long long m, long long n, long long k) {
+  GemmProblem p;
+  p.dtype = in;
+  p.out_dtype = out;
+  p.m = m, p.n = n, p.k = k;
+  p.a_order = MatrixOrder::RowMajor;
+  p.b_order = MatrixOrder::ColMajor;
+  p.c_order = MatrixOrder::RowMajor;
+  return p.resolved();
+}
+
+std::string temp_dir() {
+  char tmpl[] = "/tmp/swz_gemm_sm90_space_test_XXXXXX";
+  const char* d = mkdtemp(tmpl);
+  REQUIRE(d != nullptr);
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("gemm_sm90 variant: candidate text round trip, and mma.sync configs are not candidates") {
+  Sm90GemmConfig c = default_sm90_gemm_config(DType::BF16, DType::F32);
+  c.bn = 128;
+  c.stages = 6;
+  c.cluster = 2;
+  const std::string text = sm90_candidate_text(c);
+  CHECK(text.rfind("sm90:", 0) == 0);
+  CHECK(is_sm90_candidate(text));
+  CHECK(parse_sm90_candidate(text) == c);
+  CHECK_FALSE(is_sm90_candidate("hgemm,f16>f16,NT,tile=128x256x32,warp=64x64,stages=4,vec=8,raster=8,swa=2:3:3,swb=2:3:3"));
+  CHECK_FALSE(is_sm90_candidate(c.to_string()));  // the bare config text is not a candidate
+  CHECK_THROWS_AS(parse_sm90_candidate(c.to_string()), Error);
+  CHECK_THROWS_AS(parse_sm90_candidate("sm90:in=f16,bn=100"), Error);
+}
+
+TEST_CASE("gemm_sm90 variant: where it runs by default") {
+  const DevicePtr aligned = DevicePtr{1} << 20;
+  const GemmProblem big = nt(DType::F16, DType::F16, 4096, 4096, 4096);
+  REQUIRE(sm90_default_choice(big, aligned, aligned, 132).has_value());
+  CHECK(*sm90_default_choice(big, aligned, aligned, 132) == choose_sm90_gemm_config(big, 132));
+  CHECK(sm90_default_choice(big, 16, 132).has_value());       // the tuner's view: alignment class 16
+  CHECK_FALSE(sm90_default_choice(big, 8, 132).has_value());  // TMA needs 16-byte aligned bases and pitches
+  CHECK_FALSE(sm90_default_choice(big, aligned + 8, aligned, 132).has_value());
+  CHECK_FALSE(sm90_default_choice(nt(DType::F32, DType::F32, 4096, 4096, 4096), 16, 132).has_value());
+  CHECK_FALSE(sm90_default_choice(nt(DType::F16, DType::F16, 4096, 4096, 0), 16, 132).has_value());
+  GemmProblem batched = big;
+  batched.batch = 2;
+  CHECK_FALSE(sm90_default_choice(batched.resolved(), 16, 132).has_value());
+  // 16 x 4096: one row of 32 tiles of 128 x 128 is under half of 132 SMs (split-K mma.sync runs there).
+  CHECK_FALSE(sm90_default_choice(nt(DType::F16, DType::F16, 16, 4096, 4096), 16, 132).has_value());
+  CHECK(sm90_default_choice(nt(DType::BF16, DType::F32, 2048, 4096, 4096), 16, 132).has_value());
+}
+
+TEST_CASE("gemm_sm90 variant: the space keeps the base's dtypes, is distinct and holds the defaults") {
+  for (const GemmProblem& p : {nt(DType::F16, DType::F16, 4096, 4096, 4096), nt(DType::BF16, DType::F32, 8192, 8192, 8192),
+                               nt(DType::F16, DType::BF16, 128, 14336, 4096)}) {
+    const Sm90GemmConfig base = choose_sm90_gemm_config(p, 132);
+    const std::vector<Sm90GemmConfig> space = sm90_gemm_space(base);
+    CHECK(space.size() == 24);
+    std::set<std::string> seen;
+    bool has_default = false;
+    for (const Sm90GemmConfig& c : space) {
+      CHECK(c.in == base.in);
+      CHECK(c.out == base.out);
+      CHECK_NOTHROW(c.validate());
+      CHECK(seen.insert(c.to_string()).second);
+      has_default = has_default || c == base;
+    }
+    CHECK_MESSAGE(has_default, base.to_string());
+  }
+}
+
+TEST_CASE("gemm_sm90 variant: every config of the space compiles for sm_90a without spills, C7508 or C7510") {
+  std::string why;
+  if (!nvrtc_available(&why)) {
+    MESSAGE("skipped: NVRTC not available: " << why);
+    return;
+  }
+  for (const Sm90GemmConfig& c : sm90_gemm_space(default_sm90_gemm_config(DType::F16, DType::F16))) {
+    CAPTURE(c.to_string());
+    CompileRequest req = gemm_sm90_compile_request(c);
+    req.extra_options.push_back("--ptxas-options=-v");
+    const CompiledKernel k = compile(req);
+    CAPTURE(k.log);
+    CHECK_FALSE(contains(k.log, "C7508"));  // setmaxnreg ignored
+    CHECK_FALSE(contains(k.log, "C7510"));  // wgmma serialized
+    CHECK(contains(k.log, " 0 bytes spill stores, 0 bytes spill loads"));
+  }
+}
+
+TEST_CASE("gemm_sm90 variant: a compile-only tune for sm_90 warms the Hopper space; off, or on sm_80, the mma.sync one") {
+  std::string why;
+  if (!nvrtc_available(&why)) {
+    MESSAGE("skipped: NVRTC not available: " << why);
+    return;
+  }
+  const GemmProblem p = nt(DType::F16, DType::F16, 4096, 4096, 4096);
+  TuneOptions o;
+  o.compile_only = true;
+  o.arch = "sm_90";
+  o.max_candidates = 2;
+  {
+    EngineOptions eo;
+    eo.cache_dir = temp_dir();
+    Engine engine(eo);
+    const TuneReport r = autotune_gemm(engine, p, 16, o);
+    CHECK(r.default_config == sm90_candidate_text(choose_sm90_gemm_config(p, 132)));
+    CHECK(r.space_size == 24);
+    int compiled = 0;
+    for (const TuneCandidate& c : r.candidates) {
+      CHECK_MESSAGE(is_sm90_candidate(c.config), c.config);
+      compiled += c.status == "compiled";
+    }
+    CHECK(compiled >= 2);
+    CHECK(r.space_hash == detail::gemm_hopper_space_id(DType::F16, DType::F16, GemmLayout::NT, 16));
+    // An mma.sync extra config is refused with what to do instead.
+    TuneOptions bad = o;
+    bad.extra_configs = {default_gemm_config(p, 16).to_string()};
+    try {
+      autotune_gemm(engine, p, 16, bad);
+      FAIL("an mma.sync extra config was accepted for a Hopper problem");
+    } catch (const Error& e) {
+      CHECK(contains(e.what(), "hopper_gemm = false"));
+    }
+    // At 8-byte alignment TMA cannot load: the mma.sync space.
+    const TuneReport r8 = autotune_gemm(engine, p, 8, o);
+    for (const TuneCandidate& c : r8.candidates) CHECK_FALSE(is_sm90_candidate(c.config));
+  }
+  for (const bool off : {true, false}) {
+    EngineOptions eo;
+    eo.cache_dir = temp_dir();
+    eo.hopper_gemm = !off;
+    Engine engine(eo);
+    TuneOptions o2 = o;
+    if (!off) o2.arch = "sm_80";
+    const TuneReport r = autotune_gemm(engine, p, 16, o2);
+    CHECK(r.default_config == default_gemm_config(p, 16).to_string());
+    for (const TuneCandidate& c : r.candidates) CHECK_FALSE(is_sm90_candidate(c.config));
+  }
+}
