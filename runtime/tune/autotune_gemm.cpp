@@ -176,6 +176,29 @@ std::optional<Sm90GemmConfig> gemm_hopper_variant(const Engine& engine, const Ge
 
 namespace {
 
+// The worker's support kernels of a GEMM tune (the input fill and output check, the f64 reference, and the
+// split-K reduction when a candidate splits K), and the tuning key.
+void add_support(detail::TuneFamily& f, Engine& engine, const GemmProblem& problem, GemmLayout layout,
+                 int max_vec_bytes, bool split_reduce) {
+  Cache& cache = engine.cache();
+  const DType in = problem.dtype, out = problem.out_dtype;
+  std::vector<detail::GemmSupportKernel> support = {detail::GemmSupportKernel::Check,
+                                                    detail::GemmSupportKernel::Reference};
+  if (split_reduce) support.push_back(detail::GemmSupportKernel::SplitKReduce);
+  for (detail::GemmSupportKernel which : support)
+    f.support.push_back([&cache, which, in, out, layout](const std::string& arch, std::atomic<int>* compiles) {
+      return detail::compile_gemm_support_kernel(cache, which, in, out, layout, arch, compiles);
+    });
+  f.make_support = [](const std::vector<KernelEntry>& e, const std::string& arch) {
+    detail::worker::SupportRequest req;
+    req.check = detail::worker::KernelImage{e[0].image, e[0].is_ptx, arch, e[0].lowered_name};
+    req.reference = detail::worker::KernelImage{e[1].image, e[1].is_ptx, arch, e[1].lowered_name};
+    if (e.size() > 2) req.splitk_reduce = detail::worker::KernelImage{e[2].image, e[2].is_ptx, arch, e[2].lowered_name};
+    return req;
+  };
+  f.tuning_key = [&engine, problem, max_vec_bytes] { return engine.gemm_tuning_key(problem, max_vec_bytes); };
+}
+
 // The Hopper variant's tune: its space around the problem's default (which is always a candidate and
 // re-timed with the best), compiled for sm_90a through the engine's cache; the worker runs a candidate
 // "sm90:..." with tensor maps over its A and B (runtime/worker/worker_gemm.cpp). Extra configs must be
@@ -224,20 +247,7 @@ detail::TuneSetup hopper_setup(Engine& engine, const GemmProblem& problem, int m
     }
     job.dynamic_smem = static_cast<std::uint32_t>(gemm_sm90_smem_bytes(cfg));
   };
-  Cache& cache = engine.cache();
-  const DType in = problem.dtype, out = problem.out_dtype;
-  const GemmLayout layout = frame.layout;
-  for (detail::GemmSupportKernel which : {detail::GemmSupportKernel::Check, detail::GemmSupportKernel::Reference})
-    f.support.push_back([&cache, which, in, out, layout](const std::string& arch, std::atomic<int>* compiles) {
-      return detail::compile_gemm_support_kernel(cache, which, in, out, layout, arch, compiles);
-    });
-  f.make_support = [](const std::vector<KernelEntry>& e, const std::string& arch) {
-    detail::worker::SupportRequest req;
-    req.check = detail::worker::KernelImage{e[0].image, e[0].is_ptx, arch, e[0].lowered_name};
-    req.reference = detail::worker::KernelImage{e[1].image, e[1].is_ptx, arch, e[1].lowered_name};
-    return req;
-  };
-  f.tuning_key = [&engine, problem, max_vec_bytes] { return engine.gemm_tuning_key(problem, max_vec_bytes); };
+  add_support(f, engine, problem, frame.layout, max_vec_bytes, false);
   return setup;
 }
 
@@ -348,24 +358,7 @@ TuneReport autotune_gemm(Engine& engine, const GemmProblem& problem_in, int max_
       job.k_splits = static_cast<std::uint32_t>(gemm_k_splits(cfg));
       job.k_slice = static_cast<std::uint32_t>(gemm_k_slice(cfg, k));
     };
-    Cache& cache = engine.cache();
-    const DType in = problem.dtype, out = problem.out_dtype;
-    const GemmLayout layout = frame.layout;
-    std::vector<detail::GemmSupportKernel> support = {detail::GemmSupportKernel::Check,
-                                                      detail::GemmSupportKernel::Reference};
-    if (any_split) support.push_back(detail::GemmSupportKernel::SplitKReduce);  // only compiled when needed
-    for (detail::GemmSupportKernel which : support)
-      f.support.push_back([&cache, which, in, out, layout](const std::string& arch, std::atomic<int>* compiles) {
-        return detail::compile_gemm_support_kernel(cache, which, in, out, layout, arch, compiles);
-      });
-    f.make_support = [](const std::vector<KernelEntry>& e, const std::string& arch) {
-      detail::worker::SupportRequest req;
-      req.check = detail::worker::KernelImage{e[0].image, e[0].is_ptx, arch, e[0].lowered_name};
-      req.reference = detail::worker::KernelImage{e[1].image, e[1].is_ptx, arch, e[1].lowered_name};
-      if (e.size() > 2) req.splitk_reduce = detail::worker::KernelImage{e[2].image, e[2].is_ptx, arch, e[2].lowered_name};
-      return req;
-    };
-    f.tuning_key = [&engine, problem, max_vec_bytes] { return engine.gemm_tuning_key(problem, max_vec_bytes); };
+    add_support(f, engine, problem, frame.layout, max_vec_bytes, any_split);  // the reduction only when needed
     return setup;
   };
   TuneReport report = detail::run_tune(engine, options, hello, prepare);

@@ -4,7 +4,6 @@
 // call, the winner is never slower than the default in the same re-time, and threads sharing one engine
 // run it concurrently with exact results.
 #include <doctest/doctest.h>
-#include <stdlib.h>
 
 #include <cmath>
 #include <cstdint>
@@ -20,17 +19,11 @@
 #include "swzjit/device.hpp"
 #include "swzjit/engine.hpp"
 #include "swzjit/error.hpp"
+#include "tests/runtime/cache/cache_test_util.hpp"
 
 using namespace swz;
 
 namespace {
-
-std::string temp_cache_dir() {
-  char tmpl[] = "/tmp/swz_gemm_sm90_tune_gpu_XXXXXX";
-  const char* d = mkdtemp(tmpl);
-  REQUIRE(d != nullptr);
-  return d;
-}
 
 std::uint16_t to_half(float f) {  // round to nearest even, finite inputs in range
   std::uint32_t x;
@@ -126,7 +119,8 @@ TEST_CASE("gemm on sm_90: the Hopper variant is tuned, stored, reused by a later
   }
   std::mt19937_64 rng(std::random_device{}());
   NtRun run(2048, 2048, 1024, rng);
-  const std::string dir = temp_cache_dir();
+  const swz_cache_test::TempDir cache_dir;
+  const std::string dir = cache_dir.path();
   std::string winner;
   {
     Engine engine(EngineOptions{0, TunePolicy::Default, dir, true});
@@ -154,7 +148,8 @@ TEST_CASE("gemm on sm_90: the Hopper variant is tuned, stored, reused by a later
     CHECK(engine.counters().tunes == 0);
   }
   {
-    Engine engine(EngineOptions{0, TunePolicy::TuneOnMiss, temp_cache_dir(), true});
+    const swz_cache_test::TempDir other;
+    Engine engine(EngineOptions{0, TunePolicy::TuneOnMiss, other.path(), true});
     CHECK(run.run(engine, nullptr, rng) < 1e-2);
     CHECK(engine.counters().tunes == 1);
     CHECK(ran_sm90(engine));
@@ -168,7 +163,8 @@ TEST_CASE("gemm on sm_90: threads sharing one engine run the Hopper variant on t
     MESSAGE("skipped: device 0 is " << device_info(0).arch() << ", the Hopper GEMM variant needs sm_90");
     return;
   }
-  Engine engine(EngineOptions{0, TunePolicy::Default, temp_cache_dir(), true});
+  const swz_cache_test::TempDir dir;
+  Engine engine(EngineOptions{0, TunePolicy::Default, dir.path(), true});
   const long long shapes[4][3] = {{1024, 1536, 512}, {2048, 1024, 1000}, {1000, 2040, 776}, {1536, 1536, 256}};
   std::vector<double> errors(8, -1);
   std::vector<std::string> failures(8);

@@ -3,7 +3,6 @@
 // ignored setmaxnreg, no serialized wgmma), and a compile-only tune on sm_90 that warms exactly that space.
 #include <doctest/doctest.h>
 
-#include <cstdlib>
 #include <set>
 #include <string>
 #include <vector>
@@ -14,6 +13,7 @@
 #include "swzjit/engine.hpp"
 #include "swzjit/error.hpp"
 #include "swzjit/jit.hpp"
+#include "tests/runtime/cache/cache_test_util.hpp"
 
 using namespace swz;
 
@@ -30,13 +30,6 @@ GemmProblem nt(DType in, DType out, long long m, long long n, long long k) {
   p.b_order = MatrixOrder::ColMajor;
   p.c_order = MatrixOrder::RowMajor;
   return p.resolved();
-}
-
-std::string temp_dir() {
-  char tmpl[] = "/tmp/swz_gemm_sm90_space_test_XXXXXX";
-  const char* d = mkdtemp(tmpl);
-  REQUIRE(d != nullptr);
-  return d;
 }
 
 }  // namespace
@@ -123,8 +116,9 @@ TEST_CASE("gemm_sm90 variant: a compile-only tune for sm_90 warms the Hopper spa
   o.arch = "sm_90";
   o.max_candidates = 2;
   {
+    const swz_cache_test::TempDir dir;
     EngineOptions eo;
-    eo.cache_dir = temp_dir();
+    eo.cache_dir = dir.path();
     Engine engine(eo);
     const TuneReport r = autotune_gemm(engine, p, 16, o);
     CHECK(r.default_config == sm90_candidate_text(choose_sm90_gemm_config(p, 132)));
@@ -150,8 +144,9 @@ TEST_CASE("gemm_sm90 variant: a compile-only tune for sm_90 warms the Hopper spa
     for (const TuneCandidate& c : r8.candidates) CHECK_FALSE(is_sm90_candidate(c.config));
   }
   for (const bool off : {true, false}) {
+    const swz_cache_test::TempDir dir;
     EngineOptions eo;
-    eo.cache_dir = temp_dir();
+    eo.cache_dir = dir.path();
     eo.hopper_gemm = !off;
     Engine engine(eo);
     TuneOptions o2 = o;
