@@ -8,9 +8,11 @@
 //   --verbose prints every config's time; --extra adds configs (those matching the dtype and layout of a
 //   measurement) to the default space, for exploring candidates before they enter the space.
 //   swz_bench_gemm --ncu "CONFIG@MxNxK[;...]"   (one launch each, for ncu; prints predicted wavefronts)
-//   swz_bench_gemm --tuned [...]   instead of the sweep: per shape, the autotuner's winner (autotune_gemm, as
-//   `swz autotune gemm` and TunePolicy::TuneOnMiss run it) and the engine's untuned default, re-timed
-//   interleaved in this run beside cuBLAS; prints tuned/default (issue 10: tuned >= default everywhere).
+//   swz_bench_gemm --tuned [...]   instead of the sweep: per shape, what Engine::gemm runs untuned and after
+//   autotune_gemm (as `swz autotune gemm` and TunePolicy::TuneOnMiss run it; on an H100 the Hopper variant
+//   where it applies), re-timed interleaved in this run beside cuBLAS; prints tuned/default and geometric
+//   means. --llm: the shapes M in {16, 128, 2048, 8192} x (N, K) in {(4096, 4096), (14336, 4096),
+//   (4096, 14336), (11008, 4096)} instead of the default ones.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -18,6 +20,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -28,6 +31,8 @@
 #include "swzjit/autotune.hpp"
 #include "swzjit/engine.hpp"
 #include "swzjit/error.hpp"
+#include "generator/families/gemm_sm90/gemm_sm90_space.hpp"
+#include "runtime/tune/autotune_internal.hpp"
 
 using namespace swz;
 using swz::bench::check;
@@ -166,16 +171,22 @@ int run_ncu(Engine& engine, const std::string& list) {
   return 0;
 }
 
-// --tuned: what an application gets, untuned and tuned, in one run. The two configs are timed in
-// alternating rounds (so clocks and neighbours affect both alike); each round's time is a median.
-int run_tuned(Engine& engine, cudaStream_t stream, cublasHandle_t handle, bench::Timer& timer, int reps,
-              const std::vector<DType>& dtypes, const std::vector<std::string>& layouts, const std::vector<Shape>& shapes) {
+// --tuned: what an application gets, untuned and tuned, in one run. "default" is Engine::gemm with no
+// config on an engine whose cache holds no winner (TunePolicy::Default): on an sm_90 device the Hopper
+// variant's default where it applies, else the mma.sync default; "tuned" is Engine::gemm with no config on
+// a second engine after autotune_gemm stored its winner (the variant's space, as `swz autotune gemm` and
+// TuneOnMiss tune it). The two are timed in alternating rounds beside cuBLAS (so clocks and neighbours
+// affect all alike); each round's time is a median. Both results are checked against cuBLAS's.
+int run_tuned(cudaStream_t stream, cublasHandle_t handle, bench::Timer& timer, int reps, const std::vector<DType>& dtypes,
+              const std::vector<std::string>& layouts, const std::vector<Shape>& shapes) {
   std::vector<std::string> table = {
       "| dtype | layout | M x N x K | cuBLAS TFLOP/s | default TFLOP/s | tuned TFLOP/s | tuned / default (time) | "
-      "tuned vs cuBLAS | tune s | default config | tuned config |",
-      "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |"};
+      "default vs cuBLAS | tuned vs cuBLAS | tune s | default config | tuned config |",
+      "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |"};
   int slower = 0, wrong = 0;
-  const std::string arch = device_info(engine.options().device).arch();
+  double log_def = 0, log_tuned = 0, min_tuned = 1e9;
+  int rows = 0;
+  const DeviceInfo info = device_info(0);
   for (DType t : dtypes)
     for (const std::string& layout : layouts)
       for (const Shape& s : shapes) {
@@ -187,34 +198,41 @@ int run_tuned(Engine& engine, cudaStream_t stream, cublasHandle_t handle, bench:
         const DevicePtr da = reinterpret_cast<DevicePtr>(a), db = reinterpret_cast<DevicePtr>(b),
                         dc = reinterpret_cast<DevicePtr>(c);
         const double flops = 2.0 * s.m * s.n * static_cast<double>(s.k);
+        // Fresh engines per shape: nothing remembered from another measurement.
+        char def_dir[] = "/tmp/swz_bench_gemm_default_XXXXXX", tuned_dir[] = "/tmp/swz_bench_gemm_tuned_XXXXXX";
+        EngineOptions eo;
+        eo.cache_dir = mkdtemp(def_dir);
+        Engine def_engine(eo);
+        eo.cache_dir = mkdtemp(tuned_dir);
+        Engine tuned_engine(eo);
         bool sa = false, sb = false;
         const GemmProblem ps = p.staged(da, db, &sa, &sb);
         const int align = ps.max_vec_bytes(sa ? 0 : da, sb ? 0 : db);
-        const GemmConfig def = default_gemm_config(ps, align, arch);
-        const TuneReport rep = autotune_gemm(engine, ps, align);
+        const std::optional<Sm90GemmConfig> hopper =
+            detail::gemm_hopper_variant(def_engine, ps, align, info.arch(), info.sm_count);
+        const std::string def = hopper ? sm90_candidate_text(*hopper) : def_engine.gemm_config(p, da, db).to_string();
+        const TuneReport rep = autotune_gemm(tuned_engine, ps, align);
         if (rep.winner.empty()) {
           std::printf("# %s %s %lldx%lldx%lld: the tune found no winner\n", to_string(t).c_str(), layout.c_str(), s.m,
                       s.n, s.k);
           ++wrong;
           continue;
         }
-        const GemmConfig tuned = GemmConfig::parse(rep.winner);
         std::vector<double> cb_ms, def_ms, tuned_ms;
         for (int round = 0; round < 5; ++round) {
           cb_ms.push_back(timer.time([&] { cublas_gemm(handle, p, a, b, cref); }, reps).median);
-          def_ms.push_back(timer.time([&] { engine.gemm(p, da, db, dc, 1.0f, 0.0f, stream, &def); }, reps).median);
-          tuned_ms.push_back(timer.time([&] { engine.gemm(p, da, db, dc, 1.0f, 0.0f, stream, &tuned); }, reps).median);
+          def_ms.push_back(timer.time([&] { def_engine.gemm(p, da, db, dc, 1.0f, 0.0f, stream); }, reps).median);
+          tuned_ms.push_back(timer.time([&] { tuned_engine.gemm(p, da, db, dc, 1.0f, 0.0f, stream); }, reps).median);
         }
         const auto median = [](std::vector<double> v) {
           std::sort(v.begin(), v.end());
           return v[v.size() / 2];
         };
         const double cbm = median(cb_ms), dm = median(def_ms), tm = median(tuned_ms);
-        // Both results checked against cuBLAS on the same inputs.
         double err = 0;
-        for (const GemmConfig* cfg : {&def, &tuned}) {
+        for (Engine* e : {&def_engine, &tuned_engine}) {
           check(cudaMemsetAsync(c, 0xff, c_elems * eb, stream), "poison");
-          engine.gemm(p, da, db, dc, 1.0f, 0.0f, stream, cfg);
+          e->gemm(p, da, db, dc, 1.0f, 0.0f, stream);
           cublas_gemm(handle, p, a, b, cref);
           check(cudaStreamSynchronize(stream), "verify");
           err = std::max(err, rel_frobenius(to_doubles(c, c_elems, t), to_doubles(cref, c_elems, t)));
@@ -222,24 +240,31 @@ int run_tuned(Engine& engine, cudaStream_t stream, cublasHandle_t handle, bench:
         const double tol = t == DType::F32 ? 1e-5 : 1e-2;
         if (!(err < tol)) ++wrong;
         // The same config re-timed twice differs by noise alone; a different one counts as slower past 1%.
-        const bool is_slower = !(tuned == def) && tm > dm * 1.01;
+        const bool same = rep.winner == def;
+        const bool is_slower = !same && tm > dm * 1.01;
         if (is_slower) ++slower;
+        log_def += std::log(cbm / dm);
+        log_tuned += std::log(cbm / tm);
+        min_tuned = std::min(min_tuned, cbm / tm);
+        ++rows;
         const std::string row = "| " + to_string(t) + " | " + layout + " | " + std::to_string(s.m) + "x" +
                                 std::to_string(s.n) + "x" + std::to_string(s.k) + " | " + fmt(flops / (cbm * 1e9), 1) +
                                 " | " + fmt(flops / (dm * 1e9), 1) + " | " + fmt(flops / (tm * 1e9), 1) + " | " +
-                                fmt(tm / dm, 3) + (is_slower ? " SLOWER" : "") + " | " + fmt(cbm / tm, 2) + "x | " +
-                                fmt(rep.seconds, 1) + " | " + def.to_string() + " | " +
-                                (tuned == def ? std::string("(the default)") : tuned.to_string()) +
-                                (err < tol ? "" : " MISMATCH") + " |";
+                                fmt(tm / dm, 3) + (is_slower ? " SLOWER" : "") + " | " + fmt(cbm / dm, 2) + "x | " +
+                                fmt(cbm / tm, 2) + "x | " + fmt(rep.seconds, 1) + " | " + def + " | " +
+                                (same ? std::string("(the default)") : rep.winner) + (err < tol ? "" : " MISMATCH") +
+                                " |";
         std::printf("%s\n", row.c_str());
         std::fflush(stdout);
         table.push_back(row);
       }
   std::printf("\n");
   for (const auto& line : table) std::printf("%s\n", line.c_str());
-  std::printf("\ntuned config slower than a different default by more than 1%% (time): %d; wrong results or failed "
-              "tunes: %d\n", slower,
-              wrong);
+  if (rows > 0)
+    std::printf("\ngeometric mean vs cuBLAS over %d shapes: default %.3fx, tuned %.3fx; lowest tuned %.2fx\n", rows,
+                std::exp(log_def / rows), std::exp(log_tuned / rows), min_tuned);
+  std::printf("tuned slower than a different default by more than 1%% (time): %d; wrong results or failed tunes: %d\n",
+              slower, wrong);
   return wrong ? 1 : 0;
 }
 
@@ -247,7 +272,7 @@ int run_tuned(Engine& engine, cudaStream_t stream, cublasHandle_t handle, bench:
 
 int main(int argc, char** argv) {
   int reps = 20;
-  bool quick = false, verbose = false, tuned_mode = false;
+  bool quick = false, verbose = false, tuned_mode = false, llm = false;
   std::vector<std::string> extra;
   std::string ncu, only_dtype, only_layout, only_shape;
   for (int i = 1; i < argc; ++i) {
@@ -258,6 +283,8 @@ int main(int argc, char** argv) {
       quick = true;
     } else if (a == "--tuned") {
       tuned_mode = true;
+    } else if (a == "--llm") {
+      llm = true;
     } else if (a == "--verbose") {
       verbose = true;
     } else if (a == "--extra" && i + 1 < argc) {
@@ -276,7 +303,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: swz_bench_gemm [--reps N] [--quick] [--dtype f32|f16|bf16] [--layout NN|NT|TN|TT] "
-                   "[--shape MxNxK] [--verbose] [--tuned] [--extra \"CONFIG[;...]\"] | --ncu \"CONFIG@MxNxK[;...]\"\n");
+                   "[--shape MxNxK | --llm] [--verbose] [--tuned] [--extra \"CONFIG[;...]\"] | --ncu \"CONFIG@MxNxK[;...]\"\n");
       return a == "--help" || a == "-h" ? 0 : 2;
     }
   }
@@ -304,6 +331,12 @@ int main(int argc, char** argv) {
   std::vector<Shape> shapes = {{4096, 4096, 4096}, {8192, 8192, 8192}, {4096, 4096, 1024},
                                {8192, 1024, 8192}, {3000, 5000, 700},  {127, 129, 4100}};
   if (quick) shapes = {{4096, 4096, 4096}, {8192, 8192, 8192}};
+  if (llm) {  // decode to prefill: M tokens x the (N, K) of common LLM projections
+    shapes.clear();
+    for (long long m : {16, 128, 2048, 8192})
+      for (const auto& nk : {std::pair<long long, long long>{4096, 4096}, {14336, 4096}, {4096, 14336}, {11008, 4096}})
+        shapes.push_back(Shape{m, nk.first, nk.second});
+  }
   if (!only_shape.empty()) {
     Shape s{};
     if (std::sscanf(only_shape.c_str(), "%lldx%lldx%lld", &s.m, &s.n, &s.k) != 3) return 2;
@@ -315,7 +348,7 @@ int main(int argc, char** argv) {
   std::vector<DType> dtypes = {DType::F32, DType::F16, DType::BF16};
   if (!only_dtype.empty()) dtypes = {parse_dtype(only_dtype)};
 
-  if (tuned_mode) return run_tuned(engine, stream, handle, timer, reps, dtypes, layouts, shapes);
+  if (tuned_mode) return run_tuned(stream, handle, timer, reps, dtypes, layouts, shapes);
 
   std::vector<std::string> table = {
       "| dtype | layout | M x N x K | cuBLAS ms | cuBLAS TFLOP/s | swz ms | swz TFLOP/s | vs cuBLAS (time) | "
