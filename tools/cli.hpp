@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "swzjit/error.hpp"
+
 namespace swz {
 namespace cli {
 
@@ -15,6 +17,19 @@ namespace cli {
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+/// Runs `f`, turning an Error(InvalidArgument) of the library into a UsageError naming the flag: the
+/// analysis API's messages start with the field's name ("op:", "rows", "pattern"), which is the flag's
+/// name without "--".
+template <typename F>
+auto naming_flag(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::InvalidArgument) throw;
+    throw UsageError(std::string("--") + e.what());
+  }
+}
 
 /// The arguments after `swz <command>`: "--name value", "--name=value", "--flag", positionals.
 class Args {

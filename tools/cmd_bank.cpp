@@ -15,18 +15,6 @@ namespace cli {
 
 namespace {
 
-// The model's InvalidArgument messages start with the field name ("op:", "width:", "addresses:"),
-// which is the flag name without "--"; turn them into usage errors naming the flag.
-template <typename F>
-auto naming_flag(F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const Error& e) {
-    if (e.kind() != ErrorKind::InvalidArgument) throw;
-    throw UsageError(std::string("--") + e.what());
-  }
-}
-
 std::string format_text(const SmemInstruction& in, bool trans, const BankReport& r) {
   std::string out;
   char line[256];

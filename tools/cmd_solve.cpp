@@ -15,18 +15,6 @@ namespace cli {
 
 namespace {
 
-// The solver's InvalidArgument messages start with the field name ("rows", "row-bytes",
-// "elem-bytes", "pattern"), i.e. the flag without "--"; report them as usage errors naming the flag.
-template <typename F>
-auto naming_flag(F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const Error& e) {
-    if (e.kind() != ErrorKind::InvalidArgument) throw;
-    throw UsageError(std::string("--") + e.what());
-  }
-}
-
 const char* status_word(SolveStatus s) {
   switch (s) {
     case SolveStatus::IdentityIsFree: return "identity";
