@@ -3,7 +3,7 @@
 // issue's shapes, every layout, random data in [-1, 1], L2 flushed before every repetition, CUDA events,
 // medians. For each (dtype, layout, shape) every config of the default space is timed and the best is
 // reported with TFLOP/s, the ratio to cuBLAS and its relative Frobenius error against cuBLAS's result.
-//   swz_bench_gemm [--reps N] [--quick] [--dtype f32|f16|bf16] [--layout NN|NT|TN|TT] [--shape MxNxK]
+//   swz_bench_gemm [--reps N] [--quick] [--dtype f32|f16|bf16] [--layout NN|NT|TN|TT[,...]] [--shape MxNxK]
 //                  [--verbose] [--extra "CONFIG[;...]"]
 //   --verbose prints every config's time; --extra adds configs (those matching the dtype and layout of a
 //   measurement) to the default space, for exploring candidates before they enter the space.
@@ -344,7 +344,13 @@ int main(int argc, char** argv) {
   }
   std::vector<std::string> layouts = {"NN", "NT", "TN", "TT"};
   if (quick) layouts = {"NN", "NT"};
-  if (!only_layout.empty()) layouts = {only_layout};
+  if (!only_layout.empty()) {  // one or several, "NN,TT"
+    layouts.clear();
+    std::stringstream ss(only_layout);
+    std::string item;
+    while (std::getline(ss, item, ','))
+      if (!item.empty()) layouts.push_back(item);
+  }
   std::vector<DType> dtypes = {DType::F32, DType::F16, DType::BF16};
   if (!only_dtype.empty()) dtypes = {parse_dtype(only_dtype)};
 

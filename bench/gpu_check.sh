@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # bench: one GPU-machine session over a build carried from the CPU machine (device tool): the GPU suite,
-# the installed examples, the Python package's GPU tests with PyTorch. Logs under $OUT; a summary last.
+# the sanitizers, the installed examples, the Python package's GPU tests with PyTorch, the benchmarks.
+# Steps as arguments (e.g. `bench/gpu_check.sh suite2 memcheck racecheck gemm_llm`); logs under $OUT;
+# a summary last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/device-logs}
@@ -36,6 +38,31 @@ for step in "$@"; do
         build/tests/swzjit_gpu_tests -tc="${MEMCHECK_CASES:-*workspace*,*repeated call*,*Hopper kernel runs*,*sanitizer-sized*}" \
         >"$OUT/memcheck.log" 2>&1
       summary+=("memcheck: rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/memcheck.log" | tail -1)") ;;
+    racecheck)
+      # Shared-memory races and barrier misuse of the kernels on sanitizer-sized problems (the Hopper kernel's
+      # mbarrier ring and TMA-store epilogue included).
+      for tool in racecheck synccheck; do
+        SWZJIT_CACHE_DIR=$(mktemp -d) timeout ${RACECHECK_TIMEOUT:-200} compute-sanitizer --tool $tool --error-exitcode 3 \
+          build/tests/swzjit_gpu_tests -tc="${RACECHECK_CASES:-*sanitizer-sized*}" >"$OUT/$tool.log" 2>&1
+        summary+=("$tool: rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$tool.log" | tail -1)")
+      done ;;
+    gemm_llm)
+      # What Engine::gemm runs untuned and tuned beside cuBLAS, the LLM shapes, f16 and bf16 NT.
+      for t in f16 bf16; do
+        timeout ${BENCH_TIMEOUT:-280} build/bench/swz_bench_gemm --tuned --llm --layout NT --dtype $t --reps 10 \
+          >"$OUT/gemm_llm_$t.log" 2>&1
+        summary+=("gemm --tuned --llm $t: rc=$? $(grep -E '^geometric mean' "$OUT/gemm_llm_$t.log")")
+      done ;;
+    gemm_square)
+      # Untuned and tuned Engine::gemm at 4096^3 and 8192^3, every layout, f16 and bf16.
+      for t in f16 bf16; do
+        timeout ${BENCH_TIMEOUT:-280} build/bench/swz_bench_gemm --tuned --quick --dtype $t --reps 10 \
+          --layout ${SQUARE_LAYOUTS:-NT,NN,TN,TT} >"$OUT/gemm_square_$t.log" 2>&1
+        summary+=("gemm --tuned --quick $t: rc=$? $(grep -E '^geometric mean' "$OUT/gemm_square_$t.log")")
+      done ;;
+    transpose)
+      timeout 200 build/bench/swz_bench_transpose --reps 20 >"$OUT/transpose.log" 2>&1
+      summary+=("transpose bench: rc=$? $(grep -ciE 'of copy|% ' "$OUT/transpose.log") rows") ;;
     nonvrtc)
       # A machine with only the driver: the app's kernels come from a cache built where NVRTC was.
       ex=build/tests/package_examples
