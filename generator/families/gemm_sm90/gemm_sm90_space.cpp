@@ -60,7 +60,11 @@ std::vector<Sm90GemmConfig> sm90_gemm_space(const Sm90GemmConfig& base) {
         c.stages = ts.stages;
         c.cluster = cluster;
         c.raster = raster;
-        c.validate();
+        try {
+          c.validate();  // e.g. a deeper ring beside a shared-memory epilogue may not fit
+        } catch (const Error&) {
+          continue;
+        }
         space.push_back(c);
       }
   return space;
