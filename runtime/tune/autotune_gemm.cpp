@@ -12,6 +12,7 @@
 #include <tuple>
 #include <vector>
 
+#include "swzjit_space_hashes.hpp"  // generated: SWZJIT_*_SPACE_HASH
 #include "runtime/tune/autotune_internal.hpp"
 #include "runtime/tune/autotune_tuner.hpp"
 #include "runtime/jit/jit_cache.hpp"

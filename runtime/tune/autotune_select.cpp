@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "swzjit_space_hashes.hpp"  // generated: SWZJIT_*_SPACE_HASH
 #include "runtime/tune/autotune_internal.hpp"
 #include "runtime/jit/jit_cache.hpp"
 #include "swzjit/error.hpp"
