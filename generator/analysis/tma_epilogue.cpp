@@ -61,10 +61,9 @@ long long CTileLayout::address(int row, int col) const {
 }
 
 std::string CTileLayout::to_string() const {
-  std::string s = num(rows) + " x " + num(cols) + " C of " + num(elem_bytes) + "-byte elements, ";
-  if (swizzle != TmaSwizzle::None) return s + swz::to_string(swizzle) + "-swizzled panels (as a TMA store reads them)";
-  return s + "row-major, pitch " + num(pitch_bytes != 0 ? pitch_bytes : static_cast<long long>(cols) * elem_bytes) +
-         " bytes";
+  std::string s = num(rows) + " x " + num(cols) + " x " + num(elem_bytes) + " B, ";
+  if (swizzle != TmaSwizzle::None) return s + swz::to_string(swizzle) + "-swizzled panels (TMA store)";
+  return s + "row-major, pitch " + num(pitch_bytes != 0 ? pitch_bytes : static_cast<long long>(cols) * elem_bytes);
 }
 
 const char* to_string(EpilogueStore s) { return s == EpilogueStore::Pair ? "st.shared pair" : "stmatrix.x4"; }

@@ -20,6 +20,9 @@ struct Sm90LayoutPlan {
   OperandPlan a;
   OperandPlan b;
 };
+/// An MN-major operand or another swizzle is a change of this plan only: tile.major = MN, boxes whose
+/// inner dimension runs along MN (TmaFill's convention), and the descriptors from the kernel's own builder;
+/// the decoder and the proof handle every major-ness and swizzle mode.
 /// @throws Error(InvalidArgument) for an invalid config.
 Sm90LayoutPlan plan_sm90_layouts(const Sm90GemmConfig& cfg);
 

@@ -30,10 +30,10 @@ struct Sm90LayoutReport {
   }
 };
 
-/// Parses an sm_90a GEMM config ("in=f16,out=f16,layout=NT,bn=256,stages=4,...", "" for the default,
-/// in=f16,out=f16)
-/// and proves its layouts as the kernel builds them (the tensor maps' boxes and swizzle, the stage and
-/// consumer offsets, the descriptors of every k step). A failed proof is reported, not thrown.
+/// Parses an sm_90a GEMM config ("in=f16,out=f16,layout=NT,bn=256,stages=4,...", blank for the default
+/// with in=f16,out=f16) and proves its layouts as the kernel builds them (the tensor maps' boxes and
+/// swizzle, the stage and consumer offsets, the descriptors of every k step). A failed proof is
+/// reported, not thrown.
 /// @throws Error(InvalidArgument) for a malformed or invalid config, naming the field.
 Sm90LayoutReport analyze_sm90_gemm_layouts(const std::string& config_text);
 
