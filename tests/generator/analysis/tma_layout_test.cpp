@@ -1,6 +1,7 @@
 // tests/generator/analysis: TMA swizzle modes against brute-force descriptions, TMA boxes, wgmma descriptor
 // decoding (K-major and MN-major, every swizzle mode, hand-built descriptors proved against hand-built
-// boxes), the errors of a failed proof, and the epilogue's bank costs against the bank model.
+// boxes), the errors of a failed proof, the epilogue's bank costs against the bank model, and an NVRTC
+// compile of the GPU suite's wgmma probe.
 #include <doctest/doctest.h>
 
 #include <set>
@@ -9,7 +10,9 @@
 
 #include "swzjit/analysis/tma.hpp"
 #include "swzjit/error.hpp"
+#include "swzjit/jit.hpp"
 #include "templates/gemm_sm90.cuh"
+#include "tests/generator/analysis/wgmma_probe.hpp"
 
 using namespace swz;
 
@@ -353,4 +356,25 @@ TEST_CASE("epilogue bank costs are the bank model's on the accumulator fragment'
                    epilogue_bank_cost(f, 128, EpilogueStore::Pair);
                  }),
                  "cannot hold"));
+}
+
+TEST_CASE("the wgmma layout probe of the GPU suite compiles for sm_90a (NVRTC, no GPU)") {
+  std::string why;
+  if (!nvrtc_available(&why)) {
+    MESSAGE("skipped: " << why);
+    return;
+  }
+  for (int ta = 0; ta < 2; ++ta) {
+    for (int tb = 0; tb < 2; ++tb) {
+      CompileRequest req;
+      req.source = swz_test::kWgmmaProbeSource;
+      req.source_name = "wgmma_layout_probe.cu";
+      req.name_expression = swz_test::wgmma_probe_name(ta == 1, tb == 1);
+      req.arch = "sm_90a";
+      const CompiledKernel k = compile(req);
+      CHECK(!k.image.empty());
+      CHECK_FALSE(k.is_ptx);  // a cubin: ptxas accepted the wgmma
+      CHECK(k.arch == "sm_90a");
+    }
+  }
 }
