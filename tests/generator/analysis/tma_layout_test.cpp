@@ -358,7 +358,7 @@ TEST_CASE("epilogue bank costs are the bank model's on the accumulator fragment'
                  "cannot hold"));
 }
 
-TEST_CASE("the wgmma layout probe of the GPU suite compiles for sm_90a (NVRTC, no GPU)") {
+TEST_CASE("the wgmma and TMA probes of the GPU suite compile for sm_90a (NVRTC, no GPU)") {
   std::string why;
   if (!nvrtc_available(&why)) {
     MESSAGE("skipped: " << why);
@@ -377,4 +377,10 @@ TEST_CASE("the wgmma layout probe of the GPU suite compiles for sm_90a (NVRTC, n
       CHECK(k.arch == "sm_90a");
     }
   }
+  CompileRequest req;
+  req.source = swz_test::kTmaProbeSource;
+  req.source_name = "tma_box_probe.cu";
+  req.name_expression = swz_test::kTmaProbeName;
+  req.arch = "sm_90a";
+  CHECK_FALSE(compile(req).is_ptx);
 }

@@ -1,5 +1,6 @@
-// tests/generator/analysis: the probe kernel of tma_layout_gpu_test.cpp (one wgmma.m64n64k16 from shared-memory
-// descriptors over a host-built image); the CPU suite compiles it for sm_90a so it is known to build.
+// tests/generator/analysis: the probe kernels of tma_layout_gpu_test.cpp -- one wgmma.m64n64k16 from
+// shared-memory descriptors over a host-built image, and one TMA box load dumped back to global memory; the
+// CPU suite compiles them for sm_90a so they are known to build.
 #pragma once
 
 #include <string>
@@ -53,6 +54,37 @@ __global__ void __launch_bounds__(128) wgmma_layout_probe(const uint4* image, in
 }
 }  // namespace swz_probe
 )";
+
+/// One warpgroup: fill a 1024-aligned shared window of `words` 16-byte words with 0xFF, load one 2-D box of
+/// `map` at coordinates (0, 0) to window offset `dst_offset` (`bytes` bytes), copy the window to `out`.
+inline const char* const kTmaProbeSource = R"(
+#include "gemm_sm90.cuh"
+namespace swz_probe {
+__global__ void __launch_bounds__(128) tma_box_probe(const __grid_constant__ swz::tpl::Sm90TmaMap map,
+                                                     unsigned dst_offset, unsigned bytes, uint4* out, int words) {
+  extern __shared__ __align__(1024) unsigned char smem[];
+  const unsigned raw = swz::tpl::gemm_smem_u32(smem);
+  const unsigned base = (raw + 1023u) & ~1023u;
+  uint4* p = reinterpret_cast<uint4*>(smem + (base - raw));
+  const unsigned bar = base + 16u * words;
+  for (int i = threadIdx.x; i < words; i += 128) p[i] = make_uint4(~0u, ~0u, ~0u, ~0u);
+  // the fill (generic proxy) is ordered before the TMA's writes (async proxy)
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  if (threadIdx.x == 0) {
+    swz::tpl::sm90_mbar_init(bar, 1);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    swz::tpl::sm90_mbar_expect_tx(bar, bytes);
+    swz::tpl::sm90_tma_load_2d(base + dst_offset, &map, 0, 0, bar);
+  }
+  swz::tpl::sm90_mbar_wait(bar, 0);
+  for (int i = threadIdx.x; i < words; i += 128) out[i] = p[i];
+}
+}  // namespace swz_probe
+)";
+inline const char* const kTmaProbeName = "swz_probe::tma_box_probe";
 
 /// The probe's name expression: operand A / B MN-major (transposed) or K-major.
 inline std::string wgmma_probe_name(bool a_mn, bool b_mn) {
