@@ -170,6 +170,7 @@ int run_analyze_gemm(Args& args) {
 }
 
 int run_analyze(Args& args) {
+  if (args.peek_positional() == std::optional<std::string>("gemm_sm90")) return run_analyze_sm90(args);
   if (is_declared_family(args)) return family_analyze(args);
   if (is_gemm(args)) return run_analyze_gemm(args);
   const TransposeConfig c = read_transpose_config(args);
@@ -233,13 +234,13 @@ std::string compile_help() {
 }
 std::string analyze_help() {
   return help_for(
-    "usage: swz analyze transpose|gemm|FAMILY [config options] [--format text|json|csv]   (FAMILY: see\n"
-    "       swz family --help)",
+    "usage: swz analyze transpose|gemm|gemm_sm90|FAMILY [config options] [--format text|json|csv]   (FAMILY:\n"
+    "       see swz family --help)",
     "Static bank analysis: every warp-wide shared-memory instruction of one tile, evaluated with the\n"
     "kernel template's own index maps through the bank model (wavefronts, ideal, excess, worst bank).\n"
     "--format: text (default), json (one object) or csv (a header row, one row per instruction);\n"
     "--json = --format json. Without config options it analyses the default config (printed first).\n"
-    "example: swz analyze transpose --dtype f32 --tile 32x32 --vec 1 --smem plain\n");
+    "example: swz analyze transpose --dtype f32 --tile 32x32 --vec 1 --smem plain\n") + kAnalyzeSm90Help;
 }
 
 }  // namespace

@@ -28,6 +28,10 @@ const Command& family_command();
 int run_gemm(Args& args);
 extern const char kRunGemmHelp[];
 
+/// `swz analyze gemm_sm90 ...` (tools/cmd_analyze_sm90.cpp): the Hopper GEMM's TMA/wgmma layout proof.
+int run_analyze_sm90(Args& args);
+extern const char kAnalyzeSm90Help[];
+
 /// Declared families (tools/cmd_family.cpp): true when the next positional names neither transpose nor
 /// gemm; load_family takes a registered name or a path to a .family file (registered on the way).
 bool is_declared_family(const Args& args);

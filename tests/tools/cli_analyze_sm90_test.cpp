@@ -1,0 +1,83 @@
+// tests/tools: `swz analyze gemm_sm90` (tools/cmd_analyze_sm90.cpp): the layout proof of the Hopper GEMM in
+// text, json and csv, a chosen --config, its --help, and bad usage (exit 2 naming the argument).
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "cli_formats.hpp"
+#include "cli_support.hpp"
+
+using swz_test::json_valid;
+using swz_test::parse_csv;
+using swz_test::run_swz;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+int count(const std::string& s, const std::string& part) {
+  int n = 0;
+  for (std::size_t p = s.find(part); p != std::string::npos; p = s.find(part, p + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("swz analyze gemm_sm90 proves the default config's layouts in text") {
+  const auto r = run_swz("analyze gemm_sm90");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(contains(r.out, "in=f16,out=f16,layout=NT,bn=256,stages=4"));
+  CHECK(contains(r.out, "operand A: K-major, 2-byte elements, 64 x 16 per wgmma"));
+  CHECK(contains(r.out, "operand B: K-major, 2-byte elements, 256 x 16 per wgmma"));
+  CHECK(count(r.out, "\n  matches\n") == 2);
+  // the kernel's descriptors, decoded: 128-byte rows, 8-row groups 1024 bytes apart, +32 bytes per k step
+  CHECK(contains(r.out, "start 0x420 lbo 16 sbo 1024 base 0 128B"));
+  CHECK(contains(r.out, "64 x 128 (2-byte elements, 128B swizzle)"));
+  CHECK(contains(r.out, "stmatrix.x4"));
+  CHECK(contains(r.out, "layouts match"));
+}
+
+TEST_CASE("swz analyze gemm_sm90 --config, --format json and csv") {
+  const std::string cfg = "--config in=bf16,out=f32,bn=128,stages=6,cluster=2";
+  auto r = run_swz("analyze gemm_sm90 " + cfg + " --format json");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  std::vector<std::string> keys;
+  REQUIRE(json_valid(r.out, &keys));
+  REQUIRE(!keys.empty());
+  CHECK(keys[0] == "swzjit_version");
+  CHECK(contains(r.out, "\"config\": \"in=bf16,out=f32,layout=NT,bn=128,stages=6"));
+  CHECK(contains(r.out, "\"matches\": true"));
+  CHECK(count(r.out, "\"operand\": ") == 2);
+  CHECK(count(r.out, "\"descriptor\": \"0x") == 6 * 8 + 6 * 4);  // every stage: A 2 consumers x 4, B 4
+  CHECK(count(r.out, "\"inner\": 64, \"outer\": 64") == 6 * 2);  // B: half of bn per CTA of the cluster
+  CHECK_FALSE(contains(r.out, "stmatrix"));                     // f32 C: pairs only
+
+  r = run_swz("analyze gemm_sm90 " + cfg + " --format csv");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  const auto rows = parse_csv(r.out);
+  REQUIRE(rows.size() == 3u);
+  CHECK(rows[0][0] == "family");
+  CHECK(rows[0][2] == "operand");
+  CHECK(rows[1][2] == "A");
+  CHECK(rows[2][2] == "B");
+  CHECK(rows[2][5] == "128");
+  CHECK(rows[1][10] == "true");
+  CHECK(rows[2][10] == "true");
+  CHECK(rows[2][11].empty());
+}
+
+TEST_CASE("swz analyze gemm_sm90: --help and bad usage") {
+  auto r = run_swz("analyze --help");
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, "swz analyze gemm_sm90 [--config TEXT]"));
+  r = run_swz("analyze gemm_sm90 --config bn=96");
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "bn=96"));
+  r = run_swz("analyze gemm_sm90 --format svg");
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "text|json|csv"));
+  r = run_swz("analyze gemm_sm90 --tile 64x64");
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "--tile"));
+}
