@@ -1,4 +1,5 @@
-// templates: the sm_90a (Hopper) f16/bf16 GEMM: TMA tile loads with the 128-byte swizzle into a ring of
+// templates: the sm_90a (Hopper) f16/bf16 GEMM (A and B each K- or MN-major, all four layouts without a
+// staging copy): TMA tile loads with the 128-byte swizzle into a ring of
 // shared-memory stages guarded by full/empty mbarriers, one producer warpgroup (one thread issues TMA)
 // and two consumer warpgroups running wgmma.mma_async from shared-memory descriptors (64 rows of a
 // 128 x BN tile each, f32 accumulators), a registers -> global alpha/beta epilogue, and a static tile
@@ -28,7 +29,7 @@ struct alignas(64) Sm90TmaMap {
 };
 
 /// The non-TMA kernel arguments, in the kernel's frame: C (m x n, row-major, pitch ldc elements) =
-/// alpha * A * B + beta * C; A and B come in through their tensor maps (both K-contiguous).
+/// alpha * A * B + beta * C; A and B come in through their tensor maps (each K- or MN-major).
 struct Sm90GemmParams {
   void* c;
   int m, n, k;
@@ -53,6 +54,28 @@ SWZ_HD constexpr int sm90_smem_bytes(int bn, int stages) {
 /// Host-callable, so the static analysis decodes the very descriptors the kernel issues.
 SWZ_HD constexpr unsigned long long sm90_desc(unsigned addr) {
   return static_cast<unsigned long long>((addr & 0x3FFFFu) >> 4) | (1ull << 16) | (64ull << 32) | (1ull << 62);
+}
+
+/// Bytes of one TMA box of an MN-major operand: 64 elements (128 bytes, one swizzle row) along M or N by
+/// the k-tile's 64 rows along K. A tile's M or N extent is several such boxes, one after the other.
+constexpr int kSm90MnBox = 64;
+constexpr int kSm90MnBoxBytes = kSm90MnBox * kSm90Bk * 2;
+
+/// Shared-memory matrix descriptor of an MN-major operand (M- or N-contiguous, used with wgmma's transpose
+/// immediate) stored with the 128-byte swizzle as TMA boxes of kSm90MnBox elements along M/N x 64 rows
+/// along K: each K row is 128 bytes (64 elements of M/N), groups of 8 K rows are 1024 bytes apart (stride
+/// byte offset), and the next 64 elements along M/N are `lbo` bytes further (leading byte offset: the next
+/// box, kSm90MnBoxBytes). Stepping 16 elements along K adds 16 rows = 2048 bytes to the start address.
+/// Host-callable like sm90_desc.
+SWZ_HD constexpr unsigned long long sm90_desc_mn(unsigned addr, unsigned lbo) {
+  return static_cast<unsigned long long>((addr & 0x3FFFFu) >> 4) |
+         (static_cast<unsigned long long>((lbo & 0x3FFFFu) >> 4) << 16) | (64ull << 32) | (1ull << 62);
+}
+/// The k16 step `k` (0..3) of a k-tile at `addr`: K-major operands step 32 bytes inside the swizzle row,
+/// MN-major ones 16 rows of 128 bytes.
+SWZ_HD constexpr unsigned long long sm90_operand_desc(unsigned addr, int k, bool mn_major) {
+  return mn_major ? sm90_desc_mn(addr + 2048u * static_cast<unsigned>(k), kSm90MnBoxBytes)
+                  : sm90_desc(addr + 32u * static_cast<unsigned>(k));
 }
 
 #if SWZ_DEVICE_CODE
@@ -163,38 +186,39 @@ template <int N> __device__ __forceinline__ void sm90_fence_regs(float (&d)[N]) 
 // overwrites d instead of accumulating.
 #define SWZ_SM90_WGMMA_128(T)                                                                                          \
   asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %66, 0;\n"                                                          \
-               "wgmma.mma_async.sync.aligned.m64n128k16.f32." T "." T " {" SWZ_SM90_R0_63 "}, %64, %65, p, 1, 1, 0, 0;\n}\n" \
+               "wgmma.mma_async.sync.aligned.m64n128k16.f32." T "." T " {" SWZ_SM90_R0_63 "}, %64, %65, p, 1, 1, %67, %68;\n}\n" \
                : SWZ_SM90_F8(0), SWZ_SM90_F8(8), SWZ_SM90_F8(16), SWZ_SM90_F8(24), SWZ_SM90_F8(32), SWZ_SM90_F8(40),    \
                  SWZ_SM90_F8(48), SWZ_SM90_F8(56)                                                                       \
-               : "l"(da), "l"(db), "r"(scale_d)                                                                         \
+               : "l"(da), "l"(db), "r"(scale_d), "n"(TA), "n"(TB)                                                       \
                : "memory")
 #define SWZ_SM90_WGMMA_256(T)                                                                                           \
   asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %130, 0;\n"                                                          \
                "wgmma.mma_async.sync.aligned.m64n256k16.f32." T "." T " {" SWZ_SM90_R0_63 ", " SWZ_SM90_R64_127          \
-               "}, %128, %129, p, 1, 1, 0, 0;\n}\n"                                                                      \
+               "}, %128, %129, p, 1, 1, %131, %132;\n}\n"                                                                      \
                : SWZ_SM90_F8(0), SWZ_SM90_F8(8), SWZ_SM90_F8(16), SWZ_SM90_F8(24), SWZ_SM90_F8(32), SWZ_SM90_F8(40),     \
                  SWZ_SM90_F8(48), SWZ_SM90_F8(56), SWZ_SM90_F8(64), SWZ_SM90_F8(72), SWZ_SM90_F8(80), SWZ_SM90_F8(88),   \
                  SWZ_SM90_F8(96), SWZ_SM90_F8(104), SWZ_SM90_F8(112), SWZ_SM90_F8(120)                                   \
-               : "l"(da), "l"(db), "r"(scale_d)                                                                          \
+               : "l"(da), "l"(db), "r"(scale_d), "n"(TA), "n"(TB)                                                        \
                : "memory")
 
-template <int IN_KIND, int BN> struct Sm90Wgmma;
-template <> struct Sm90Wgmma<kGemmF16, 128> {
+// TA / TB: wgmma's transpose immediates, 1 for an MN-major A / B (allowed for 16-bit inputs).
+template <int IN_KIND, int BN, int TA, int TB> struct Sm90Wgmma;
+template <int TA, int TB> struct Sm90Wgmma<kGemmF16, 128, TA, TB> {
   static __device__ __forceinline__ void run(float (&d)[64], unsigned long long da, unsigned long long db, int scale_d) {
     SWZ_SM90_WGMMA_128("f16");
   }
 };
-template <> struct Sm90Wgmma<kGemmBF16, 128> {
+template <int TA, int TB> struct Sm90Wgmma<kGemmBF16, 128, TA, TB> {
   static __device__ __forceinline__ void run(float (&d)[64], unsigned long long da, unsigned long long db, int scale_d) {
     SWZ_SM90_WGMMA_128("bf16");
   }
 };
-template <> struct Sm90Wgmma<kGemmF16, 256> {
+template <int TA, int TB> struct Sm90Wgmma<kGemmF16, 256, TA, TB> {
   static __device__ __forceinline__ void run(float (&d)[128], unsigned long long da, unsigned long long db, int scale_d) {
     SWZ_SM90_WGMMA_256("f16");
   }
 };
-template <> struct Sm90Wgmma<kGemmBF16, 256> {
+template <int TA, int TB> struct Sm90Wgmma<kGemmBF16, 256, TA, TB> {
   static __device__ __forceinline__ void run(float (&d)[128], unsigned long long da, unsigned long long db, int scale_d) {
     SWZ_SM90_WGMMA_256("bf16");
   }
@@ -246,15 +270,20 @@ __device__ __forceinline__ void sm90_store_pair(const Sm90GemmParams& p, int row
 /// consume: wait for a full stage, four wgmma k16 steps over it, then wait until at most INFLIGHT (0 or 1)
 /// k-blocks of wgmma are still running and free the stage the finished ones read. The producer runs
 /// ahead into the next tile while the consumers store the current one.
+/// A_MN / B_MN (0 or 1): A is M-contiguous / B is N-contiguous in the kernel's frame. Such an operand comes
+/// in as boxes of 64 elements along M/N x 64 along K (sm90_desc_mn), the tile's boxes one after the other,
+/// and wgmma reads it with its transpose immediate; a K-major one is one box of 64 along K x all its rows.
 /// The kernels below are this body with and without a compile-time cluster shape (a kernel declared with
 /// __cluster_dims__(1, 1, 1) ran 7-12% slower on the H100 than one without).
-template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int CLUSTER>
+template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int CLUSTER, int A_MN, int B_MN>
 __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm90TmaMap& map_b,
                                                const Sm90GemmParams& p) {
   static_assert(BN == 128 || BN == 256, "BN is 128 or 256");
   static_assert(STAGES >= 2, "at least two stages");
   static_assert(INFLIGHT == 0 || INFLIGHT == 1, "INFLIGHT is 0 or 1");
   static_assert(CLUSTER == 1 || CLUSTER == 2, "CLUSTER is 1 or 2");
+  static_assert((A_MN == 0 || A_MN == 1) && (B_MN == 0 || B_MN == 1), "A_MN and B_MN are 0 or 1");
+  static_assert(kSm90MnBoxBytes * (kSm90Bm / kSm90MnBox) == sm90_a_stage_bytes(), "MN-major A boxes fill the A stage");
   constexpr int kBPart = BN / CLUSTER;  // rows of B each CTA of a cluster loads (and multicasts)
   constexpr int kA = sm90_a_stage_bytes();
   constexpr int kStage = sm90_stage_bytes(BN);
@@ -300,12 +329,30 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
           const unsigned dst = base + stage * kStage;
           sm90_mbar_expect_tx(full, kStage);  // A, this CTA's part of B and the peer's
           // A rows past M (the second CTA of a cluster on the last tile row) are zero-filled, never stored.
-          sm90_tma_load_2d(dst, &map_a, kb * kSm90Bk, tm * kSm90Bm, full);
-          if (CLUSTER > 1) {
-            sm90_tma_load_2d_multicast(dst + kA + rank * kBPart * 128, &map_b, kb * kSm90Bk,
-                                       tn * BN + static_cast<int>(rank) * kBPart, full, (1u << CLUSTER) - 1);
+          if (A_MN) {
+#pragma unroll
+            for (int h = 0; h < kSm90Bm / kSm90MnBox; ++h)
+              sm90_tma_load_2d(dst + h * kSm90MnBoxBytes, &map_a, tm * kSm90Bm + h * kSm90MnBox, kb * kSm90Bk, full);
           } else {
-            sm90_tma_load_2d(dst + kA, &map_b, kb * kSm90Bk, tn * BN, full);
+            sm90_tma_load_2d(dst, &map_a, kb * kSm90Bk, tm * kSm90Bm, full);
+          }
+          // This CTA's part of B (all of it without a cluster): kBPart rows of 128 bytes in either layout.
+          const unsigned b_dst = dst + kA + rank * kBPart * 128;
+          const int b_row = tn * BN + static_cast<int>(rank) * kBPart;
+          if (B_MN) {
+#pragma unroll
+            for (int j = 0; j < kBPart / kSm90MnBox; ++j) {
+              if (CLUSTER > 1) {
+                sm90_tma_load_2d_multicast(b_dst + j * kSm90MnBoxBytes, &map_b, b_row + j * kSm90MnBox, kb * kSm90Bk,
+                                           full, (1u << CLUSTER) - 1);
+              } else {
+                sm90_tma_load_2d(b_dst + j * kSm90MnBoxBytes, &map_b, b_row + j * kSm90MnBox, kb * kSm90Bk, full);
+              }
+            }
+          } else if (CLUSTER > 1) {
+            sm90_tma_load_2d_multicast(b_dst, &map_b, kb * kSm90Bk, b_row, full, (1u << CLUSTER) - 1);
+          } else {
+            sm90_tma_load_2d(b_dst, &map_b, kb * kSm90Bk, b_row, full);
           }
           if (++stage == STAGES) {
             stage = 0;
@@ -337,12 +384,14 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
       int reading = -1;  // the stage the k-block still in flight reads (INFLIGHT = 1)
       for (int kb = 0; kb < kblocks; ++kb) {
         sm90_mbar_wait(full0 + 8 * stage, phase);
+        // Rows 64 * consumer.. of A: 64 rows of 128 bytes (K-major) or the consumer's own box (MN-major).
         const unsigned a = base + stage * kStage + consumer * 64 * 128;
         const unsigned b = base + stage * kStage + kA;
         sm90_wgmma_fence();
 #pragma unroll
         for (int k = 0; k < kSm90Bk / 16; ++k)
-          Sm90Wgmma<IN_KIND, BN>::run(d, sm90_desc(a + 32 * k), sm90_desc(b + 32 * k), (kb | k) != 0);
+          Sm90Wgmma<IN_KIND, BN, A_MN, B_MN>::run(d, sm90_operand_desc(a, k, A_MN != 0), sm90_operand_desc(b, k, B_MN != 0),
+                                                  (kb | k) != 0);
         sm90_wgmma_commit();
         // Consecutive wgmma on the same accumulators are ordered by the hardware, so the next k-block may
         // be issued while this one runs; only the stage must stay until its reads are done.
@@ -380,21 +429,21 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
 }
 
 /// One CTA per cluster tile.
-template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT>
+template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int A_MN = 0, int B_MN = 0>
 __global__ void __launch_bounds__(kSm90Threads, 1)
     gemm_sm90_kernel(const __grid_constant__ Sm90TmaMap map_a, const __grid_constant__ Sm90TmaMap map_b,
                      const __grid_constant__ Sm90GemmParams p) {
-  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 1>(map_a, map_b, p);
+  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 1, A_MN, B_MN>(map_a, map_b, p);
 }
 
 // NOTE: nvcc rejects __cluster_dims__ in an sm_80 device pass even in an uninstantiated template.
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
 /// Clusters of two CTAs sharing B (launched with a grid of an even size).
-template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT>
+template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int A_MN = 0, int B_MN = 0>
 __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kSm90Threads, 1)
     gemm_sm90_cluster2_kernel(const __grid_constant__ Sm90TmaMap map_a, const __grid_constant__ Sm90TmaMap map_b,
                               const __grid_constant__ Sm90GemmParams p) {
-  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 2>(map_a, map_b, p);
+  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 2, A_MN, B_MN>(map_a, map_b, p);
 }
 #endif
 

@@ -13,7 +13,7 @@ namespace swz {
 namespace {
 
 const char* const kForm =
-    " (form: in=f16|bf16,out=f16|bf16|f32,layout=NT,bn=128|256,stages=N,raster=N,persistent=0|1,inflight=0|1,cluster=1|2)";
+    " (form: in=f16|bf16,out=f16|bf16|f32,layout=NT|NN|TN|TT,bn=128|256,stages=N,raster=N,persistent=0|1,inflight=0|1,cluster=1|2)";
 
 int elem_kind(DType t) { return t == DType::F16 ? tpl::kGemmF16 : t == DType::BF16 ? tpl::kGemmBF16 : tpl::kGemmF32; }
 
@@ -26,7 +26,7 @@ int elem_kind(DType t) { return t == DType::F16 ? tpl::kGemmF16 : t == DType::BF
 
 std::string Sm90GemmConfig::to_string() const {
   std::ostringstream os;
-  os << "in=" << swz::to_string(in) << ",out=" << swz::to_string(out) << ",layout=NT,bn=" << bn
+  os << "in=" << swz::to_string(in) << ",out=" << swz::to_string(out) << ",layout=" << layout << ",bn=" << bn
      << ",stages=" << stages << ",raster=" << raster << ",persistent=" << (persistent ? 1 : 0)
      << ",inflight=" << inflight << ",cluster=" << cluster;
   return os.str();
@@ -42,7 +42,7 @@ Sm90GemmConfig Sm90GemmConfig::parse(const std::string& text) {
     } else if (k == "out") {
       c.out = parse_dtype(v);
     } else if (k == "layout") {
-      if (v != "NT") throw_invalid("sm_90a gemm config: layout=" + v + " is not supported; only NT (A and B K-contiguous)" + kForm);
+      c.layout = v;
     } else if (k == "bn") {
       c.bn = static_cast<int>(parse_integer("sm_90a gemm config bn", v, 1, 4096));
     } else if (k == "stages") {
@@ -66,6 +66,9 @@ Sm90GemmConfig Sm90GemmConfig::parse(const std::string& text) {
 void Sm90GemmConfig::validate() const {
   if (in != DType::F16 && in != DType::BF16)
     throw_invalid("sm_90a gemm config: in=" + swz::to_string(in) + " is not supported; in must be f16 or bf16");
+  if (layout != "NT" && layout != "NN" && layout != "TN" && layout != "TT")
+    throw_invalid("sm_90a gemm config: layout=" + layout +
+                  " must be NT, NN, TN or TT (A: N row-major / T column-major; B: T column-major / N row-major)");
   if (bn != 128 && bn != 256) throw_invalid("sm_90a gemm config: bn=" + std::to_string(bn) + " must be 128 or 256");
   if (stages < 2) throw_invalid("sm_90a gemm config: stages=" + std::to_string(stages) + " must be >= 2");
   const int smem = tpl::sm90_smem_bytes(bn, stages);
@@ -90,9 +93,19 @@ Sm90GemmConfig default_sm90_gemm_config(DType in, DType out) {
   return c;
 }
 
+std::string gemm_sm90_layout(const GemmProblem& problem) {
+  const bool a_row = problem.a_order == MatrixOrder::RowMajor, b_row = problem.b_order == MatrixOrder::RowMajor;
+  // Kernel-frame A is K-major ('N') when the problem's A is row-major, or, for a column-major C, when B is
+  // column-major (B^T row-major); kernel-frame B is K-major ('T') when B is column-major, or A row-major.
+  const bool ka = problem.c_order == MatrixOrder::RowMajor ? a_row : !b_row;
+  const bool kb = problem.c_order == MatrixOrder::RowMajor ? !b_row : a_row;
+  return std::string(1, ka ? 'N' : 'T') + (kb ? 'T' : 'N');
+}
+
 Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count) {
   const GemmProblem p = problem.resolved();
   Sm90GemmConfig c = default_sm90_gemm_config(p.dtype, p.out_dtype);
+  c.layout = gemm_sm90_layout(p);
   const long long m = p.c_order == MatrixOrder::RowMajor ? p.m : p.n, n = p.c_order == MatrixOrder::RowMajor ? p.n : p.m;
   const long long wide_tiles = ((m + tpl::kSm90Bm - 1) / tpl::kSm90Bm) * ((n + 255) / 256);
   // Measured on the H100 (bench/results_gemm_sm90_h100.log): M = 128 x N = 4096 (16 wide tiles) runs 1.5x
@@ -117,7 +130,7 @@ std::string gemm_sm90_name_expression(const Sm90GemmConfig& cfg) {
   std::ostringstream os;
   os << (cfg.cluster == 2 ? "swz::tpl::gemm_sm90_cluster2_kernel<" : "swz::tpl::gemm_sm90_kernel<") << elem_kind(cfg.in)
      << ", " << elem_kind(cfg.out) << ", " << cfg.bn << ", " << cfg.stages << ", " << cfg.raster << ", " << cfg.inflight
-     << ">";
+     << ", " << (cfg.a_mn_major() ? 1 : 0) << ", " << (cfg.b_mn_major() ? 1 : 0) << ">";
   return os.str();
 }
 
@@ -151,8 +164,13 @@ Sm90Frame gemm_sm90_frame(const Sm90GemmConfig& cfg, const GemmProblem& problem,
   if (p.dtype != cfg.in || p.out_dtype != cfg.out)
     throw_invalid("sm_90a gemm: the problem is " + to_string(p.dtype) + ">" + to_string(p.out_dtype) +
                   " but the config is " + to_string(cfg.in) + ">" + to_string(cfg.out));
-  if (p.a_order != MatrixOrder::RowMajor || p.b_order != MatrixOrder::ColMajor)
-    unsupported("A must be row-major and B column-major (both K-contiguous, the NT case)");
+  const std::string layout = gemm_sm90_layout(p);
+  if (layout != cfg.layout)
+    throw_invalid("sm_90a gemm: the problem's layout in the kernel's frame is " + layout + " (A " +
+                  (p.a_order == MatrixOrder::RowMajor ? "row" : "col") + ", B " +
+                  (p.b_order == MatrixOrder::RowMajor ? "row" : "col") + ", C " +
+                  (p.c_order == MatrixOrder::RowMajor ? "row" : "col") + "-major) but the config's is " + cfg.layout +
+                  "; use layout=" + layout);
   if (p.batch != 1) unsupported("batch " + std::to_string(p.batch) + " (only single matrices)");
   const long long eb = dtype_bytes(p.dtype);
   if (a % 16 != 0 || b % 16 != 0) unsupported("TMA needs A and B 16-byte aligned (the pointers are not)");
@@ -163,9 +181,11 @@ Sm90Frame gemm_sm90_frame(const Sm90GemmConfig& cfg, const GemmProblem& problem,
   Sm90Frame f;
   f.k = p.k;
   f.ldc = p.ldc;
+  f.a_mn = cfg.a_mn_major();
+  f.b_mn = cfg.b_mn_major();
   if (p.c_order == MatrixOrder::RowMajor) {
     f.m = p.m, f.n = p.n, f.lda = p.lda, f.ldb = p.ldb;
-  } else {  // C^T (n x m, row-major with pitch ldc) = B^T A^T: B^T is n x k K-contiguous, A^T's columns too
+  } else {  // C^T (n x m, row-major with pitch ldc) = B^T A^T: the pitches go with the operands
     f.m = p.n, f.n = p.m, f.lda = p.ldb, f.ldb = p.lda, f.swapped = true;
   }
   return f;

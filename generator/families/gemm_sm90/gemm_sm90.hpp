@@ -16,12 +16,18 @@ namespace swz {
 
 /// One sm_90a GEMM kernel: a 128 x bn x 64 block tile (two consumer warpgroups of 64 rows), `stages`
 /// TMA stages, `raster` tile-rows per rasterization group, and a grid of at most one block per SM
-/// (persistent) or one block per tile. Operands: f16 or bf16, both K-contiguous ("NT"); C f16, bf16 or f32.
+/// (persistent) or one block per tile. Operands: f16 or bf16, each K- or MN-major (`layout`); C f16, bf16 or
+/// f32.
 /// Canonical text (parse() reads it back):
 ///   "in=f16,out=f16,layout=NT,bn=256,stages=4,raster=8,persistent=1,inflight=1,cluster=1"
 struct Sm90GemmConfig {
   DType in = DType::F16;
   DType out = DType::F16;
+  /// The operands' layout in the kernel's frame (C row-major), as GemmLayout names it: the first letter is A
+  /// (N: row-major, K-contiguous; T: column-major, M-contiguous), the second B (T: column-major,
+  /// K-contiguous; N: row-major, N-contiguous). "NT", "NN", "TN" or "TT"; gemm_sm90_layout(problem) gives
+  /// a problem's. An M/N-contiguous operand is read with wgmma's transpose immediate.
+  std::string layout = "NT";
   int bn = 256;          ///< 128 or 256
   int stages = 4;        ///< 2.. as many as fit in 227 KiB (bn 256: 4, bn 128: 7)
   int raster = 8;        ///< tile-rows per rasterization group, 1..64
@@ -39,11 +45,18 @@ struct Sm90GemmConfig {
   /// @throws Error(InvalidArgument) naming the offending field and the rule it breaks.
   void validate() const;
   bool operator==(const Sm90GemmConfig& o) const { return to_string() == o.to_string(); }
+  /// A is M-contiguous / B is N-contiguous in the kernel's frame (from `layout`).
+  bool a_mn_major() const { return layout.size() == 2 && layout[0] == 'T'; }
+  bool b_mn_major() const { return layout.size() == 2 && layout[1] == 'N'; }
 };
 
-/// The default config (bn 256, 4 stages, raster 8, persistent, one k-block in flight).
+/// The layout (Sm90GemmConfig::layout) `problem` has in the kernel's frame: its own for a row-major C; for a
+/// column-major C, computed as C^T = B^T A^T, the roles swap (NN runs as TT, TT as NN; NT and TN stay).
+std::string gemm_sm90_layout(const GemmProblem& problem);
+
+/// The default config (layout NT, bn 256, 4 stages, raster 8, persistent, one k-block in flight).
 Sm90GemmConfig default_sm90_gemm_config(DType in, DType out);
-/// A config for a problem's shape without tuning: the default, with bn 128 when 128 x 256 tiles would
+/// A config for a problem's layout and shape without tuning: the default with the problem's layout, bn 128 when 128 x 256 tiles would
 /// leave SMs idle (fewer tiles than `sm_count`, e.g. M = 128), and clusters of two from 8 waves of tiles on.
 Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count);
 
@@ -56,16 +69,17 @@ std::string gemm_sm90_source_name(const Sm90GemmConfig& cfg);
 /// The NVRTC request: the source above for arch "sm_90a" (wgmma and setmaxnreg exist only there).
 CompileRequest gemm_sm90_compile_request(const Sm90GemmConfig& cfg);
 
-/// The problem in the kernel's frame (C row-major m x n; A m x k and B^T n x k, both K-contiguous).
+/// The problem in the kernel's frame (C row-major m x n; A m x k, B k x n, each K- or MN-major).
 struct Sm90Frame {
   long long m = 0, n = 0, k = 0;
-  long long lda = 0, ldb = 0, ldc = 0;  ///< elements
+  long long lda = 0, ldb = 0, ldc = 0;  ///< elements: the pitch between rows of the operand as stored
   bool swapped = false;                 ///< C column-major: computed as C^T = B^T A^T (A and B swap roles)
+  bool a_mn = false, b_mn = false;      ///< A M-contiguous / B N-contiguous (the config's layout)
 };
 
-/// Checks that `problem` can run on `cfg` and maps it onto the kernel's frame. Needs A row-major and B
-/// column-major (both K-contiguous; C either order), batch 1, the config's dtypes, and what TMA needs:
-/// A and B 16-byte aligned with row pitches a multiple of 16 bytes.
+/// Checks that `problem` can run on `cfg` and maps it onto the kernel's frame. Any order of A, B and C;
+/// batch 1, the config's dtypes and layout (gemm_sm90_layout), and what TMA needs: A and B 16-byte
+/// aligned with pitches (lda, ldb) a multiple of 16 bytes.
 /// @throws Error(Unsupported) for what this kernel cannot take (the caller falls back to the mma.sync
 ///         family), naming the reason; Error(InvalidArgument) for an invalid problem or config.
 Sm90Frame gemm_sm90_frame(const Sm90GemmConfig& cfg, const GemmProblem& problem, DevicePtr a, DevicePtr b);
@@ -85,8 +99,8 @@ struct Sm90GemmLaunch {
   bool empty = false;  ///< m or n is 0: nothing to launch
 };
 
-/// Encodes the tensor maps (cuTensorMapEncodeTiled: 128-byte swizzle, boxes 64 x 128 and 64 x bn,
-/// zero fill out of bounds) and the parameters of C = alpha * A * B + beta * C (C not read when beta
+/// Encodes the tensor maps (cuTensorMapEncodeTiled: 128-byte swizzle; a K-major operand in boxes of 64
+/// along K x its tile rows, an MN-major one in boxes of 64 x 64; zero fill out of bounds) and the parameters of C = alpha * A * B + beta * C (C not read when beta
 /// is 0). Needs a driver (the maps are encoded by libcuda, in `device`'s primary context), no kernel.
 /// @throws as gemm_sm90_frame, and Error(Driver) when the driver rejects a tensor map.
 Sm90GemmLaunch gemm_sm90_prepare(const Sm90GemmConfig& cfg, const GemmProblem& problem, DevicePtr a, DevicePtr b,

@@ -14,26 +14,32 @@ namespace {
 
 static_assert(sizeof(CUtensorMap) == sizeof(tpl::Sm90TmaMap), "the kernel's tensor-map parameter is a CUtensorMap");
 
-// A K-contiguous operand of `rows` x `k` elements with row pitch `ld`, read in boxes of 64 (k, 128 bytes:
-// one swizzle row) x `box_rows`. Out-of-bounds elements of a box are zero-filled (a box wholly outside too).
+// An operand of `rows` (M or N) x `k` elements. K-major (`mn_major` false): K-contiguous with pitch `ld`
+// between rows, read in boxes of 64 along K (128 bytes: one swizzle row) x `box_rows`. MN-major: contiguous
+// along the rows with pitch `ld` between K rows, read in boxes of 64 x 64 (tpl::kSm90MnBox along M/N, the
+// k-tile along K). Out-of-bounds elements of a box are zero-filled (a box wholly outside too).
 tpl::Sm90TmaMap encode(const char* what, DType t, DevicePtr base, long long rows, long long k, long long ld,
-                       int box_rows) {
+                       int box_rows, bool mn_major) {
   const detail::DriverApi& api = detail::driver_api();
   const long long eb = dtype_bytes(t);
-  // K = 0 runs no k-block (nothing is loaded), but a map needs extents >= 1.
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(k > 0 ? k : 1), static_cast<cuuint64_t>(rows > 0 ? rows : 1)};
+  // K = 0 runs no k-block (nothing is loaded), but a map needs extents >= 1: encode a K-major stand-in.
+  if (k <= 0) mn_major = false;
+  const cuuint64_t r = static_cast<cuuint64_t>(rows > 0 ? rows : 1);
+  const cuuint64_t kk = static_cast<cuuint64_t>(k > 0 ? k : 1);
+  const cuuint64_t dims[2] = {mn_major ? r : kk, mn_major ? kk : r};
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(k > 0 ? ld * eb : 16)};
-  const cuuint32_t box[2] = {static_cast<cuuint32_t>(tpl::kSm90Bk), static_cast<cuuint32_t>(box_rows)};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(mn_major ? tpl::kSm90MnBox : tpl::kSm90Bk),
+                             static_cast<cuuint32_t>(mn_major ? tpl::kSm90Bk : box_rows)};
   const cuuint32_t elem_strides[2] = {1, 1};
   CUtensorMap map;
   std::memset(&map, 0, sizeof map);
-  const CUresult r = api.cuTensorMapEncodeTiled(
+  const CUresult res = api.cuTensorMapEncodeTiled(
       &map, t == DType::F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
       reinterpret_cast<void*>(static_cast<std::uintptr_t>(base)), dims, strides, box, elem_strides,
       CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  detail::check(r, std::string("cuTensorMapEncodeTiled for sm_90a gemm operand ") + what + " (" + std::to_string(rows) +
-                       " x " + std::to_string(k) + ", pitch " + std::to_string(ld) + " elements)");
+  detail::check(res, std::string("cuTensorMapEncodeTiled for sm_90a gemm operand ") + what + " (" + std::to_string(rows) +
+                       " x " + std::to_string(k) + (mn_major ? ", MN-major" : ", K-major") + ", pitch " + std::to_string(ld) + " elements)");
   tpl::Sm90TmaMap out;
   std::memcpy(&out, &map, sizeof out);
   return out;
@@ -54,8 +60,9 @@ Sm90GemmLaunch gemm_sm90_prepare(const Sm90GemmConfig& cfg, const GemmProblem& p
   l.empty = f.m == 0 || f.n == 0;
   if (l.empty) return l;
   const DevicePtr ka = f.swapped ? b : a, kb = f.swapped ? a : b;
-  l.map_a = encode("A", cfg.in, ka, f.m, f.k, f.lda, tpl::kSm90Bm);
-  l.map_b = encode("B", cfg.in, kb, f.n, f.k, f.ldb, cfg.bn / cfg.cluster);  // each CTA of a cluster loads its part
+  l.map_a = encode("A", cfg.in, ka, f.m, f.k, f.lda, tpl::kSm90Bm, f.a_mn);
+  // Each CTA of a cluster loads its part of B (an MN-major B in boxes of 64 whatever the part).
+  l.map_b = encode("B", cfg.in, kb, f.n, f.k, f.ldb, cfg.bn / cfg.cluster, f.b_mn);
   tpl::Sm90GemmParams& p = l.params;
   p.c = reinterpret_cast<void*>(static_cast<std::uintptr_t>(c));
   p.m = static_cast<int>(f.m);
