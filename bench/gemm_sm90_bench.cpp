@@ -4,6 +4,7 @@
 // per shape; each result is checked against cuBLAS's (relative Frobenius error). The summary table comes last.
 //   swz_bench_gemm_sm90 [--reps N] [--dtype f16|bf16] [--shape MxNxK[,MxNxK...]] [--layout NT|NN|TN|TT[,...]]
 //                       [--configs "CFG;CFG..."] [--dump-cubin PREFIX]  (PREFIX.<layout>.cubin: each layout's first cubin, for cuobjdump -sass)
+//                       [--mma]  (also Engine::gemm with hopper_gemm off: the mma.sync family's untuned choice)
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -13,6 +14,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string>
@@ -21,6 +23,7 @@
 #include "bench/bench_common.hpp"
 #include "generator/families/gemm_sm90/gemm_sm90.hpp"
 #include "swzjit/device.hpp"
+#include "swzjit/engine.hpp"
 #include "swzjit/error.hpp"
 #include "swzjit/jit.hpp"
 
@@ -70,7 +73,7 @@ struct Shape {
 struct Row {
   std::string dtype, layout;
   Shape s;
-  double cublas_tf = 0, default_tf = 0, auto_tf = 0, best_tf = 0, worst_err = 0;
+  double cublas_tf = 0, default_tf = 0, auto_tf = 0, best_tf = 0, worst_err = 0, mma_tf = 0;
   std::string best_cfg;
 };
 
@@ -100,9 +103,13 @@ static int run(int argc, char** argv) {
                                       "bn=256,stages=4,raster=8,cluster=1,inflight=0",
                                       "bn=128,stages=6,raster=8,cluster=1",
                                       "bn=128,stages=6,raster=16,cluster=2",
+                                      "bn=256,stages=4,raster=8,cluster=1,epilogue=tma",
+                                      "bn=256,stages=4,raster=8,cluster=2,epilogue=tma",
+                                      "bn=128,stages=6,raster=8,cluster=1,epilogue=tma",
                                       "auto"};
   std::vector<std::string> layouts = {"NT"};
   std::string dump;
+  bool mma = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--reps" && i + 1 < argc) {
@@ -122,6 +129,8 @@ static int run(int argc, char** argv) {
         if (l != "NT" && l != "NN" && l != "TN" && l != "TT") return 2;
     } else if (a == "--configs" && i + 1 < argc) {
       configs = split(argv[++i], ';');
+    } else if (a == "--mma") {
+      mma = true;
     } else if (a == "--dump-cubin" && i + 1 < argc) {
       dump = argv[++i];
     } else {
@@ -166,6 +175,10 @@ static int run(int argc, char** argv) {
     return kernels.emplace(cfg.to_string(), kernel).first->second;
   };
 
+  // The mma.sync family as Engine::gemm runs it on this GPU without the Hopper kernel (its untuned choice).
+  EngineOptions mma_options;
+  mma_options.hopper_gemm = false;
+  std::unique_ptr<Engine> mma_engine = mma ? std::make_unique<Engine>(mma_options) : nullptr;
   std::vector<Row> rows;
   for (const std::string& dt : dtypes)
     for (const Shape& s : shapes)
@@ -211,6 +224,20 @@ static int run(int argc, char** argv) {
       row.cublas_tf = tflops(timer.time(run_cublas, reps).median);
       std::printf("%s %s %lldx%lldx%lld  cuBLAS %s TFLOP/s\n", dt.c_str(), layout.c_str(), s.m, s.n, s.k,
                   fmt(row.cublas_tf, 1).c_str());
+      if (mma_engine) {
+        auto run_mma = [&] {
+          mma_engine->gemm(p, reinterpret_cast<DevicePtr>(a), reinterpret_cast<DevicePtr>(b),
+                           reinterpret_cast<DevicePtr>(c), 1.0f, 0.0f, stream);
+        };
+        check(cudaMemsetAsync(c, 0xFF, c_elems * eb, stream), "poison C");
+        run_mma();
+        check(cudaStreamSynchronize(stream), "Engine::gemm (mma.sync)");
+        const double err = rel_error(c, cref, c_elems, t);
+        row.mma_tf = tflops(timer.time(run_mma, reps).median);
+        std::printf("  %-45s %7s TFLOP/s  %5s x cuBLAS  rel.err %.2e%s\n", "Engine::gemm, mma.sync family",
+                    fmt(row.mma_tf, 1).c_str(), fmt(row.mma_tf / row.cublas_tf, 3).c_str(), err,
+                    err < 1e-2 ? "" : "  WRONG");
+      }
       for (std::size_t ci = 0; ci < configs.size(); ++ci) {
         Sm90GemmConfig cfg;
         std::string text = configs[ci];
@@ -251,15 +278,15 @@ static int run(int argc, char** argv) {
     }
 
   std::printf("\nsummary (TFLOP/s, median of %d; default = %s)\n", reps, configs.front().c_str());
-  std::printf("%-5s %-3s %-18s %8s %8s %8s %8s %7s %7s %9s  %s\n", "dtype", "lay", "MxNxK", "cuBLAS", "default", "auto", "best",
-              "auto/cb", "best/cb", "max.err", "best config");
+  std::printf("%-5s %-3s %-18s %8s %8s %8s %8s %7s %7s %9s %8s  %s\n", "dtype", "lay", "MxNxK", "cuBLAS", "default", "auto",
+              "best", "auto/cb", "best/cb", "max.err", "mma.sync", "best config");
   for (const Row& r : rows) {
     char shape[64];
     std::snprintf(shape, sizeof shape, "%lldx%lldx%lld", r.s.m, r.s.n, r.s.k);
-    std::printf("%-5s %-3s %-18s %8s %8s %8s %8s %7s %7s %9.2e  %s\n", r.dtype.c_str(), r.layout.c_str(), shape, fmt(r.cublas_tf, 1).c_str(),
+    std::printf("%-5s %-3s %-18s %8s %8s %8s %8s %7s %7s %9.2e %8s  %s\n", r.dtype.c_str(), r.layout.c_str(), shape, fmt(r.cublas_tf, 1).c_str(),
                 fmt(r.default_tf, 1).c_str(), fmt(r.auto_tf, 1).c_str(), fmt(r.best_tf, 1).c_str(),
                 fmt(r.auto_tf / r.cublas_tf, 3).c_str(), fmt(r.best_tf / r.cublas_tf, 3).c_str(), r.worst_err,
-                r.best_cfg.c_str());
+                r.mma_tf > 0 ? fmt(r.mma_tf, 1).c_str() : "-", r.best_cfg.c_str());
   }
   cublasDestroy(handle);
   cudaStreamDestroy(stream);

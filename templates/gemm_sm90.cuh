@@ -35,6 +35,7 @@ struct Sm90GemmParams {
   int m, n, k;
   int tiles_m, tiles_n;  // ceil(m / 128), ceil(n / BN)
   int c_pairs;           // 1 when C and ldc allow two-element stores (the row pitch and pointer are aligned)
+  int c_tma;             // 1: the TMA-store epilogue may run (its kernels only): C's map is valid and beta is 0
   long long ldc;
   float alpha, beta;
 };
@@ -42,10 +43,16 @@ struct Sm90GemmParams {
 SWZ_HD constexpr int sm90_a_stage_bytes() { return kSm90Bm * kSm90Bk * 2; }
 SWZ_HD constexpr int sm90_b_stage_bytes(int bn) { return bn * kSm90Bk * 2; }
 SWZ_HD constexpr int sm90_stage_bytes(int bn) { return sm90_a_stage_bytes() + sm90_b_stage_bytes(bn); }
-/// Dynamic shared memory: the stages, one full and one empty barrier per stage, and the slack that
-/// lets the kernel align the stages to 1024 bytes whatever the base of its dynamic window.
-SWZ_HD constexpr int sm90_smem_bytes(int bn, int stages) {
-  return kSm90SmemAlign + stages * sm90_stage_bytes(bn) + stages * 16;
+/// The TMA-store epilogue's C buffers: each consumer warpgroup stages 64 rows x 128 bytes of C at a time
+/// (a chunk: 64 f16/bf16 or 32 f32 columns, with the 128-byte swizzle), double-buffered so it fills one
+/// while the copy engine still reads the other.
+constexpr int kSm90CChunkBytes = 64 * 128;
+constexpr int kSm90CBufferBytes = 2 * 2 * kSm90CChunkBytes;  // 2 consumers x 2 buffers
+/// Dynamic shared memory: the stages, the C buffers of the TMA-store epilogue (`tma_epilogue`), one full
+/// and one empty barrier per stage, and the slack that lets the kernel align the stages to 1024 bytes
+/// whatever the base of its dynamic window.
+SWZ_HD constexpr int sm90_smem_bytes(int bn, int stages, bool tma_epilogue = false) {
+  return kSm90SmemAlign + stages * sm90_stage_bytes(bn) + (tma_epilogue ? kSm90CBufferBytes : 0) + stages * 16;
 }
 
 /// Shared-memory matrix descriptor of a K-major operand stored with the 128-byte swizzle: rows of
@@ -148,6 +155,26 @@ __device__ __forceinline__ void sm90_tma_load_2d_multicast(unsigned dst, const S
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
       : "memory");
 }
+/// One 2-D box from shared memory at `src` to `map` at (inner c0, outer c1), in this thread's bulk group;
+/// the parts of the box outside the tensor are not written.
+__device__ __forceinline__ void sm90_tma_store_2d(const Sm90TmaMap* map, unsigned src, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
+                   reinterpret_cast<unsigned long long>(map)),
+               "r"(c0), "r"(c1), "r"(src)
+               : "memory");
+}
+__device__ __forceinline__ void sm90_bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+/// Waits until at most N of this thread's bulk groups still read their shared memory.
+template <int N> __device__ __forceinline__ void sm90_bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+/// Waits until all of this thread's bulk groups are complete (their global writes done).
+__device__ __forceinline__ void sm90_bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+/// The 128 threads of one warpgroup (named barrier `id`, 1.. : 0 is __syncthreads').
+__device__ __forceinline__ void sm90_warpgroup_sync(int id) {
+  asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory");
+}
+
 __device__ __forceinline__ void sm90_prefetch_map(const Sm90TmaMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(map)) : "memory");
 }
@@ -259,6 +286,54 @@ __device__ __forceinline__ void sm90_store_pair(const Sm90GemmParams& p, int row
   }
 }
 
+/// The TMA-store epilogue of one consumer warpgroup (rows row0.. +63, columns col0.. +BN-1 of C): chunk by
+/// chunk of 128-byte rows, each thread writes its accumulators (times alpha, converted) into the chunk's
+/// buffer at the 128-byte-swizzled place TMA expects (row r's 16-byte unit u at u ^ (r % 8): a warp's 32
+/// stores hit 32 banks), the warpgroup fences them for the async proxy and syncs, and one thread issues
+/// the store (TMA clips the edges) and moves on: the copy engine drains it during the next tile's
+/// main loop. A buffer is refilled only after the store two chunks back has read it.
+template <int OUT_KIND, int BN>
+__device__ __forceinline__ void sm90_store_tile_tma(const Sm90TmaMap& map_c, const Sm90GemmParams& p, const float (&d)[BN / 2],
+                                                    unsigned bufs, int consumer, int t, int row0, int col0,
+                                                    int& chunk_seq) {
+  constexpr int kOutBytes = OUT_KIND == kGemmF32 ? 4 : 2;
+  constexpr int kChunkCols = 128 / kOutBytes;  // 64 (16-bit) or 32 (f32) columns per 128-byte row
+  const int warp = t / 32, lane = t % 32;
+  const int r0 = warp * 16 + lane / 4;  // this thread's rows r0 and r0 + 8 of the warpgroup's 64
+#pragma unroll
+  for (int ch = 0; ch < BN / kChunkCols; ++ch) {
+    const unsigned buf = bufs + static_cast<unsigned>(chunk_seq & 1) * kSm90CChunkBytes;
+    if (t == 0) sm90_bulk_wait_read<1>();  // the store that last read `buf` (two chunks back) is done with it
+    sm90_warpgroup_sync(1 + consumer);
+#pragma unroll
+    for (int jj = 0; jj < kChunkCols / 8; ++jj) {
+      const int j = ch * (kChunkCols / 8) + jj;  // accumulator column group: columns 8j + 2 (lane % 4) + {0, 1}
+      const int byte = (jj * 8 + 2 * (lane % 4)) * kOutBytes;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = r0 + 8 * h;
+        const unsigned addr = buf + r * 128 + ((((byte >> 4) ^ (r & 7)) << 4) | (byte & 15));
+        const float v0 = d[4 * j + 2 * h] * p.alpha, v1 = d[4 * j + 2 * h + 1] * p.alpha;
+        if (OUT_KIND == kGemmF32) {
+          asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(v0), "f"(v1) : "memory");
+        } else {
+          const unsigned lo = static_cast<unsigned short>(gemm_from_f32<OUT_KIND>(v0));
+          const unsigned hi = static_cast<unsigned short>(gemm_from_f32<OUT_KIND>(v1));
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(lo | (hi << 16)) : "memory");
+        }
+      }
+    }
+    // Generic-proxy writes that the copy engine (async proxy) reads next: fence in every writing thread.
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    sm90_warpgroup_sync(1 + consumer);
+    if (t == 0) {
+      sm90_tma_store_2d(&map_c, buf, col0 + ch * kChunkCols, row0);
+      sm90_bulk_commit();
+    }
+    ++chunk_seq;
+  }
+}
+
 // --- the kernel ------------------------------------------------------------------------------------
 
 /// C tile (tm, tn) of 128 x BN per iteration of a static schedule over clusters of CLUSTER (1 or 2) CTAs:
@@ -273,11 +348,14 @@ __device__ __forceinline__ void sm90_store_pair(const Sm90GemmParams& p, int row
 /// A_MN / B_MN (0 or 1): A is M-contiguous / B is N-contiguous in the kernel's frame. Such an operand comes
 /// in as boxes of 64 elements along M/N x 64 along K (sm90_desc_mn), the tile's boxes one after the other,
 /// and wgmma reads it with its transpose immediate; a K-major one is one box of 64 along K x all its rows.
+/// EPI 1: the epilogue goes through shared memory and TMA stores (sm90_store_tile_tma) when p.c_tma says
+/// it may (beta = 0, C fit for TMA), else, and always with EPI 0, straight from registers to global.
 /// The kernels below are this body with and without a compile-time cluster shape (a kernel declared with
 /// __cluster_dims__(1, 1, 1) ran 7-12% slower on the H100 than one without).
-template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int CLUSTER, int A_MN, int B_MN>
+template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int CLUSTER, int A_MN, int B_MN,
+          int EPI>
 __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm90TmaMap& map_b,
-                                               const Sm90GemmParams& p) {
+                                               const Sm90TmaMap& map_c, const Sm90GemmParams& p) {
   static_assert(BN == 128 || BN == 256, "BN is 128 or 256");
   static_assert(STAGES >= 2, "at least two stages");
   static_assert(INFLIGHT == 0 || INFLIGHT == 1, "INFLIGHT is 0 or 1");
@@ -289,7 +367,9 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
   constexpr int kStage = sm90_stage_bytes(BN);
   extern __shared__ __align__(1024) unsigned char sm90_smem[];
   const unsigned base = (gemm_smem_u32(sm90_smem) + (kSm90SmemAlign - 1)) & ~static_cast<unsigned>(kSm90SmemAlign - 1);
-  const unsigned full0 = base + STAGES * kStage;  // STAGES full barriers, then STAGES empty ones
+  // The TMA-store epilogue's C buffers follow the stages (1024-byte aligned, as the swizzle needs).
+  const unsigned cbuf0 = base + STAGES * kStage;
+  const unsigned full0 = cbuf0 + (EPI ? kSm90CBufferBytes : 0);  // STAGES full barriers, then STAGES empty ones
   const unsigned empty0 = full0 + STAGES * 8;
   const int wg = threadIdx.x / 128;
   if (threadIdx.x == 0) {
@@ -367,6 +447,7 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
     const int t = threadIdx.x % 128;
     const int warp = t / 32, lane = t % 32;
     float d[BN / 2];
+    int chunk_seq = 0;  // C chunks this warpgroup stored through TMA (picks the buffer)
     int stage = 0;
     unsigned phase = 0;
     // Frees stage s in every CTA of the cluster: each producer multicasts into all of them.
@@ -414,6 +495,11 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
 #pragma unroll
         for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
       }
+      if (EPI && p.c_tma) {
+        sm90_store_tile_tma<OUT_KIND, BN>(map_c, p, d, cbuf0 + consumer * 2 * kSm90CChunkBytes, consumer, t,
+                                          tm * kSm90Bm + consumer * 64, tn * BN, chunk_seq);
+        continue;
+      }
       // Accumulator layout of m64nNk16: warp w holds rows 16w + lane/4 (+ 8), columns 8j + 2 (lane % 4) (+ 1).
       const int row = tm * kSm90Bm + consumer * 64 + warp * 16 + lane / 4;
       const int col = tn * BN + 2 * (lane % 4);
@@ -423,27 +509,31 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
         sm90_store_pair<OUT_KIND>(p, row + 8, col + 8 * j, d[4 * j + 2], d[4 * j + 3]);
       }
     }
+    // The stores still in flight must finish reading this CTA's shared memory before it exits.
+    if (EPI && t == 0) sm90_bulk_wait_all();
   }
   // The peer may still arrive on this CTA's barriers: no CTA of a cluster leaves before all are done.
   if (CLUSTER > 1) sm90_cluster_sync();
 }
 
 /// One CTA per cluster tile.
-template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int A_MN = 0, int B_MN = 0>
+template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int A_MN = 0, int B_MN = 0,
+          int EPI = 0>
 __global__ void __launch_bounds__(kSm90Threads, 1)
     gemm_sm90_kernel(const __grid_constant__ Sm90TmaMap map_a, const __grid_constant__ Sm90TmaMap map_b,
-                     const __grid_constant__ Sm90GemmParams p) {
-  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 1, A_MN, B_MN>(map_a, map_b, p);
+                     const __grid_constant__ Sm90TmaMap map_c, const __grid_constant__ Sm90GemmParams p) {
+  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 1, A_MN, B_MN, EPI>(map_a, map_b, map_c, p);
 }
 
 // NOTE: nvcc rejects __cluster_dims__ in an sm_80 device pass even in an uninstantiated template.
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
 /// Clusters of two CTAs sharing B (launched with a grid of an even size).
-template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int A_MN = 0, int B_MN = 0>
+template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int A_MN = 0, int B_MN = 0,
+          int EPI = 0>
 __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kSm90Threads, 1)
     gemm_sm90_cluster2_kernel(const __grid_constant__ Sm90TmaMap map_a, const __grid_constant__ Sm90TmaMap map_b,
-                              const __grid_constant__ Sm90GemmParams p) {
-  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 2, A_MN, B_MN>(map_a, map_b, p);
+                              const __grid_constant__ Sm90TmaMap map_c, const __grid_constant__ Sm90GemmParams p) {
+  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 2, A_MN, B_MN, EPI>(map_a, map_b, map_c, p);
 }
 #endif
 

@@ -478,8 +478,7 @@ std::optional<Sm90GemmConfig> sm90_choice(Engine& engine, detail::GemmState& st,
   try {
     const Sm90GemmConfig cfg = choose_sm90_gemm_config(p, st.sm_count);
     const Sm90Frame f = gemm_sm90_frame(cfg, p, a, b);
-    const long long tiles = ((f.m + 127) / 128) * ((f.n + 127) / 128);
-    if (2 * tiles >= st.sm_count) choice = cfg;
+    if (gemm_sm90_preferred(f, st.sm_count)) choice = cfg;
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::Unsupported) throw;
   }

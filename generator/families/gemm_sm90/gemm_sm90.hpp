@@ -4,6 +4,7 @@
 // the family contract (swzjit/family.hpp) can wrap it later.
 #pragma once
 
+#include <array>
 #include <string>
 
 #include "swzjit/device.hpp"
@@ -38,6 +39,11 @@ struct Sm90GemmConfig {
   /// CTAs per cluster (1 or 2): a pair computes vertically adjacent tiles and shares B through TMA multicast,
   /// each CTA loading half of it (half the L2 traffic for B).
   int cluster = 1;
+  /// The epilogue: false writes C from registers to global memory; true (text "epilogue=tma", printed only
+  /// when set) stages C through shared memory (32 KiB more) and TMA stores that drain during the next
+  /// tile's main loop, where beta is 0 and C is 16-byte aligned with a pitch of a multiple of 16 bytes
+  /// (other calls of such a kernel take the register path).
+  bool tma_epilogue = false;
 
   std::string to_string() const;
   /// @throws Error(InvalidArgument) naming the field for unknown keys, bad values or an invalid config.
@@ -56,7 +62,8 @@ std::string gemm_sm90_layout(const GemmProblem& problem);
 
 /// The default config (layout NT, bn 256, 4 stages, raster 8, persistent, one k-block in flight).
 Sm90GemmConfig default_sm90_gemm_config(DType in, DType out);
-/// A config for a problem's layout and shape without tuning: the default with the problem's layout, bn 128 when 128 x 256 tiles would
+/// A config for a problem's layout and shape without tuning: the default with the problem's layout and the
+/// TMA-store epilogue, bn 128 when 128 x 256 tiles would
 /// leave SMs idle (fewer tiles than `sm_count`, e.g. M = 128), and clusters of two from 8 waves of tiles on.
 Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count);
 
@@ -84,6 +91,13 @@ struct Sm90Frame {
 ///         family), naming the reason; Error(InvalidArgument) for an invalid problem or config.
 Sm90Frame gemm_sm90_frame(const Sm90GemmConfig& cfg, const GemmProblem& problem, DevicePtr a, DevicePtr b);
 
+/// Whether the Hopper kernel beats the mma.sync family's untuned choice on a problem of this frame (shape
+/// only; what it cannot take gemm_sm90_frame says): from half the SMs' 128 x 128 tiles on, and with full
+/// 128-row tiles from a fifth of them. Measured on the H100 (f16 NT, K 4096, TFLOP/s Hopper vs mma.sync):
+/// M 128 x N 4096 (32 tiles) 139 vs 100; M 16 / 64 x N 4096 17.7 / 70.4 vs 18.3 / 71.9; N 14336 (112
+/// tiles) at M 16 / 64 / 128: 32 / 135 / 268 vs 28 / 118 / 203.
+bool gemm_sm90_preferred(const Sm90Frame& frame, int sm_count);
+
 /// Grid and block of a launch: x = cluster x min(cluster tiles, sm_count / cluster) when persistent, else
 /// cluster x cluster tiles (a cluster tile is `cluster` vertically adjacent tiles); block 384 threads.
 LaunchShape gemm_sm90_launch_shape(const Sm90GemmConfig& cfg, long long m, long long n, int sm_count);
@@ -93,6 +107,7 @@ LaunchShape gemm_sm90_launch_shape(const Sm90GemmConfig& cfg, long long m, long 
 struct Sm90GemmLaunch {
   tpl::Sm90TmaMap map_a{};
   tpl::Sm90TmaMap map_b{};
+  tpl::Sm90TmaMap map_c{};  ///< encoded when params.c_tma is 1 (TMA-store epilogue), else zeros
   tpl::Sm90GemmParams params{};
   Dim3 grid, block;
   unsigned smem_bytes = 0;
@@ -105,6 +120,10 @@ struct Sm90GemmLaunch {
 /// @throws as gemm_sm90_frame, and Error(Driver) when the driver rejects a tensor map.
 Sm90GemmLaunch gemm_sm90_prepare(const Sm90GemmConfig& cfg, const GemmProblem& problem, DevicePtr a, DevicePtr b,
                                  DevicePtr c, float alpha, float beta, int sm_count, int device = 0);
+
+/// The kernel's parameters of a prepared launch, in order (map_a, map_b, map_c, params), for callers that
+/// launch it themselves (cuLaunchKernel's kernelParams); pointers into `launch`.
+std::array<void*, 4> gemm_sm90_args(const Sm90GemmLaunch& launch);
 
 /// Launches a prepared GEMM on `stream` with `kernel` (compiled from gemm_sm90_compile_request(cfg) of
 /// the same cfg); raises the kernel's dynamic shared-memory limit first when `raise_smem` is set.

@@ -45,6 +45,31 @@ tpl::Sm90TmaMap encode(const char* what, DType t, DevicePtr base, long long rows
   return out;
 }
 
+// C (rows x cols, row-major, pitch ld elements of `t`) for the TMA-store epilogue: boxes of one 128-byte
+// row (64 16-bit or 32 f32 elements) x 64 rows with the 128-byte swizzle; the store clips the edges.
+tpl::Sm90TmaMap encode_c(DType t, DevicePtr base, long long rows, long long cols, long long ld) {
+  const detail::DriverApi& api = detail::driver_api();
+  const long long eb = dtype_bytes(t);
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld * eb)};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(128 / eb), 64};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  const CUtensorMapDataType dt = t == DType::F16    ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                 : t == DType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                    : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  CUtensorMap map;
+  std::memset(&map, 0, sizeof map);
+  const CUresult res = api.cuTensorMapEncodeTiled(&map, dt, 2, reinterpret_cast<void*>(static_cast<std::uintptr_t>(base)),
+                                                  dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                                  CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                                                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  detail::check(res, "cuTensorMapEncodeTiled for sm_90a gemm output C (" + std::to_string(rows) + " x " +
+                         std::to_string(cols) + ", pitch " + std::to_string(ld) + " elements)");
+  tpl::Sm90TmaMap out;
+  std::memcpy(&out, &map, sizeof out);
+  return out;
+}
+
 }  // namespace
 
 Sm90GemmLaunch gemm_sm90_prepare(const Sm90GemmConfig& cfg, const GemmProblem& problem, DevicePtr a, DevicePtr b,
@@ -72,10 +97,18 @@ Sm90GemmLaunch gemm_sm90_prepare(const Sm90GemmConfig& cfg, const GemmProblem& p
   p.tiles_n = static_cast<int>((f.n + cfg.bn - 1) / cfg.bn);
   const long long ob = dtype_bytes(cfg.out);
   p.c_pairs = (c % static_cast<DevicePtr>(2 * ob) == 0 && f.ldc % 2 == 0) ? 1 : 0;
+  // The TMA-store epilogue never reads C, so it runs only for beta = 0; TMA needs C and its pitch aligned.
+  p.c_tma = (cfg.tma_epilogue && beta == 0.0f && c % 16 == 0 && (f.ldc * ob) % 16 == 0) ? 1 : 0;
+  if (p.c_tma) l.map_c = encode_c(cfg.out, c, f.m, f.n, f.ldc);
   p.ldc = f.ldc;
   p.alpha = alpha;
   p.beta = beta;
   return l;
+}
+
+std::array<void*, 4> gemm_sm90_args(const Sm90GemmLaunch& launch) {
+  return {const_cast<tpl::Sm90TmaMap*>(&launch.map_a), const_cast<tpl::Sm90TmaMap*>(&launch.map_b),
+          const_cast<tpl::Sm90TmaMap*>(&launch.map_c), const_cast<tpl::Sm90GemmParams*>(&launch.params)};
 }
 
 void gemm_sm90_launch(const Kernel& kernel, const Sm90GemmLaunch& launch, CUstream stream, bool raise_smem) {
@@ -85,9 +118,8 @@ void gemm_sm90_launch(const Kernel& kernel, const Sm90GemmLaunch& launch, CUstre
     k.set_max_dynamic_smem(static_cast<int>(launch.smem_bytes));
   }
   // cuLaunchKernel copies the parameters at the call, so pointers into `launch` are enough.
-  void* args[3] = {const_cast<tpl::Sm90TmaMap*>(&launch.map_a), const_cast<tpl::Sm90TmaMap*>(&launch.map_b),
-                   const_cast<tpl::Sm90GemmParams*>(&launch.params)};
-  kernel.launch(launch.grid, launch.block, launch.smem_bytes, stream, args);
+  std::array<void*, 4> args = gemm_sm90_args(launch);
+  kernel.launch(launch.grid, launch.block, launch.smem_bytes, stream, args.data());
 }
 
 }  // namespace swz

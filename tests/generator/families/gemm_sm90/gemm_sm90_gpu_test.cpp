@@ -3,7 +3,8 @@
 // shapes (M, N, K off the tiles; skinny M), alpha/beta, beta = 0 over NaN-poisoned C, padded and odd C
 // pitches, column-major C, many tiles per persistent block, clusters of two sharing B by multicast (odd tile
 // rows leave the second CTA outside M), all four operand layouts (A column-major and B row-major through
-// the MN-major path); guard regions and pitch gaps must stay untouched.
+// the MN-major path), the TMA-store epilogue (beta = 0; its register fallback otherwise); guard regions and
+// pitch gaps must stay untouched.
 // Skips visibly without a GPU or on another architecture.
 #include <doctest/doctest.h>
 
@@ -208,7 +209,8 @@ TEST_CASE("gemm_sm90 gpu: small and odd shapes, tails, skinny M, alpha/beta, pit
   std::mt19937_64 rng(std::random_device{}());
   const char* configs[] = {"in=f16,out=f16", "in=bf16,out=f32,bn=128,stages=5,raster=3,persistent=0,inflight=0",
                            "in=bf16,out=bf16,stages=3,raster=1", "in=f16,out=f16,bn=128,stages=2,inflight=1",
-                           "in=f16,out=f16,cluster=2", "in=bf16,out=f32,bn=128,stages=5,persistent=0,cluster=2"};
+                           "in=f16,out=f16,cluster=2", "in=bf16,out=f32,bn=128,stages=5,persistent=0,cluster=2",
+                           "in=f16,out=f16,epilogue=tma", "in=bf16,out=f32,bn=128,stages=5,cluster=2,epilogue=tma"};
   const long long shapes[][3] = {{127, 129, 520}, {127, 200, 264}, {1, 300, 1000}, {7, 129, 72},
                                  {16, 513, 200}, {129, 127, 8},  {128, 256, 64}, {300, 260, 520}};
   for (const char* cfg : configs)
@@ -226,6 +228,8 @@ TEST_CASE("gemm_sm90 gpu: small and odd shapes, tails, skinny M, alpha/beta, pit
     check_case(c, rng);
     c.ldc_pad = 3;  // odd pitch: single-element stores, gaps untouched
     c.beta = 0.0f;
+    check_case(c, rng);
+    c.ldc_pad = 8;  // padded pitch of 16-byte multiples: TMA stores (epilogue=tma) clip at N, gaps untouched
     check_case(c, rng);
     c.ldc_pad = 0;
     c.c_misalign = 1;  // C off its alignment: single-element stores
@@ -246,7 +250,8 @@ TEST_CASE("gemm_sm90 gpu: long K with a tail, many tiles per persistent block") 
   SWZ_REQUIRE_SM90();
   std::mt19937_64 rng(std::random_device{}());
   for (const char* cfg : {"in=f16,out=f16", "in=bf16,out=f32,inflight=0", "in=f16,out=bf16,bn=128,stages=7",
-                          "in=bf16,out=bf16,cluster=2", "in=f16,out=f32,bn=128,stages=6,raster=2,cluster=2"}) {
+                          "in=bf16,out=bf16,cluster=2", "in=f16,out=f32,bn=128,stages=6,raster=2,cluster=2",
+                          "in=bf16,out=bf16,epilogue=tma", "in=f16,out=f32,bn=128,stages=6,cluster=2,epilogue=tma"}) {
     Case c;
     c.cfg = cfg_of(cfg);
     c.m = 127, c.n = 129, c.k = 4104;
@@ -269,8 +274,8 @@ TEST_CASE("gemm_sm90 gpu: long K with a tail, many tiles per persistent block") 
 TEST_CASE("gemm_sm90 gpu: all four layouts (NT, NN, TN, TT) with C either order, odd shapes, beta, guards") {
   SWZ_REQUIRE_SM90();
   std::mt19937_64 rng(std::random_device{}());
-  const char* configs[] = {"in=f16,out=f16", "in=bf16,out=bf16,cluster=2", "in=f16,out=f32,bn=128,stages=6",
-                           "in=bf16,out=f32,bn=128,stages=6,persistent=0,cluster=2,inflight=0"};
+  const char* configs[] = {"in=f16,out=f16", "in=bf16,out=bf16,cluster=2,epilogue=tma", "in=f16,out=f32,bn=128,stages=6",
+                           "in=bf16,out=f32,bn=128,stages=6,persistent=0,cluster=2,inflight=0,epilogue=tma"};
   const long long shapes[][3] = {{127, 200, 4104}, {1, 300, 1000}, {300, 260, 520}, {129, 127, 8}, {64, 64, 64}};
   for (int layout = 0; layout < 4; ++layout)
     for (const char* cfg : configs) {

@@ -68,6 +68,13 @@ TEST_CASE("gemm_sm90: config text round trip") {
     CHECK(Sm90GemmConfig::parse(lc.to_string()) == lc);
     CHECK(contains(lc.to_string(), std::string(",layout=") + l + ","));
   }
+  // The TMA-store epilogue: printed only when on, so texts without the field keep their meaning.
+  const Sm90GemmConfig te = Sm90GemmConfig::parse("epilogue=tma,bn=128,stages=6");
+  CHECK(te.tma_epilogue);
+  CHECK(te.to_string() == "in=f16,out=f16,layout=NT,bn=128,stages=6,raster=8,persistent=1,inflight=1,cluster=1,epilogue=tma");
+  CHECK(Sm90GemmConfig::parse(te.to_string()) == te);
+  CHECK_FALSE(Sm90GemmConfig::parse("epilogue=regs").tma_epilogue);
+  CHECK(Sm90GemmConfig::parse("epilogue=regs") == Sm90GemmConfig());
 }
 
 TEST_CASE("gemm_sm90: validation names the field") {
@@ -75,6 +82,11 @@ TEST_CASE("gemm_sm90: validation names the field") {
   CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("stages=5"); }), "stages <= 4"));
   CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("bn=128,stages=8"); }), "stages <= 7"));
   CHECK_NOTHROW(Sm90GemmConfig::parse("bn=128,stages=7"));
+  // The C buffers of the TMA-store epilogue take 32 KiB: one stage fewer for bn 128, still 4 for bn 256.
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("bn=128,stages=7,epilogue=tma"); }),
+                 "stages <= 6"));
+  CHECK_NOTHROW(Sm90GemmConfig::parse("bn=256,stages=4,epilogue=tma"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("epilogue=smem"); }), "epilogue=smem"));
   CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("stages=1"); }), "stages=1"));
   CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("raster=65"); }), "raster=65"));
   CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("in=f32"); }), "in=f32"));
@@ -98,17 +110,20 @@ TEST_CASE("gemm_sm90: validation names the field") {
 
 TEST_CASE("gemm_sm90: source, name expression, shared memory, launch shape") {
   Sm90GemmConfig c;
-  CHECK(gemm_sm90_name_expression(c) == "swz::tpl::gemm_sm90_kernel<0, 0, 256, 4, 8, 1, 0, 0>");
+  CHECK(gemm_sm90_name_expression(c) == "swz::tpl::gemm_sm90_kernel<0, 0, 256, 4, 8, 1, 0, 0, 0>");
   Sm90GemmConfig pair = c;
   pair.cluster = 2;
-  CHECK(gemm_sm90_name_expression(pair) == "swz::tpl::gemm_sm90_cluster2_kernel<0, 0, 256, 4, 8, 1, 0, 0>");
+  CHECK(gemm_sm90_name_expression(pair) == "swz::tpl::gemm_sm90_cluster2_kernel<0, 0, 256, 4, 8, 1, 0, 0, 0>");
   Sm90GemmConfig tn = c;
   tn.layout = "TN";  // A M-contiguous and B N-contiguous: both transposed
-  CHECK(gemm_sm90_name_expression(tn) == "swz::tpl::gemm_sm90_kernel<0, 0, 256, 4, 8, 1, 1, 1>");
+  CHECK(gemm_sm90_name_expression(tn) == "swz::tpl::gemm_sm90_kernel<0, 0, 256, 4, 8, 1, 1, 1, 0>");
   tn.layout = "NN";
-  CHECK(gemm_sm90_name_expression(tn) == "swz::tpl::gemm_sm90_kernel<0, 0, 256, 4, 8, 1, 0, 1>");
+  CHECK(gemm_sm90_name_expression(tn) == "swz::tpl::gemm_sm90_kernel<0, 0, 256, 4, 8, 1, 0, 1, 0>");
   tn.layout = "TT";
-  CHECK(gemm_sm90_name_expression(tn) == "swz::tpl::gemm_sm90_kernel<0, 0, 256, 4, 8, 1, 1, 0>");
+  CHECK(gemm_sm90_name_expression(tn) == "swz::tpl::gemm_sm90_kernel<0, 0, 256, 4, 8, 1, 1, 0, 0>");
+  tn.tma_epilogue = true;
+  CHECK(gemm_sm90_name_expression(tn) == "swz::tpl::gemm_sm90_kernel<0, 0, 256, 4, 8, 1, 1, 0, 1>");
+  CHECK(gemm_sm90_smem_bytes(tn) == 4 * 49152 + 32768 + 64 + 1024);  // + the C buffers: 2 x 2 x 8 KiB
   CHECK(contains(gemm_sm90_source(pair), gemm_sm90_name_expression(pair)));
   CHECK(contains(gemm_sm90_source(c), "#include \"gemm_sm90.cuh\""));
   CHECK(contains(gemm_sm90_source(c), gemm_sm90_name_expression(c)));
@@ -137,6 +152,7 @@ TEST_CASE("gemm_sm90: source, name expression, shared memory, launch shape") {
 TEST_CASE("gemm_sm90: the shape-based choice: 128-wide tiles when 256-wide ones leave SMs idle, pairs for many tiles") {
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 4096, 4096, 4096), 132).bn == 256);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 4096, 4096, 4096), 132).cluster == 1);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 4096, 4096, 4096), 132).tma_epilogue);
   const Sm90GemmConfig big = choose_sm90_gemm_config(nt_problem(DType::BF16, DType::BF16, 8192, 8192, 8192), 132);
   CHECK(big.bn == 256);
   CHECK(big.cluster == 2);  // 2048 tiles: B shared by pairs of CTAs
@@ -151,6 +167,22 @@ TEST_CASE("gemm_sm90: the shape-based choice: 128-wide tiles when 256-wide ones 
   GemmProblem t = nt_problem(DType::F16, DType::F16, 4096, 128, 4096);
   t.c_order = MatrixOrder::ColMajor;
   CHECK(choose_sm90_gemm_config(t, 132).bn == 128);
+}
+
+TEST_CASE("gemm_sm90: where the Hopper kernel is preferred to the mma.sync family (the measured small-M rule)") {
+  const auto frame = [](long long m, long long n) {
+    Sm90Frame f;
+    f.m = m, f.n = n, f.k = 4096;
+    return f;
+  };
+  CHECK(gemm_sm90_preferred(frame(4096, 4096), 132));
+  CHECK(gemm_sm90_preferred(frame(128, 4096), 132));     // 32 full tiles: 139 vs 100 TFLOP/s
+  CHECK_FALSE(gemm_sm90_preferred(frame(64, 4096), 132));  // half-empty tiles: mma.sync split-K
+  CHECK_FALSE(gemm_sm90_preferred(frame(16, 4096), 132));
+  CHECK(gemm_sm90_preferred(frame(16, 14336), 132));     // 112 tiles
+  CHECK(gemm_sm90_preferred(frame(64, 14336), 132));
+  CHECK_FALSE(gemm_sm90_preferred(frame(128, 2048), 132));  // 16 tiles
+  CHECK_FALSE(gemm_sm90_preferred(frame(0, 4096), 132));
 }
 
 TEST_CASE("gemm_sm90: problems TMA cannot take are Unsupported, with the reason") {
@@ -266,6 +298,10 @@ TEST_CASE("gemm_sm90: the default configs and all layouts compile for sm_90a wit
   configs.push_back(Sm90GemmConfig::parse("in=bf16,out=bf16,layout=TN,cluster=2"));
   configs.push_back(Sm90GemmConfig::parse("in=f16,out=f32,layout=TT,bn=128,stages=6"));
   configs.push_back(Sm90GemmConfig::parse("in=bf16,out=bf16,layout=NN,bn=128,stages=6,cluster=2"));
+  // The TMA-store epilogue: 16-bit and f32 C, clusters, an MN-major layout.
+  configs.push_back(Sm90GemmConfig::parse("in=f16,out=f16,epilogue=tma"));
+  configs.push_back(Sm90GemmConfig::parse("in=bf16,out=f32,layout=TN,epilogue=tma,cluster=2"));
+  configs.push_back(Sm90GemmConfig::parse("in=bf16,out=bf16,bn=128,stages=6,epilogue=tma"));
   for (const Sm90GemmConfig& c : configs) {
     CAPTURE(c.to_string());
     CompileRequest req = gemm_sm90_compile_request(c);
