@@ -1,9 +1,10 @@
-// bench: the Hopper (sm_90a) GEMM beside cublasGemmEx (CUBLAS_COMPUTE_32F) in one process: NT (A row-major,
-// B column-major, C row-major), f16 and bf16, random data in [-1, 1], L2 flushed before every repetition,
-// CUDA events, medians. Several configs per shape; each result is checked against cuBLAS's (relative
-// Frobenius error). The summary table comes last.
-//   swz_bench_gemm_sm90 [--reps N] [--dtype f16|bf16] [--shape MxNxK] [--configs "CFG;CFG..."]
-//                       [--dump-cubin FILE]   (the default config's cubin, for cuobjdump -sass)
+// bench: the Hopper (sm_90a) GEMM beside cublasGemmEx (CUBLAS_COMPUTE_32F, the matching transposes) in one
+// process: layouts NT, NN, TN, TT (A row/col-major as N/T, B col/row-major as T/N, C row-major), f16 and
+// bf16, random data in [-1, 1], L2 flushed before every repetition, CUDA events, medians. Several configs
+// per shape; each result is checked against cuBLAS's (relative Frobenius error). The summary table comes last.
+//   swz_bench_gemm_sm90 [--reps N] [--dtype f16|bf16] [--shape MxNxK[,MxNxK...]] [--layout NT|NN|TN|TT[,...]]
+//                       [--configs "CFG;CFG..."] [--dump-cubin PREFIX]  (PREFIX.<layout>.cubin: each layout's first cubin, for cuobjdump -sass)
+//                       [--mma]  (also Engine::gemm with hopper_gemm off: the mma.sync family's untuned choice)
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -13,6 +14,8 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -20,6 +23,7 @@
 #include "bench/bench_common.hpp"
 #include "generator/families/gemm_sm90/gemm_sm90.hpp"
 #include "swzjit/device.hpp"
+#include "swzjit/engine.hpp"
 #include "swzjit/error.hpp"
 #include "swzjit/jit.hpp"
 
@@ -67,9 +71,9 @@ struct Shape {
 };
 
 struct Row {
-  std::string dtype;
+  std::string dtype, layout;
   Shape s;
-  double cublas_tf = 0, default_tf = 0, auto_tf = 0, best_tf = 0, worst_err = 0;
+  double cublas_tf = 0, default_tf = 0, auto_tf = 0, best_tf = 0, worst_err = 0, mma_tf = 0;
   std::string best_cfg;
 };
 
@@ -99,8 +103,13 @@ static int run(int argc, char** argv) {
                                       "bn=256,stages=4,raster=8,cluster=1,inflight=0",
                                       "bn=128,stages=6,raster=8,cluster=1",
                                       "bn=128,stages=6,raster=16,cluster=2",
+                                      "bn=256,stages=4,raster=8,cluster=1,epilogue=tma",
+                                      "bn=256,stages=4,raster=8,cluster=2,epilogue=tma",
+                                      "bn=128,stages=6,raster=8,cluster=1,epilogue=tma",
                                       "auto"};
+  std::vector<std::string> layouts = {"NT"};
   std::string dump;
+  bool mma = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--reps" && i + 1 < argc) {
@@ -108,16 +117,25 @@ static int run(int argc, char** argv) {
     } else if (a == "--dtype" && i + 1 < argc) {
       dtypes = {argv[++i]};
     } else if (a == "--shape" && i + 1 < argc) {
-      Shape s{};
-      if (std::sscanf(argv[++i], "%lldx%lldx%lld", &s.m, &s.n, &s.k) != 3) return 2;
-      shapes = {s};
+      shapes.clear();
+      for (const std::string& text : split(argv[++i], ',')) {
+        Shape s{};
+        if (std::sscanf(text.c_str(), "%lldx%lldx%lld", &s.m, &s.n, &s.k) != 3) return 2;
+        shapes.push_back(s);
+      }
+    } else if (a == "--layout" && i + 1 < argc) {
+      layouts = split(argv[++i], ',');
+      for (const std::string& l : layouts)
+        if (l != "NT" && l != "NN" && l != "TN" && l != "TT") return 2;
     } else if (a == "--configs" && i + 1 < argc) {
       configs = split(argv[++i], ';');
+    } else if (a == "--mma") {
+      mma = true;
     } else if (a == "--dump-cubin" && i + 1 < argc) {
       dump = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: %s [--reps N] [--dtype f16|bf16] [--shape MxNxK] [--configs \"CFG;...\"] "
-                   "[--dump-cubin FILE]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--reps N] [--dtype f16|bf16] [--shape MxNxK[,...]] [--layout NT|NN|TN|TT[,...]] "
+                   "[--configs \"CFG;...\"] [--dump-cubin FILE]\n", argv[0]);
       return 2;
     }
   }
@@ -139,6 +157,7 @@ static int run(int argc, char** argv) {
               prop.multiProcessorCount, reps);
 
   std::map<std::string, Kernel> kernels;
+  std::set<std::string> dumped;
   auto kernel_for = [&](const Sm90GemmConfig& cfg) -> const Kernel& {
     auto it = kernels.find(cfg.to_string());
     if (it != kernels.end()) return it->second;
@@ -148,15 +167,22 @@ static int run(int argc, char** argv) {
     const CubinResources r = cubin_resources(k);
     std::printf("compiled %s: %d registers, %d local bytes; NVRTC log:\n%s\n", cfg.to_string().c_str(), r.registers,
                 r.local_bytes, k.log.c_str());
-    if (!dump.empty() && kernels.empty()) std::ofstream(dump, std::ios::binary) << k.image;
+    // The first cubin of each layout, as DUMP.<layout>.cubin.
+    if (!dump.empty() && dumped.insert(cfg.layout).second)
+      std::ofstream(dump + "." + cfg.layout + ".cubin", std::ios::binary) << k.image;
     Kernel kernel = Module(k, 0).kernel();
     kernel.set_max_dynamic_smem(gemm_sm90_smem_bytes(cfg));
     return kernels.emplace(cfg.to_string(), kernel).first->second;
   };
 
+  // The mma.sync family as Engine::gemm runs it on this GPU without the Hopper kernel (its untuned choice).
+  EngineOptions mma_options;
+  mma_options.hopper_gemm = false;
+  std::unique_ptr<Engine> mma_engine = mma ? std::make_unique<Engine>(mma_options) : nullptr;
   std::vector<Row> rows;
   for (const std::string& dt : dtypes)
-    for (const Shape& s : shapes) {
+    for (const Shape& s : shapes)
+    for (const std::string& layout : layouts) {
       const DType t = parse_dtype(dt);
       const std::size_t eb = static_cast<std::size_t>(dtype_bytes(t));
       const std::size_t a_elems = static_cast<std::size_t>(s.m * s.k), b_elems = static_cast<std::size_t>(s.n * s.k),
@@ -171,25 +197,47 @@ static int run(int argc, char** argv) {
       GemmProblem p;
       p.dtype = t, p.out_dtype = t;
       p.m = s.m, p.n = s.n, p.k = s.k;
-      p.a_order = MatrixOrder::RowMajor, p.b_order = MatrixOrder::ColMajor, p.c_order = MatrixOrder::RowMajor;
+      // The layout's letters: A N = row-major (K-contiguous), T = column-major; B T = column-major, N = row-major.
+      const bool a_col = layout[0] == 'T', b_row = layout[1] == 'N';
+      p.a_order = a_col ? MatrixOrder::ColMajor : MatrixOrder::RowMajor;
+      p.b_order = b_row ? MatrixOrder::RowMajor : MatrixOrder::ColMajor;
+      p.c_order = MatrixOrder::RowMajor;
       const double flops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
       auto tflops = [&](double ms) { return flops / (ms * 1e-3) / 1e12; };
 
-      // cuBLAS, column-major: C^T (n x m) = B^T (op T of the k x n column-major B) * A^T (k x m, op N).
+      // cuBLAS, column-major: C^T (n x m) = B^T * A^T. Seen column-major, a column-major B (k x n) is B: op T,
+      // a row-major B is B^T (n x k, pitch n): op N; a row-major A is A^T (k x m): op N, a column-major A op T.
       const float one = 1.0f, zero = 0.0f;
       const cudaDataType_t cdt = t == DType::F16 ? CUDA_R_16F : CUDA_R_16BF;
+      const cublasOperation_t op_b = b_row ? CUBLAS_OP_N : CUBLAS_OP_T, op_a = a_col ? CUBLAS_OP_T : CUBLAS_OP_N;
+      const int ldb = static_cast<int>(b_row ? s.n : s.k), lda = static_cast<int>(a_col ? s.m : s.k);
       auto run_cublas = [&] {
-        cublas_check(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(s.n), static_cast<int>(s.m),
-                                  static_cast<int>(s.k), &one, b, cdt, static_cast<int>(s.k), a, cdt,
-                                  static_cast<int>(s.k), &zero, cref, cdt, static_cast<int>(s.n), CUBLAS_COMPUTE_32F,
-                                  CUBLAS_GEMM_DEFAULT),
+        cublas_check(cublasGemmEx(handle, op_b, op_a, static_cast<int>(s.n), static_cast<int>(s.m),
+                                  static_cast<int>(s.k), &one, b, cdt, ldb, a, cdt, lda, &zero, cref, cdt,
+                                  static_cast<int>(s.n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                      "cublasGemmEx");
       };
       Row row;
       row.dtype = dt;
+      row.layout = layout;
       row.s = s;
       row.cublas_tf = tflops(timer.time(run_cublas, reps).median);
-      std::printf("%s %lldx%lldx%lld  cuBLAS %s TFLOP/s\n", dt.c_str(), s.m, s.n, s.k, fmt(row.cublas_tf, 1).c_str());
+      std::printf("%s %s %lldx%lldx%lld  cuBLAS %s TFLOP/s\n", dt.c_str(), layout.c_str(), s.m, s.n, s.k,
+                  fmt(row.cublas_tf, 1).c_str());
+      if (mma_engine) {
+        auto run_mma = [&] {
+          mma_engine->gemm(p, reinterpret_cast<DevicePtr>(a), reinterpret_cast<DevicePtr>(b),
+                           reinterpret_cast<DevicePtr>(c), 1.0f, 0.0f, stream);
+        };
+        check(cudaMemsetAsync(c, 0xFF, c_elems * eb, stream), "poison C");
+        run_mma();
+        check(cudaStreamSynchronize(stream), "Engine::gemm (mma.sync)");
+        const double err = rel_error(c, cref, c_elems, t);
+        row.mma_tf = tflops(timer.time(run_mma, reps).median);
+        std::printf("  %-45s %7s TFLOP/s  %5s x cuBLAS  rel.err %.2e%s\n", "Engine::gemm, mma.sync family",
+                    fmt(row.mma_tf, 1).c_str(), fmt(row.mma_tf / row.cublas_tf, 3).c_str(), err,
+                    err < 1e-2 ? "" : "  WRONG");
+      }
       for (std::size_t ci = 0; ci < configs.size(); ++ci) {
         Sm90GemmConfig cfg;
         std::string text = configs[ci];
@@ -200,7 +248,7 @@ static int run(int argc, char** argv) {
         }
         try {
           cfg = text == "auto" ? choose_sm90_gemm_config(p, prop.multiProcessorCount)
-                               : Sm90GemmConfig::parse("in=" + dt + ",out=" + dt + "," + text);
+                               : Sm90GemmConfig::parse("in=" + dt + ",out=" + dt + ",layout=" + gemm_sm90_layout(p) + "," + text);
         } catch (const Error& e) {
           std::printf("  config %s: %s\n", configs[ci].c_str(), e.what());
           continue;
@@ -229,16 +277,16 @@ static int run(int argc, char** argv) {
       cudaFree(a), cudaFree(b), cudaFree(c), cudaFree(cref);
     }
 
-  std::printf("\nsummary (TFLOP/s, median of %d; NT; default = %s)\n", reps, configs.front().c_str());
-  std::printf("%-5s %-18s %8s %8s %8s %8s %7s %7s %9s  %s\n", "dtype", "MxNxK", "cuBLAS", "default", "auto", "best",
-              "auto/cb", "best/cb", "max.err", "best config");
+  std::printf("\nsummary (TFLOP/s, median of %d; default = %s)\n", reps, configs.front().c_str());
+  std::printf("%-5s %-3s %-18s %8s %8s %8s %8s %7s %7s %9s %8s  %s\n", "dtype", "lay", "MxNxK", "cuBLAS", "default", "auto",
+              "best", "auto/cb", "best/cb", "max.err", "mma.sync", "best config");
   for (const Row& r : rows) {
     char shape[64];
     std::snprintf(shape, sizeof shape, "%lldx%lldx%lld", r.s.m, r.s.n, r.s.k);
-    std::printf("%-5s %-18s %8s %8s %8s %8s %7s %7s %9.2e  %s\n", r.dtype.c_str(), shape, fmt(r.cublas_tf, 1).c_str(),
+    std::printf("%-5s %-3s %-18s %8s %8s %8s %8s %7s %7s %9.2e %8s  %s\n", r.dtype.c_str(), r.layout.c_str(), shape, fmt(r.cublas_tf, 1).c_str(),
                 fmt(r.default_tf, 1).c_str(), fmt(r.auto_tf, 1).c_str(), fmt(r.best_tf, 1).c_str(),
                 fmt(r.auto_tf / r.cublas_tf, 3).c_str(), fmt(r.best_tf / r.cublas_tf, 3).c_str(), r.worst_err,
-                r.best_cfg.c_str());
+                r.mma_tf > 0 ? fmt(r.mma_tf, 1).c_str() : "-", r.best_cfg.c_str());
   }
   cublasDestroy(handle);
   cudaStreamDestroy(stream);

@@ -1,4 +1,5 @@
-// templates: the sm_90a (Hopper) f16/bf16 GEMM: TMA tile loads with the 128-byte swizzle into a ring of
+// templates: the sm_90a (Hopper) f16/bf16 GEMM (A and B each K- or MN-major, all four layouts without a
+// staging copy): TMA tile loads with the 128-byte swizzle into a ring of
 // shared-memory stages guarded by full/empty mbarriers, one producer warpgroup (one thread issues TMA)
 // and two consumer warpgroups running wgmma.mma_async from shared-memory descriptors (64 rows of a
 // 128 x BN tile each, f32 accumulators), a registers -> global alpha/beta epilogue, and a static tile
@@ -28,12 +29,13 @@ struct alignas(64) Sm90TmaMap {
 };
 
 /// The non-TMA kernel arguments, in the kernel's frame: C (m x n, row-major, pitch ldc elements) =
-/// alpha * A * B + beta * C; A and B come in through their tensor maps (both K-contiguous).
+/// alpha * A * B + beta * C; A and B come in through their tensor maps (each K- or MN-major).
 struct Sm90GemmParams {
   void* c;
   int m, n, k;
   int tiles_m, tiles_n;  // ceil(m / 128), ceil(n / BN)
   int c_pairs;           // 1 when C and ldc allow two-element stores (the row pitch and pointer are aligned)
+  int c_tma;             // 1: the TMA-store epilogue may run (its kernels only): C's map is valid and beta is 0
   long long ldc;
   float alpha, beta;
 };
@@ -41,10 +43,16 @@ struct Sm90GemmParams {
 SWZ_HD constexpr int sm90_a_stage_bytes() { return kSm90Bm * kSm90Bk * 2; }
 SWZ_HD constexpr int sm90_b_stage_bytes(int bn) { return bn * kSm90Bk * 2; }
 SWZ_HD constexpr int sm90_stage_bytes(int bn) { return sm90_a_stage_bytes() + sm90_b_stage_bytes(bn); }
-/// Dynamic shared memory: the stages, one full and one empty barrier per stage, and the slack that
-/// lets the kernel align the stages to 1024 bytes whatever the base of its dynamic window.
-SWZ_HD constexpr int sm90_smem_bytes(int bn, int stages) {
-  return kSm90SmemAlign + stages * sm90_stage_bytes(bn) + stages * 16;
+/// The TMA-store epilogue's C buffers: each consumer warpgroup stages 64 rows x 128 bytes of C at a time
+/// (a chunk: 64 f16/bf16 or 32 f32 columns, with the 128-byte swizzle), double-buffered so it fills one
+/// while the copy engine still reads the other.
+constexpr int kSm90CChunkBytes = 64 * 128;
+constexpr int kSm90CBufferBytes = 2 * 2 * kSm90CChunkBytes;  // 2 consumers x 2 buffers
+/// Dynamic shared memory: the stages, the C buffers of the TMA-store epilogue (`tma_epilogue`), one full
+/// and one empty barrier per stage, and the slack that lets the kernel align the stages to 1024 bytes
+/// whatever the base of its dynamic window.
+SWZ_HD constexpr int sm90_smem_bytes(int bn, int stages, bool tma_epilogue = false) {
+  return kSm90SmemAlign + stages * sm90_stage_bytes(bn) + (tma_epilogue ? kSm90CBufferBytes : 0) + stages * 16;
 }
 
 /// Shared-memory matrix descriptor of a K-major operand stored with the 128-byte swizzle: rows of
@@ -53,6 +61,28 @@ SWZ_HD constexpr int sm90_smem_bytes(int bn, int stages) {
 /// Host-callable, so the static analysis decodes the very descriptors the kernel issues.
 SWZ_HD constexpr unsigned long long sm90_desc(unsigned addr) {
   return static_cast<unsigned long long>((addr & 0x3FFFFu) >> 4) | (1ull << 16) | (64ull << 32) | (1ull << 62);
+}
+
+/// Bytes of one TMA box of an MN-major operand: 64 elements (128 bytes, one swizzle row) along M or N by
+/// the k-tile's 64 rows along K. A tile's M or N extent is several such boxes, one after the other.
+constexpr int kSm90MnBox = 64;
+constexpr int kSm90MnBoxBytes = kSm90MnBox * kSm90Bk * 2;
+
+/// Shared-memory matrix descriptor of an MN-major operand (M- or N-contiguous, used with wgmma's transpose
+/// immediate) stored with the 128-byte swizzle as TMA boxes of kSm90MnBox elements along M/N x 64 rows
+/// along K: each K row is 128 bytes (64 elements of M/N), groups of 8 K rows are 1024 bytes apart (stride
+/// byte offset), and the next 64 elements along M/N are `lbo` bytes further (leading byte offset: the next
+/// box, kSm90MnBoxBytes). Stepping 16 elements along K adds 16 rows = 2048 bytes to the start address.
+/// Host-callable like sm90_desc.
+SWZ_HD constexpr unsigned long long sm90_desc_mn(unsigned addr, unsigned lbo) {
+  return static_cast<unsigned long long>((addr & 0x3FFFFu) >> 4) |
+         (static_cast<unsigned long long>((lbo & 0x3FFFFu) >> 4) << 16) | (64ull << 32) | (1ull << 62);
+}
+/// The k16 step `k` (0..3) of a k-tile at `addr`: K-major operands step 32 bytes inside the swizzle row,
+/// MN-major ones 16 rows of 128 bytes.
+SWZ_HD constexpr unsigned long long sm90_operand_desc(unsigned addr, int k, bool mn_major) {
+  return mn_major ? sm90_desc_mn(addr + 2048u * static_cast<unsigned>(k), kSm90MnBoxBytes)
+                  : sm90_desc(addr + 32u * static_cast<unsigned>(k));
 }
 
 #if SWZ_DEVICE_CODE
@@ -125,6 +155,26 @@ __device__ __forceinline__ void sm90_tma_load_2d_multicast(unsigned dst, const S
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
       : "memory");
 }
+/// One 2-D box from shared memory at `src` to `map` at (inner c0, outer c1), in this thread's bulk group;
+/// the parts of the box outside the tensor are not written.
+__device__ __forceinline__ void sm90_tma_store_2d(const Sm90TmaMap* map, unsigned src, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
+                   reinterpret_cast<unsigned long long>(map)),
+               "r"(c0), "r"(c1), "r"(src)
+               : "memory");
+}
+__device__ __forceinline__ void sm90_bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+/// Waits until at most N of this thread's bulk groups still read their shared memory.
+template <int N> __device__ __forceinline__ void sm90_bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+/// Waits until all of this thread's bulk groups are complete (their global writes done).
+__device__ __forceinline__ void sm90_bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+/// The 128 threads of one warpgroup (named barrier `id`, 1.. : 0 is __syncthreads').
+__device__ __forceinline__ void sm90_warpgroup_sync(int id) {
+  asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory");
+}
+
 __device__ __forceinline__ void sm90_prefetch_map(const Sm90TmaMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(map)) : "memory");
 }
@@ -163,38 +213,39 @@ template <int N> __device__ __forceinline__ void sm90_fence_regs(float (&d)[N]) 
 // overwrites d instead of accumulating.
 #define SWZ_SM90_WGMMA_128(T)                                                                                          \
   asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %66, 0;\n"                                                          \
-               "wgmma.mma_async.sync.aligned.m64n128k16.f32." T "." T " {" SWZ_SM90_R0_63 "}, %64, %65, p, 1, 1, 0, 0;\n}\n" \
+               "wgmma.mma_async.sync.aligned.m64n128k16.f32." T "." T " {" SWZ_SM90_R0_63 "}, %64, %65, p, 1, 1, %67, %68;\n}\n" \
                : SWZ_SM90_F8(0), SWZ_SM90_F8(8), SWZ_SM90_F8(16), SWZ_SM90_F8(24), SWZ_SM90_F8(32), SWZ_SM90_F8(40),    \
                  SWZ_SM90_F8(48), SWZ_SM90_F8(56)                                                                       \
-               : "l"(da), "l"(db), "r"(scale_d)                                                                         \
+               : "l"(da), "l"(db), "r"(scale_d), "n"(TA), "n"(TB)                                                       \
                : "memory")
 #define SWZ_SM90_WGMMA_256(T)                                                                                           \
   asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %130, 0;\n"                                                          \
                "wgmma.mma_async.sync.aligned.m64n256k16.f32." T "." T " {" SWZ_SM90_R0_63 ", " SWZ_SM90_R64_127          \
-               "}, %128, %129, p, 1, 1, 0, 0;\n}\n"                                                                      \
+               "}, %128, %129, p, 1, 1, %131, %132;\n}\n"                                                                      \
                : SWZ_SM90_F8(0), SWZ_SM90_F8(8), SWZ_SM90_F8(16), SWZ_SM90_F8(24), SWZ_SM90_F8(32), SWZ_SM90_F8(40),     \
                  SWZ_SM90_F8(48), SWZ_SM90_F8(56), SWZ_SM90_F8(64), SWZ_SM90_F8(72), SWZ_SM90_F8(80), SWZ_SM90_F8(88),   \
                  SWZ_SM90_F8(96), SWZ_SM90_F8(104), SWZ_SM90_F8(112), SWZ_SM90_F8(120)                                   \
-               : "l"(da), "l"(db), "r"(scale_d)                                                                          \
+               : "l"(da), "l"(db), "r"(scale_d), "n"(TA), "n"(TB)                                                        \
                : "memory")
 
-template <int IN_KIND, int BN> struct Sm90Wgmma;
-template <> struct Sm90Wgmma<kGemmF16, 128> {
+// TA / TB: wgmma's transpose immediates, 1 for an MN-major A / B (allowed for 16-bit inputs).
+template <int IN_KIND, int BN, int TA, int TB> struct Sm90Wgmma;
+template <int TA, int TB> struct Sm90Wgmma<kGemmF16, 128, TA, TB> {
   static __device__ __forceinline__ void run(float (&d)[64], unsigned long long da, unsigned long long db, int scale_d) {
     SWZ_SM90_WGMMA_128("f16");
   }
 };
-template <> struct Sm90Wgmma<kGemmBF16, 128> {
+template <int TA, int TB> struct Sm90Wgmma<kGemmBF16, 128, TA, TB> {
   static __device__ __forceinline__ void run(float (&d)[64], unsigned long long da, unsigned long long db, int scale_d) {
     SWZ_SM90_WGMMA_128("bf16");
   }
 };
-template <> struct Sm90Wgmma<kGemmF16, 256> {
+template <int TA, int TB> struct Sm90Wgmma<kGemmF16, 256, TA, TB> {
   static __device__ __forceinline__ void run(float (&d)[128], unsigned long long da, unsigned long long db, int scale_d) {
     SWZ_SM90_WGMMA_256("f16");
   }
 };
-template <> struct Sm90Wgmma<kGemmBF16, 256> {
+template <int TA, int TB> struct Sm90Wgmma<kGemmBF16, 256, TA, TB> {
   static __device__ __forceinline__ void run(float (&d)[128], unsigned long long da, unsigned long long db, int scale_d) {
     SWZ_SM90_WGMMA_256("bf16");
   }
@@ -235,6 +286,54 @@ __device__ __forceinline__ void sm90_store_pair(const Sm90GemmParams& p, int row
   }
 }
 
+/// The TMA-store epilogue of one consumer warpgroup (rows row0.. +63, columns col0.. +BN-1 of C): chunk by
+/// chunk of 128-byte rows, each thread writes its accumulators (times alpha, converted) into the chunk's
+/// buffer at the 128-byte-swizzled place TMA expects (row r's 16-byte unit u at u ^ (r % 8): a warp's 32
+/// stores hit 32 banks), the warpgroup fences them for the async proxy and syncs, and one thread issues
+/// the store (TMA clips the edges) and moves on: the copy engine drains it during the next tile's
+/// main loop. A buffer is refilled only after the store two chunks back has read it.
+template <int OUT_KIND, int BN>
+__device__ __forceinline__ void sm90_store_tile_tma(const Sm90TmaMap& map_c, const Sm90GemmParams& p, const float (&d)[BN / 2],
+                                                    unsigned bufs, int consumer, int t, int row0, int col0,
+                                                    int& chunk_seq) {
+  constexpr int kOutBytes = OUT_KIND == kGemmF32 ? 4 : 2;
+  constexpr int kChunkCols = 128 / kOutBytes;  // 64 (16-bit) or 32 (f32) columns per 128-byte row
+  const int warp = t / 32, lane = t % 32;
+  const int r0 = warp * 16 + lane / 4;  // this thread's rows r0 and r0 + 8 of the warpgroup's 64
+#pragma unroll
+  for (int ch = 0; ch < BN / kChunkCols; ++ch) {
+    const unsigned buf = bufs + static_cast<unsigned>(chunk_seq & 1) * kSm90CChunkBytes;
+    if (t == 0) sm90_bulk_wait_read<1>();  // the store that last read `buf` (two chunks back) is done with it
+    sm90_warpgroup_sync(1 + consumer);
+#pragma unroll
+    for (int jj = 0; jj < kChunkCols / 8; ++jj) {
+      const int j = ch * (kChunkCols / 8) + jj;  // accumulator column group: columns 8j + 2 (lane % 4) + {0, 1}
+      const int byte = (jj * 8 + 2 * (lane % 4)) * kOutBytes;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = r0 + 8 * h;
+        const unsigned addr = buf + r * 128 + ((((byte >> 4) ^ (r & 7)) << 4) | (byte & 15));
+        const float v0 = d[4 * j + 2 * h] * p.alpha, v1 = d[4 * j + 2 * h + 1] * p.alpha;
+        if (OUT_KIND == kGemmF32) {
+          asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(v0), "f"(v1) : "memory");
+        } else {
+          const unsigned lo = static_cast<unsigned short>(gemm_from_f32<OUT_KIND>(v0));
+          const unsigned hi = static_cast<unsigned short>(gemm_from_f32<OUT_KIND>(v1));
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(lo | (hi << 16)) : "memory");
+        }
+      }
+    }
+    // Generic-proxy writes that the copy engine (async proxy) reads next: fence in every writing thread.
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    sm90_warpgroup_sync(1 + consumer);
+    if (t == 0) {
+      sm90_tma_store_2d(&map_c, buf, col0 + ch * kChunkCols, row0);
+      sm90_bulk_commit();
+    }
+    ++chunk_seq;
+  }
+}
+
 // --- the kernel ------------------------------------------------------------------------------------
 
 /// C tile (tm, tn) of 128 x BN per iteration of a static schedule over clusters of CLUSTER (1 or 2) CTAs:
@@ -246,21 +345,31 @@ __device__ __forceinline__ void sm90_store_pair(const Sm90GemmParams& p, int row
 /// consume: wait for a full stage, four wgmma k16 steps over it, then wait until at most INFLIGHT (0 or 1)
 /// k-blocks of wgmma are still running and free the stage the finished ones read. The producer runs
 /// ahead into the next tile while the consumers store the current one.
+/// A_MN / B_MN (0 or 1): A is M-contiguous / B is N-contiguous in the kernel's frame. Such an operand comes
+/// in as boxes of 64 elements along M/N x 64 along K (sm90_desc_mn), the tile's boxes one after the other,
+/// and wgmma reads it with its transpose immediate; a K-major one is one box of 64 along K x all its rows.
+/// EPI 1: the epilogue goes through shared memory and TMA stores (sm90_store_tile_tma) when p.c_tma says
+/// it may (beta = 0, C fit for TMA), else, and always with EPI 0, straight from registers to global.
 /// The kernels below are this body with and without a compile-time cluster shape (a kernel declared with
 /// __cluster_dims__(1, 1, 1) ran 7-12% slower on the H100 than one without).
-template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int CLUSTER>
+template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int CLUSTER, int A_MN, int B_MN,
+          int EPI>
 __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm90TmaMap& map_b,
-                                               const Sm90GemmParams& p) {
+                                               const Sm90TmaMap& map_c, const Sm90GemmParams& p) {
   static_assert(BN == 128 || BN == 256, "BN is 128 or 256");
   static_assert(STAGES >= 2, "at least two stages");
   static_assert(INFLIGHT == 0 || INFLIGHT == 1, "INFLIGHT is 0 or 1");
   static_assert(CLUSTER == 1 || CLUSTER == 2, "CLUSTER is 1 or 2");
+  static_assert((A_MN == 0 || A_MN == 1) && (B_MN == 0 || B_MN == 1), "A_MN and B_MN are 0 or 1");
+  static_assert(kSm90MnBoxBytes * (kSm90Bm / kSm90MnBox) == sm90_a_stage_bytes(), "MN-major A boxes fill the A stage");
   constexpr int kBPart = BN / CLUSTER;  // rows of B each CTA of a cluster loads (and multicasts)
   constexpr int kA = sm90_a_stage_bytes();
   constexpr int kStage = sm90_stage_bytes(BN);
   extern __shared__ __align__(1024) unsigned char sm90_smem[];
   const unsigned base = (gemm_smem_u32(sm90_smem) + (kSm90SmemAlign - 1)) & ~static_cast<unsigned>(kSm90SmemAlign - 1);
-  const unsigned full0 = base + STAGES * kStage;  // STAGES full barriers, then STAGES empty ones
+  // The TMA-store epilogue's C buffers follow the stages (1024-byte aligned, as the swizzle needs).
+  const unsigned cbuf0 = base + STAGES * kStage;
+  const unsigned full0 = cbuf0 + (EPI ? kSm90CBufferBytes : 0);  // STAGES full barriers, then STAGES empty ones
   const unsigned empty0 = full0 + STAGES * 8;
   const int wg = threadIdx.x / 128;
   if (threadIdx.x == 0) {
@@ -300,12 +409,30 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
           const unsigned dst = base + stage * kStage;
           sm90_mbar_expect_tx(full, kStage);  // A, this CTA's part of B and the peer's
           // A rows past M (the second CTA of a cluster on the last tile row) are zero-filled, never stored.
-          sm90_tma_load_2d(dst, &map_a, kb * kSm90Bk, tm * kSm90Bm, full);
-          if (CLUSTER > 1) {
-            sm90_tma_load_2d_multicast(dst + kA + rank * kBPart * 128, &map_b, kb * kSm90Bk,
-                                       tn * BN + static_cast<int>(rank) * kBPart, full, (1u << CLUSTER) - 1);
+          if (A_MN) {
+#pragma unroll
+            for (int h = 0; h < kSm90Bm / kSm90MnBox; ++h)
+              sm90_tma_load_2d(dst + h * kSm90MnBoxBytes, &map_a, tm * kSm90Bm + h * kSm90MnBox, kb * kSm90Bk, full);
           } else {
-            sm90_tma_load_2d(dst + kA, &map_b, kb * kSm90Bk, tn * BN, full);
+            sm90_tma_load_2d(dst, &map_a, kb * kSm90Bk, tm * kSm90Bm, full);
+          }
+          // This CTA's part of B (all of it without a cluster): kBPart rows of 128 bytes in either layout.
+          const unsigned b_dst = dst + kA + rank * kBPart * 128;
+          const int b_row = tn * BN + static_cast<int>(rank) * kBPart;
+          if (B_MN) {
+#pragma unroll
+            for (int j = 0; j < kBPart / kSm90MnBox; ++j) {
+              if (CLUSTER > 1) {
+                sm90_tma_load_2d_multicast(b_dst + j * kSm90MnBoxBytes, &map_b, b_row + j * kSm90MnBox, kb * kSm90Bk,
+                                           full, (1u << CLUSTER) - 1);
+              } else {
+                sm90_tma_load_2d(b_dst + j * kSm90MnBoxBytes, &map_b, b_row + j * kSm90MnBox, kb * kSm90Bk, full);
+              }
+            }
+          } else if (CLUSTER > 1) {
+            sm90_tma_load_2d_multicast(b_dst, &map_b, kb * kSm90Bk, b_row, full, (1u << CLUSTER) - 1);
+          } else {
+            sm90_tma_load_2d(b_dst, &map_b, kb * kSm90Bk, b_row, full);
           }
           if (++stage == STAGES) {
             stage = 0;
@@ -320,6 +447,7 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
     const int t = threadIdx.x % 128;
     const int warp = t / 32, lane = t % 32;
     float d[BN / 2];
+    int chunk_seq = 0;  // C chunks this warpgroup stored through TMA (picks the buffer)
     int stage = 0;
     unsigned phase = 0;
     // Frees stage s in every CTA of the cluster: each producer multicasts into all of them.
@@ -337,12 +465,14 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
       int reading = -1;  // the stage the k-block still in flight reads (INFLIGHT = 1)
       for (int kb = 0; kb < kblocks; ++kb) {
         sm90_mbar_wait(full0 + 8 * stage, phase);
+        // Rows 64 * consumer.. of A: 64 rows of 128 bytes (K-major) or the consumer's own box (MN-major).
         const unsigned a = base + stage * kStage + consumer * 64 * 128;
         const unsigned b = base + stage * kStage + kA;
         sm90_wgmma_fence();
 #pragma unroll
         for (int k = 0; k < kSm90Bk / 16; ++k)
-          Sm90Wgmma<IN_KIND, BN>::run(d, sm90_desc(a + 32 * k), sm90_desc(b + 32 * k), (kb | k) != 0);
+          Sm90Wgmma<IN_KIND, BN, A_MN, B_MN>::run(d, sm90_operand_desc(a, k, A_MN != 0), sm90_operand_desc(b, k, B_MN != 0),
+                                                  (kb | k) != 0);
         sm90_wgmma_commit();
         // Consecutive wgmma on the same accumulators are ordered by the hardware, so the next k-block may
         // be issued while this one runs; only the stage must stay until its reads are done.
@@ -365,6 +495,11 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
 #pragma unroll
         for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
       }
+      if (EPI && p.c_tma) {
+        sm90_store_tile_tma<OUT_KIND, BN>(map_c, p, d, cbuf0 + consumer * 2 * kSm90CChunkBytes, consumer, t,
+                                          tm * kSm90Bm + consumer * 64, tn * BN, chunk_seq);
+        continue;
+      }
       // Accumulator layout of m64nNk16: warp w holds rows 16w + lane/4 (+ 8), columns 8j + 2 (lane % 4) (+ 1).
       const int row = tm * kSm90Bm + consumer * 64 + warp * 16 + lane / 4;
       const int col = tn * BN + 2 * (lane % 4);
@@ -374,27 +509,31 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
         sm90_store_pair<OUT_KIND>(p, row + 8, col + 8 * j, d[4 * j + 2], d[4 * j + 3]);
       }
     }
+    // The stores still in flight must finish reading this CTA's shared memory before it exits.
+    if (EPI && t == 0) sm90_bulk_wait_all();
   }
   // The peer may still arrive on this CTA's barriers: no CTA of a cluster leaves before all are done.
   if (CLUSTER > 1) sm90_cluster_sync();
 }
 
 /// One CTA per cluster tile.
-template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT>
+template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int A_MN = 0, int B_MN = 0,
+          int EPI = 0>
 __global__ void __launch_bounds__(kSm90Threads, 1)
     gemm_sm90_kernel(const __grid_constant__ Sm90TmaMap map_a, const __grid_constant__ Sm90TmaMap map_b,
-                     const __grid_constant__ Sm90GemmParams p) {
-  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 1>(map_a, map_b, p);
+                     const __grid_constant__ Sm90TmaMap map_c, const __grid_constant__ Sm90GemmParams p) {
+  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 1, A_MN, B_MN, EPI>(map_a, map_b, map_c, p);
 }
 
 // NOTE: nvcc rejects __cluster_dims__ in an sm_80 device pass even in an uninstantiated template.
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
 /// Clusters of two CTAs sharing B (launched with a grid of an even size).
-template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT>
+template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int A_MN = 0, int B_MN = 0,
+          int EPI = 0>
 __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kSm90Threads, 1)
     gemm_sm90_cluster2_kernel(const __grid_constant__ Sm90TmaMap map_a, const __grid_constant__ Sm90TmaMap map_b,
-                              const __grid_constant__ Sm90GemmParams p) {
-  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 2>(map_a, map_b, p);
+                              const __grid_constant__ Sm90TmaMap map_c, const __grid_constant__ Sm90GemmParams p) {
+  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 2, A_MN, B_MN, EPI>(map_a, map_b, map_c, p);
 }
 #endif
 

@@ -39,8 +39,8 @@ struct EngineOptions {
   /// into stream-ordered scratch with 16-byte pitches first (GemmProblem::staged), so full-width kernels
   /// run on it. Off: such calls run the narrow-copy kernels of their alignment.
   bool stage_narrow_operands = true;
-  /// gemm() on an sm_90 GPU (H100, H200): f16/bf16 problems with K-contiguous A and B, 16-byte aligned
-  /// pointers and pitches, one matrix and at least half as many 128x128 tiles as SMs run the Hopper kernel
+  /// gemm() on an sm_90 GPU (H100, H200): f16/bf16 problems in any layout with 16-byte aligned pointers
+  /// and pitches, one matrix and enough 128x128 tiles (gemm_sm90_preferred) run the Hopper kernel
   /// (TMA, wgmma, warp-specialized, persistent; templates/gemm_sm90.cuh) instead of the mma.sync family,
   /// unless a GemmConfig is passed. Its configuration is the tuned winner of the variant's own space
   /// (autotune_gemm tunes that space for these problems on such a GPU; TuneOnMiss tunes on a miss), else

@@ -5,6 +5,7 @@
 #include "runtime/worker/worker_gemm.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 
@@ -141,10 +142,10 @@ CUresult GemmTarget::launch(const BenchJob& job, CUfunction f, std::string* what
     }
     Sm90GemmLaunch& l = it->second;
     if (l.empty) return CUDA_SUCCESS;
-    void* args[] = {&l.map_a, &l.map_b, &l.params};
+    std::array<void*, 4> args = gemm_sm90_args(l);
     *what = "cuLaunchKernel (Hopper GEMM)";
     return api.cuLaunchKernel(f, l.grid.x, l.grid.y, l.grid.z, l.block.x, l.block.y, l.block.z, l.smem_bytes, stream_,
-                              args, nullptr);
+                              args.data(), nullptr);
   }
   if (job.k_splits <= 1) {
     void* args[] = {&params_};

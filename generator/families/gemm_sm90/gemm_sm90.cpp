@@ -13,7 +13,7 @@ namespace swz {
 namespace {
 
 const char* const kForm =
-    " (form: in=f16|bf16,out=f16|bf16|f32,layout=NT,bn=128|256,stages=N,raster=N,persistent=0|1,inflight=0|1,cluster=1|2)";
+    " (form: in=f16|bf16,out=f16|bf16|f32,layout=NT|NN|TN|TT,bn=128|256,stages=N,raster=N,persistent=0|1,inflight=0|1,cluster=1|2,epilogue=regs|tma)";
 
 int elem_kind(DType t) { return t == DType::F16 ? tpl::kGemmF16 : t == DType::BF16 ? tpl::kGemmBF16 : tpl::kGemmF32; }
 
@@ -26,9 +26,10 @@ int elem_kind(DType t) { return t == DType::F16 ? tpl::kGemmF16 : t == DType::BF
 
 std::string Sm90GemmConfig::to_string() const {
   std::ostringstream os;
-  os << "in=" << swz::to_string(in) << ",out=" << swz::to_string(out) << ",layout=NT,bn=" << bn
+  os << "in=" << swz::to_string(in) << ",out=" << swz::to_string(out) << ",layout=" << layout << ",bn=" << bn
      << ",stages=" << stages << ",raster=" << raster << ",persistent=" << (persistent ? 1 : 0)
      << ",inflight=" << inflight << ",cluster=" << cluster;
+  if (tma_epilogue) os << ",epilogue=tma";  // left out when off: texts stored before the field still match
   return os.str();
 }
 
@@ -42,7 +43,7 @@ Sm90GemmConfig Sm90GemmConfig::parse(const std::string& text) {
     } else if (k == "out") {
       c.out = parse_dtype(v);
     } else if (k == "layout") {
-      if (v != "NT") throw_invalid("sm_90a gemm config: layout=" + v + " is not supported; only NT (A and B K-contiguous)" + kForm);
+      c.layout = v;
     } else if (k == "bn") {
       c.bn = static_cast<int>(parse_integer("sm_90a gemm config bn", v, 1, 4096));
     } else if (k == "stages") {
@@ -55,6 +56,9 @@ Sm90GemmConfig Sm90GemmConfig::parse(const std::string& text) {
       c.inflight = static_cast<int>(parse_integer("sm_90a gemm config inflight", v, 0, 1));
     } else if (k == "cluster") {
       c.cluster = static_cast<int>(parse_integer("sm_90a gemm config cluster", v, 1, 2));
+    } else if (k == "epilogue") {
+      if (v != "regs" && v != "tma") throw_invalid("sm_90a gemm config: epilogue=" + v + " must be regs or tma" + kForm);
+      c.tma_epilogue = v == "tma";
     } else {
       throw_invalid("sm_90a gemm config: unknown field '" + k + "'" + kForm);
     }
@@ -66,12 +70,17 @@ Sm90GemmConfig Sm90GemmConfig::parse(const std::string& text) {
 void Sm90GemmConfig::validate() const {
   if (in != DType::F16 && in != DType::BF16)
     throw_invalid("sm_90a gemm config: in=" + swz::to_string(in) + " is not supported; in must be f16 or bf16");
+  if (layout != "NT" && layout != "NN" && layout != "TN" && layout != "TT")
+    throw_invalid("sm_90a gemm config: layout=" + layout +
+                  " must be NT, NN, TN or TT (A: N row-major / T column-major; B: T column-major / N row-major)");
   if (bn != 128 && bn != 256) throw_invalid("sm_90a gemm config: bn=" + std::to_string(bn) + " must be 128 or 256");
   if (stages < 2) throw_invalid("sm_90a gemm config: stages=" + std::to_string(stages) + " must be >= 2");
-  const int smem = tpl::sm90_smem_bytes(bn, stages);
+  const int smem = tpl::sm90_smem_bytes(bn, stages, tma_epilogue);
   if (smem > tpl::kSm90MaxSmem) {
-    const int most = (tpl::kSm90MaxSmem - tpl::kSm90SmemAlign) / (tpl::sm90_stage_bytes(bn) + 16);
-    throw_invalid("sm_90a gemm config: stages=" + std::to_string(stages) + " with bn=" + std::to_string(bn) + " needs " +
+    const int most = (tpl::kSm90MaxSmem - tpl::kSm90SmemAlign - (tma_epilogue ? tpl::kSm90CBufferBytes : 0)) /
+                     (tpl::sm90_stage_bytes(bn) + 16);
+    throw_invalid("sm_90a gemm config: stages=" + std::to_string(stages) + " with bn=" + std::to_string(bn) +
+                  (tma_epilogue ? " and epilogue=tma" : "") + " needs " +
                   std::to_string(smem) + " bytes of shared memory, over the " + std::to_string(tpl::kSm90MaxSmem) +
                   " an sm_90 block can have; use stages <= " + std::to_string(most));
   }
@@ -90,9 +99,22 @@ Sm90GemmConfig default_sm90_gemm_config(DType in, DType out) {
   return c;
 }
 
+std::string gemm_sm90_layout(const GemmProblem& problem) {
+  const bool a_row = problem.a_order == MatrixOrder::RowMajor, b_row = problem.b_order == MatrixOrder::RowMajor;
+  // Kernel-frame A is K-major ('N') when the problem's A is row-major, or, for a column-major C, when B is
+  // column-major (B^T row-major); kernel-frame B is K-major ('T') when B is column-major, or A row-major.
+  const bool ka = problem.c_order == MatrixOrder::RowMajor ? a_row : !b_row;
+  const bool kb = problem.c_order == MatrixOrder::RowMajor ? !b_row : a_row;
+  return std::string(1, ka ? 'N' : 'T') + (kb ? 'T' : 'N');
+}
+
 Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count) {
   const GemmProblem p = problem.resolved();
   Sm90GemmConfig c = default_sm90_gemm_config(p.dtype, p.out_dtype);
+  c.layout = gemm_sm90_layout(p);
+  // The TMA-store epilogue measured 0.99x cuBLAS at 4096^3 where the register one ran 0.88x (H100, all four
+  // layouts); its 32 KiB of C buffers leave bn 256 its 4 stages and bn 128 6.
+  c.tma_epilogue = true;
   const long long m = p.c_order == MatrixOrder::RowMajor ? p.m : p.n, n = p.c_order == MatrixOrder::RowMajor ? p.n : p.m;
   const long long wide_tiles = ((m + tpl::kSm90Bm - 1) / tpl::kSm90Bm) * ((n + 255) / 256);
   // Measured on the H100 (bench/results_gemm_sm90_h100.log): M = 128 x N = 4096 (16 wide tiles) runs 1.5x
@@ -100,7 +122,7 @@ Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count)
   // 512 or 896 tiles.
   if (wide_tiles < sm_count) {
     c.bn = 128;
-    c.stages = 6;
+    c.stages = 6;  // the most that fit beside the C buffers
   } else if (wide_tiles >= 8LL * sm_count) {
     c.cluster = 2;
   }
@@ -109,7 +131,7 @@ Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count)
 
 int gemm_sm90_smem_bytes(const Sm90GemmConfig& cfg) {
   cfg.validate();
-  return tpl::sm90_smem_bytes(cfg.bn, cfg.stages);
+  return tpl::sm90_smem_bytes(cfg.bn, cfg.stages, cfg.tma_epilogue);
 }
 
 std::string gemm_sm90_name_expression(const Sm90GemmConfig& cfg) {
@@ -117,6 +139,7 @@ std::string gemm_sm90_name_expression(const Sm90GemmConfig& cfg) {
   std::ostringstream os;
   os << (cfg.cluster == 2 ? "swz::tpl::gemm_sm90_cluster2_kernel<" : "swz::tpl::gemm_sm90_kernel<") << elem_kind(cfg.in)
      << ", " << elem_kind(cfg.out) << ", " << cfg.bn << ", " << cfg.stages << ", " << cfg.raster << ", " << cfg.inflight
+     << ", " << (cfg.a_mn_major() ? 1 : 0) << ", " << (cfg.b_mn_major() ? 1 : 0) << ", " << (cfg.tma_epilogue ? 1 : 0)
      << ">";
   return os.str();
 }
@@ -125,7 +148,7 @@ std::string gemm_sm90_source(const Sm90GemmConfig& cfg) {
   return "// generated by libswzjit: sm_90a gemm " + cfg.to_string() + "\n#include \"gemm_sm90.cuh\"\n" +
          "template __global__ void " + gemm_sm90_name_expression(cfg) +
          "(const __grid_constant__ swz::tpl::Sm90TmaMap, const __grid_constant__ swz::tpl::Sm90TmaMap, "
-         "const __grid_constant__ swz::tpl::Sm90GemmParams);\n";
+         "const __grid_constant__ swz::tpl::Sm90TmaMap, const __grid_constant__ swz::tpl::Sm90GemmParams);\n";
 }
 
 std::string gemm_sm90_source_name(const Sm90GemmConfig& cfg) {
@@ -151,8 +174,13 @@ Sm90Frame gemm_sm90_frame(const Sm90GemmConfig& cfg, const GemmProblem& problem,
   if (p.dtype != cfg.in || p.out_dtype != cfg.out)
     throw_invalid("sm_90a gemm: the problem is " + to_string(p.dtype) + ">" + to_string(p.out_dtype) +
                   " but the config is " + to_string(cfg.in) + ">" + to_string(cfg.out));
-  if (p.a_order != MatrixOrder::RowMajor || p.b_order != MatrixOrder::ColMajor)
-    unsupported("A must be row-major and B column-major (both K-contiguous, the NT case)");
+  const std::string layout = gemm_sm90_layout(p);
+  if (layout != cfg.layout)
+    throw_invalid("sm_90a gemm: the problem's layout in the kernel's frame is " + layout + " (A " +
+                  (p.a_order == MatrixOrder::RowMajor ? "row" : "col") + ", B " +
+                  (p.b_order == MatrixOrder::RowMajor ? "row" : "col") + ", C " +
+                  (p.c_order == MatrixOrder::RowMajor ? "row" : "col") + "-major) but the config's is " + cfg.layout +
+                  "; use layout=" + layout);
   if (p.batch != 1) unsupported("batch " + std::to_string(p.batch) + " (only single matrices)");
   const long long eb = dtype_bytes(p.dtype);
   if (a % 16 != 0 || b % 16 != 0) unsupported("TMA needs A and B 16-byte aligned (the pointers are not)");
@@ -163,12 +191,22 @@ Sm90Frame gemm_sm90_frame(const Sm90GemmConfig& cfg, const GemmProblem& problem,
   Sm90Frame f;
   f.k = p.k;
   f.ldc = p.ldc;
+  f.a_mn = cfg.a_mn_major();
+  f.b_mn = cfg.b_mn_major();
   if (p.c_order == MatrixOrder::RowMajor) {
     f.m = p.m, f.n = p.n, f.lda = p.lda, f.ldb = p.ldb;
-  } else {  // C^T (n x m, row-major with pitch ldc) = B^T A^T: B^T is n x k K-contiguous, A^T's columns too
+  } else {  // C^T (n x m, row-major with pitch ldc) = B^T A^T: the pitches go with the operands
     f.m = p.n, f.n = p.m, f.lda = p.ldb, f.ldb = p.lda, f.swapped = true;
   }
   return f;
+}
+
+bool gemm_sm90_preferred(const Sm90Frame& frame, int sm_count) {
+  const long long tiles = ((frame.m + 127) / 128) * ((frame.n + 127) / 128);
+  if (2 * tiles >= sm_count) return true;
+  // Fewer tiles: the mma.sync family's split-K configs fill the GPU, which wins where most of each tile's
+  // 128 rows are empty (M 16 or 64), not where they are full.
+  return frame.m >= tpl::kSm90Bm && 5 * tiles >= sm_count;
 }
 
 LaunchShape gemm_sm90_launch_shape(const Sm90GemmConfig& cfg, long long m, long long n, int sm_count) {

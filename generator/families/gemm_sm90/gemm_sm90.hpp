@@ -4,6 +4,7 @@
 // the family contract (swzjit/family.hpp) can wrap it later.
 #pragma once
 
+#include <array>
 #include <string>
 
 #include "swzjit/device.hpp"
@@ -16,12 +17,18 @@ namespace swz {
 
 /// One sm_90a GEMM kernel: a 128 x bn x 64 block tile (two consumer warpgroups of 64 rows), `stages`
 /// TMA stages, `raster` tile-rows per rasterization group, and a grid of at most one block per SM
-/// (persistent) or one block per tile. Operands: f16 or bf16, both K-contiguous ("NT"); C f16, bf16 or f32.
+/// (persistent) or one block per tile. Operands: f16 or bf16, each K- or MN-major (`layout`); C f16, bf16 or
+/// f32.
 /// Canonical text (parse() reads it back):
 ///   "in=f16,out=f16,layout=NT,bn=256,stages=4,raster=8,persistent=1,inflight=1,cluster=1"
 struct Sm90GemmConfig {
   DType in = DType::F16;
   DType out = DType::F16;
+  /// The operands' layout in the kernel's frame (C row-major), as GemmLayout names it: the first letter is A
+  /// (N: row-major, K-contiguous; T: column-major, M-contiguous), the second B (T: column-major,
+  /// K-contiguous; N: row-major, N-contiguous). "NT", "NN", "TN" or "TT"; gemm_sm90_layout(problem) gives
+  /// a problem's. An M/N-contiguous operand is read with wgmma's transpose immediate.
+  std::string layout = "NT";
   int bn = 256;          ///< 128 or 256
   int stages = 4;        ///< 2.. as many as fit in 227 KiB (bn 256: 4, bn 128: 7)
   int raster = 8;        ///< tile-rows per rasterization group, 1..64
@@ -32,6 +39,11 @@ struct Sm90GemmConfig {
   /// CTAs per cluster (1 or 2): a pair computes vertically adjacent tiles and shares B through TMA multicast,
   /// each CTA loading half of it (half the L2 traffic for B).
   int cluster = 1;
+  /// The epilogue: false writes C from registers to global memory; true (text "epilogue=tma", printed only
+  /// when set) stages C through shared memory (32 KiB more) and TMA stores that drain during the next
+  /// tile's main loop, where beta is 0 and C is 16-byte aligned with a pitch of a multiple of 16 bytes
+  /// (other calls of such a kernel take the register path).
+  bool tma_epilogue = false;
 
   std::string to_string() const;
   /// @throws Error(InvalidArgument) naming the field for unknown keys, bad values or an invalid config.
@@ -39,11 +51,19 @@ struct Sm90GemmConfig {
   /// @throws Error(InvalidArgument) naming the offending field and the rule it breaks.
   void validate() const;
   bool operator==(const Sm90GemmConfig& o) const { return to_string() == o.to_string(); }
+  /// A is M-contiguous / B is N-contiguous in the kernel's frame (from `layout`).
+  bool a_mn_major() const { return layout.size() == 2 && layout[0] == 'T'; }
+  bool b_mn_major() const { return layout.size() == 2 && layout[1] == 'N'; }
 };
 
-/// The default config (bn 256, 4 stages, raster 8, persistent, one k-block in flight).
+/// The layout (Sm90GemmConfig::layout) `problem` has in the kernel's frame: its own for a row-major C; for a
+/// column-major C, computed as C^T = B^T A^T, the roles swap (NN runs as TT, TT as NN; NT and TN stay).
+std::string gemm_sm90_layout(const GemmProblem& problem);
+
+/// The default config (layout NT, bn 256, 4 stages, raster 8, persistent, one k-block in flight).
 Sm90GemmConfig default_sm90_gemm_config(DType in, DType out);
-/// A config for a problem's shape without tuning: the default, with bn 128 when 128 x 256 tiles would
+/// A config for a problem's layout and shape without tuning: the default with the problem's layout and the
+/// TMA-store epilogue, bn 128 when 128 x 256 tiles would
 /// leave SMs idle (fewer tiles than `sm_count`, e.g. M = 128), and clusters of two from 8 waves of tiles on.
 Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count);
 
@@ -56,19 +76,27 @@ std::string gemm_sm90_source_name(const Sm90GemmConfig& cfg);
 /// The NVRTC request: the source above for arch "sm_90a" (wgmma and setmaxnreg exist only there).
 CompileRequest gemm_sm90_compile_request(const Sm90GemmConfig& cfg);
 
-/// The problem in the kernel's frame (C row-major m x n; A m x k and B^T n x k, both K-contiguous).
+/// The problem in the kernel's frame (C row-major m x n; A m x k, B k x n, each K- or MN-major).
 struct Sm90Frame {
   long long m = 0, n = 0, k = 0;
-  long long lda = 0, ldb = 0, ldc = 0;  ///< elements
+  long long lda = 0, ldb = 0, ldc = 0;  ///< elements: the pitch between rows of the operand as stored
   bool swapped = false;                 ///< C column-major: computed as C^T = B^T A^T (A and B swap roles)
+  bool a_mn = false, b_mn = false;      ///< A M-contiguous / B N-contiguous (the config's layout)
 };
 
-/// Checks that `problem` can run on `cfg` and maps it onto the kernel's frame. Needs A row-major and B
-/// column-major (both K-contiguous; C either order), batch 1, the config's dtypes, and what TMA needs:
-/// A and B 16-byte aligned with row pitches a multiple of 16 bytes.
+/// Checks that `problem` can run on `cfg` and maps it onto the kernel's frame. Any order of A, B and C;
+/// batch 1, the config's dtypes and layout (gemm_sm90_layout), and what TMA needs: A and B 16-byte
+/// aligned with pitches (lda, ldb) a multiple of 16 bytes.
 /// @throws Error(Unsupported) for what this kernel cannot take (the caller falls back to the mma.sync
 ///         family), naming the reason; Error(InvalidArgument) for an invalid problem or config.
 Sm90Frame gemm_sm90_frame(const Sm90GemmConfig& cfg, const GemmProblem& problem, DevicePtr a, DevicePtr b);
+
+/// Whether the Hopper kernel beats the mma.sync family's untuned choice on a problem of this frame (shape
+/// only; what it cannot take gemm_sm90_frame says): from half the SMs' 128 x 128 tiles on, and with full
+/// 128-row tiles from a fifth of them. Measured on the H100 (f16 NT, K 4096, TFLOP/s Hopper vs mma.sync):
+/// M 128 x N 4096 (32 tiles) 139 vs 100; M 16 / 64 x N 4096 17.7 / 70.4 vs 18.3 / 71.9; N 14336 (112
+/// tiles) at M 16 / 64 / 128: 32 / 135 / 268 vs 28 / 118 / 203.
+bool gemm_sm90_preferred(const Sm90Frame& frame, int sm_count);
 
 /// Grid and block of a launch: x = cluster x min(cluster tiles, sm_count / cluster) when persistent, else
 /// cluster x cluster tiles (a cluster tile is `cluster` vertically adjacent tiles); block 384 threads.
@@ -79,18 +107,23 @@ LaunchShape gemm_sm90_launch_shape(const Sm90GemmConfig& cfg, long long m, long 
 struct Sm90GemmLaunch {
   tpl::Sm90TmaMap map_a{};
   tpl::Sm90TmaMap map_b{};
+  tpl::Sm90TmaMap map_c{};  ///< encoded when params.c_tma is 1 (TMA-store epilogue), else zeros
   tpl::Sm90GemmParams params{};
   Dim3 grid, block;
   unsigned smem_bytes = 0;
   bool empty = false;  ///< m or n is 0: nothing to launch
 };
 
-/// Encodes the tensor maps (cuTensorMapEncodeTiled: 128-byte swizzle, boxes 64 x 128 and 64 x bn,
-/// zero fill out of bounds) and the parameters of C = alpha * A * B + beta * C (C not read when beta
+/// Encodes the tensor maps (cuTensorMapEncodeTiled: 128-byte swizzle; a K-major operand in boxes of 64
+/// along K x its tile rows, an MN-major one in boxes of 64 x 64; zero fill out of bounds) and the parameters of C = alpha * A * B + beta * C (C not read when beta
 /// is 0). Needs a driver (the maps are encoded by libcuda, in `device`'s primary context), no kernel.
 /// @throws as gemm_sm90_frame, and Error(Driver) when the driver rejects a tensor map.
 Sm90GemmLaunch gemm_sm90_prepare(const Sm90GemmConfig& cfg, const GemmProblem& problem, DevicePtr a, DevicePtr b,
                                  DevicePtr c, float alpha, float beta, int sm_count, int device = 0);
+
+/// The kernel's parameters of a prepared launch, in order (map_a, map_b, map_c, params), for callers that
+/// launch it themselves (cuLaunchKernel's kernelParams); pointers into `launch`.
+std::array<void*, 4> gemm_sm90_args(const Sm90GemmLaunch& launch);
 
 /// Launches a prepared GEMM on `stream` with `kernel` (compiled from gemm_sm90_compile_request(cfg) of
 /// the same cfg); raises the kernel's dynamic shared-memory limit first when `raise_smem` is set.

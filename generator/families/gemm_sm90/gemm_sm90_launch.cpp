@@ -14,26 +14,57 @@ namespace {
 
 static_assert(sizeof(CUtensorMap) == sizeof(tpl::Sm90TmaMap), "the kernel's tensor-map parameter is a CUtensorMap");
 
-// A K-contiguous operand of `rows` x `k` elements with row pitch `ld`, read in boxes of 64 (k, 128 bytes:
-// one swizzle row) x `box_rows`. Out-of-bounds elements of a box are zero-filled (a box wholly outside too).
+// An operand of `rows` (M or N) x `k` elements. K-major (`mn_major` false): K-contiguous with pitch `ld`
+// between rows, read in boxes of 64 along K (128 bytes: one swizzle row) x `box_rows`. MN-major: contiguous
+// along the rows with pitch `ld` between K rows, read in boxes of 64 x 64 (tpl::kSm90MnBox along M/N, the
+// k-tile along K). Out-of-bounds elements of a box are zero-filled (a box wholly outside too).
 tpl::Sm90TmaMap encode(const char* what, DType t, DevicePtr base, long long rows, long long k, long long ld,
-                       int box_rows) {
+                       int box_rows, bool mn_major) {
   const detail::DriverApi& api = detail::driver_api();
   const long long eb = dtype_bytes(t);
-  // K = 0 runs no k-block (nothing is loaded), but a map needs extents >= 1.
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(k > 0 ? k : 1), static_cast<cuuint64_t>(rows > 0 ? rows : 1)};
+  // K = 0 runs no k-block (nothing is loaded), but a map needs extents >= 1: encode a K-major stand-in.
+  if (k <= 0) mn_major = false;
+  const cuuint64_t r = static_cast<cuuint64_t>(rows > 0 ? rows : 1);
+  const cuuint64_t kk = static_cast<cuuint64_t>(k > 0 ? k : 1);
+  const cuuint64_t dims[2] = {mn_major ? r : kk, mn_major ? kk : r};
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(k > 0 ? ld * eb : 16)};
-  const cuuint32_t box[2] = {static_cast<cuuint32_t>(tpl::kSm90Bk), static_cast<cuuint32_t>(box_rows)};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(mn_major ? tpl::kSm90MnBox : tpl::kSm90Bk),
+                             static_cast<cuuint32_t>(mn_major ? tpl::kSm90Bk : box_rows)};
   const cuuint32_t elem_strides[2] = {1, 1};
   CUtensorMap map;
   std::memset(&map, 0, sizeof map);
-  const CUresult r = api.cuTensorMapEncodeTiled(
+  const CUresult res = api.cuTensorMapEncodeTiled(
       &map, t == DType::F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
       reinterpret_cast<void*>(static_cast<std::uintptr_t>(base)), dims, strides, box, elem_strides,
       CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  detail::check(r, std::string("cuTensorMapEncodeTiled for sm_90a gemm operand ") + what + " (" + std::to_string(rows) +
-                       " x " + std::to_string(k) + ", pitch " + std::to_string(ld) + " elements)");
+  detail::check(res, std::string("cuTensorMapEncodeTiled for sm_90a gemm operand ") + what + " (" + std::to_string(rows) +
+                       " x " + std::to_string(k) + (mn_major ? ", MN-major" : ", K-major") + ", pitch " + std::to_string(ld) + " elements)");
+  tpl::Sm90TmaMap out;
+  std::memcpy(&out, &map, sizeof out);
+  return out;
+}
+
+// C (rows x cols, row-major, pitch ld elements of `t`) for the TMA-store epilogue: boxes of one 128-byte
+// row (64 16-bit or 32 f32 elements) x 64 rows with the 128-byte swizzle; the store clips the edges.
+tpl::Sm90TmaMap encode_c(DType t, DevicePtr base, long long rows, long long cols, long long ld) {
+  const detail::DriverApi& api = detail::driver_api();
+  const long long eb = dtype_bytes(t);
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld * eb)};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(128 / eb), 64};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  const CUtensorMapDataType dt = t == DType::F16    ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                 : t == DType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                    : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  CUtensorMap map;
+  std::memset(&map, 0, sizeof map);
+  const CUresult res = api.cuTensorMapEncodeTiled(&map, dt, 2, reinterpret_cast<void*>(static_cast<std::uintptr_t>(base)),
+                                                  dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                                  CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                                                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  detail::check(res, "cuTensorMapEncodeTiled for sm_90a gemm output C (" + std::to_string(rows) + " x " +
+                         std::to_string(cols) + ", pitch " + std::to_string(ld) + " elements)");
   tpl::Sm90TmaMap out;
   std::memcpy(&out, &map, sizeof out);
   return out;
@@ -54,8 +85,9 @@ Sm90GemmLaunch gemm_sm90_prepare(const Sm90GemmConfig& cfg, const GemmProblem& p
   l.empty = f.m == 0 || f.n == 0;
   if (l.empty) return l;
   const DevicePtr ka = f.swapped ? b : a, kb = f.swapped ? a : b;
-  l.map_a = encode("A", cfg.in, ka, f.m, f.k, f.lda, tpl::kSm90Bm);
-  l.map_b = encode("B", cfg.in, kb, f.n, f.k, f.ldb, cfg.bn / cfg.cluster);  // each CTA of a cluster loads its part
+  l.map_a = encode("A", cfg.in, ka, f.m, f.k, f.lda, tpl::kSm90Bm, f.a_mn);
+  // Each CTA of a cluster loads its part of B (an MN-major B in boxes of 64 whatever the part).
+  l.map_b = encode("B", cfg.in, kb, f.n, f.k, f.ldb, cfg.bn / cfg.cluster, f.b_mn);
   tpl::Sm90GemmParams& p = l.params;
   p.c = reinterpret_cast<void*>(static_cast<std::uintptr_t>(c));
   p.m = static_cast<int>(f.m);
@@ -65,10 +97,18 @@ Sm90GemmLaunch gemm_sm90_prepare(const Sm90GemmConfig& cfg, const GemmProblem& p
   p.tiles_n = static_cast<int>((f.n + cfg.bn - 1) / cfg.bn);
   const long long ob = dtype_bytes(cfg.out);
   p.c_pairs = (c % static_cast<DevicePtr>(2 * ob) == 0 && f.ldc % 2 == 0) ? 1 : 0;
+  // The TMA-store epilogue never reads C, so it runs only for beta = 0; TMA needs C and its pitch aligned.
+  p.c_tma = (cfg.tma_epilogue && beta == 0.0f && c % 16 == 0 && (f.ldc * ob) % 16 == 0) ? 1 : 0;
+  if (p.c_tma) l.map_c = encode_c(cfg.out, c, f.m, f.n, f.ldc);
   p.ldc = f.ldc;
   p.alpha = alpha;
   p.beta = beta;
   return l;
+}
+
+std::array<void*, 4> gemm_sm90_args(const Sm90GemmLaunch& launch) {
+  return {const_cast<tpl::Sm90TmaMap*>(&launch.map_a), const_cast<tpl::Sm90TmaMap*>(&launch.map_b),
+          const_cast<tpl::Sm90TmaMap*>(&launch.map_c), const_cast<tpl::Sm90GemmParams*>(&launch.params)};
 }
 
 void gemm_sm90_launch(const Kernel& kernel, const Sm90GemmLaunch& launch, CUstream stream, bool raise_smem) {
@@ -78,9 +118,8 @@ void gemm_sm90_launch(const Kernel& kernel, const Sm90GemmLaunch& launch, CUstre
     k.set_max_dynamic_smem(static_cast<int>(launch.smem_bytes));
   }
   // cuLaunchKernel copies the parameters at the call, so pointers into `launch` are enough.
-  void* args[3] = {const_cast<tpl::Sm90TmaMap*>(&launch.map_a), const_cast<tpl::Sm90TmaMap*>(&launch.map_b),
-                   const_cast<tpl::Sm90GemmParams*>(&launch.params)};
-  kernel.launch(launch.grid, launch.block, launch.smem_bytes, stream, args);
+  std::array<void*, 4> args = gemm_sm90_args(launch);
+  kernel.launch(launch.grid, launch.block, launch.smem_bytes, stream, args.data());
 }
 
 }  // namespace swz

@@ -28,9 +28,7 @@ std::optional<Sm90GemmConfig> sm90_default_choice(const GemmProblem& problem, De
   if (p.dtype == DType::F32 || p.batch != 1 || p.k == 0) return std::nullopt;
   try {
     const Sm90GemmConfig cfg = choose_sm90_gemm_config(p, sm_count);
-    const Sm90Frame f = gemm_sm90_frame(cfg, p, a, b);
-    const long long tiles = ((f.m + 127) / 128) * ((f.n + 127) / 128);
-    if (2 * tiles >= sm_count) return cfg;
+    if (gemm_sm90_preferred(gemm_sm90_frame(cfg, p, a, b), sm_count)) return cfg;
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::Unsupported) throw;
   }

@@ -2,7 +2,9 @@
 // f64 host reference on fresh random data -- f16 and bf16 in, f16/bf16/f32 out, 4096^3 (sampled) and odd
 // shapes (M, N, K off the tiles; skinny M), alpha/beta, beta = 0 over NaN-poisoned C, padded and odd C
 // pitches, column-major C, many tiles per persistent block, clusters of two sharing B by multicast (odd tile
-// rows leave the second CTA outside M); guard regions and pitch gaps must stay untouched.
+// rows leave the second CTA outside M), all four operand layouts (A column-major and B row-major through
+// the MN-major path), the TMA-store epilogue (beta = 0; its register fallback otherwise); guard regions and
+// pitch gaps must stay untouched.
 // Skips visibly without a GPU or on another architecture.
 #include <doctest/doctest.h>
 
@@ -61,13 +63,15 @@ struct Case {
   Sm90GemmConfig cfg;
   long long m = 0, n = 0, k = 0;
   long long lda_pad = 0, ldb_pad = 0, ldc_pad = 0;  // elements added to each packed pitch
+  bool a_col_major = false, b_row_major = false;     // the problem's A and B (NT by default)
   bool c_col_major = false;
   int c_misalign = 0;  // elements C is moved off its aligned start
   float alpha = 1.0f, beta = 0.0f;
   int sm_count = 0;    // 0: the device's; smaller forces many tiles per persistent block
   int samples = 0;     // > 0: check this many random elements plus the last row and column, else all
   std::string label() const {
-    return cfg.to_string() + " " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " pads " +
+    return cfg.to_string() + " A " + (a_col_major ? "col" : "row") + " B " + (b_row_major ? "row" : "col") + " " +
+           std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " pads " +
            std::to_string(lda_pad) + "," + std::to_string(ldb_pad) + "," + std::to_string(ldc_pad) + " C " +
            (c_col_major ? "col" : "row") + " c_misalign " + std::to_string(c_misalign) + " alpha " +
            std::to_string(alpha) + " beta " + std::to_string(beta) + " sms " + std::to_string(sm_count);
@@ -81,22 +85,30 @@ struct Outcome {
   long long non_finite = 0;
 };
 
+long long round_up8(long long v) { return (std::max(1LL, v) + 7) / 8 * 8; }
+
 Outcome run_case(const Case& c, std::mt19937_64& rng) {
   const DType in = c.cfg.in, out = c.cfg.out;
   const std::size_t ei = static_cast<std::size_t>(dtype_bytes(in)), eo = static_cast<std::size_t>(dtype_bytes(out));
   GemmProblem p;
   p.dtype = in, p.out_dtype = out;
   p.m = c.m, p.n = c.n, p.k = c.k;
-  p.a_order = MatrixOrder::RowMajor;
-  p.b_order = MatrixOrder::ColMajor;
+  p.a_order = c.a_col_major ? MatrixOrder::ColMajor : MatrixOrder::RowMajor;
+  p.b_order = c.b_row_major ? MatrixOrder::RowMajor : MatrixOrder::ColMajor;
   p.c_order = c.c_col_major ? MatrixOrder::ColMajor : MatrixOrder::RowMajor;
-  p.lda = std::max(1LL, c.k) + c.lda_pad;
-  p.ldb = std::max(1LL, c.k) + c.ldb_pad;
+  // K-contiguous pitches are K (tests use K multiples of 8); M/N-contiguous ones are padded to TMA's 16 bytes.
+  p.lda = (c.a_col_major ? round_up8(c.m) : std::max(1LL, c.k)) + c.lda_pad;
+  p.ldb = (c.b_row_major ? round_up8(c.n) : std::max(1LL, c.k)) + c.ldb_pad;
   p.ldc = std::max(1LL, c.c_col_major ? c.m : c.n) + c.ldc_pad;
+  Sm90GemmConfig cfg = c.cfg;
+  cfg.layout = gemm_sm90_layout(p);  // the kernel-frame layout this problem needs
+  const long long a_lines = c.a_col_major ? c.k : c.m, b_lines = c.b_row_major ? c.k : c.n;
+  auto a_at = [&](long long i, long long kk) { return static_cast<std::size_t>(c.a_col_major ? kk * p.lda + i : i * p.lda + kk); };
+  auto b_at = [&](long long kk, long long j) { return static_cast<std::size_t>(c.b_row_major ? kk * p.ldb + j : j * p.ldb + kk); };
 
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<std::uint8_t> ha(static_cast<std::size_t>(std::max(1LL, c.m * p.lda)) * ei, 0);
-  std::vector<std::uint8_t> hb(static_cast<std::size_t>(std::max(1LL, c.n * p.ldb)) * ei, 0);
+  std::vector<std::uint8_t> ha(static_cast<std::size_t>(std::max(1LL, a_lines * p.lda)) * ei, 0);
+  std::vector<std::uint8_t> hb(static_cast<std::size_t>(std::max(1LL, b_lines * p.ldb)) * ei, 0);
   for (std::size_t i = 0; i < ha.size(); i += ei) store_element(in, &ha[i], u(rng));
   for (std::size_t i = 0; i < hb.size(); i += ei) store_element(in, &hb[i], u(rng));
   const long long c_lines = c.c_col_major ? c.n : c.m;
@@ -121,9 +133,9 @@ Outcome run_case(const Case& c, std::mt19937_64& rng) {
   dc.copy_from_host(hc.data(), hc.size());
   const int sms = c.sm_count > 0 ? c.sm_count : device_info(0).sm_count;
   const Sm90GemmLaunch launch =
-      gemm_sm90_prepare(c.cfg, p, da.ptr(), db.ptr(), dc.ptr() + c_off, c.alpha, c.beta, sms, 0);
+      gemm_sm90_prepare(cfg, p, da.ptr(), db.ptr(), dc.ptr() + c_off, c.alpha, c.beta, sms, 0);
   Stream stream;
-  gemm_sm90_launch(kernel_for(c.cfg), launch, stream.handle());
+  gemm_sm90_launch(kernel_for(cfg), launch, stream.handle());
   stream.synchronize();
   std::vector<std::uint8_t> got(hc.size());
   dc.copy_to_host(got.data(), got.size());
@@ -143,8 +155,8 @@ Outcome run_case(const Case& c, std::mt19937_64& rng) {
   auto check = [&](long long i, long long j) {
     double ref = 0;
     for (long long kk = 0; kk < c.k; ++kk)
-      ref += static_cast<double>(load_element(in, &ha[static_cast<std::size_t>(i * p.lda + kk) * ei])) *
-             static_cast<double>(load_element(in, &hb[static_cast<std::size_t>(j * p.ldb + kk) * ei]));
+      ref += static_cast<double>(load_element(in, &ha[a_at(i, kk) * ei])) *
+             static_cast<double>(load_element(in, &hb[b_at(kk, j) * ei]));
     ref *= c.alpha;
     if (c.beta != 0.0f) ref += static_cast<double>(c.beta) * load_element(out, &hc[c_index(i, j)]);
     const double v = load_element(out, &got[c_index(i, j)]);
@@ -197,7 +209,8 @@ TEST_CASE("gemm_sm90 gpu: small and odd shapes, tails, skinny M, alpha/beta, pit
   std::mt19937_64 rng(std::random_device{}());
   const char* configs[] = {"in=f16,out=f16", "in=bf16,out=f32,bn=128,stages=5,raster=3,persistent=0,inflight=0",
                            "in=bf16,out=bf16,stages=3,raster=1", "in=f16,out=f16,bn=128,stages=2,inflight=1",
-                           "in=f16,out=f16,cluster=2", "in=bf16,out=f32,bn=128,stages=5,persistent=0,cluster=2"};
+                           "in=f16,out=f16,cluster=2", "in=bf16,out=f32,bn=128,stages=5,persistent=0,cluster=2",
+                           "in=f16,out=f16,epilogue=tma", "in=bf16,out=f32,bn=128,stages=5,cluster=2,epilogue=tma"};
   const long long shapes[][3] = {{127, 129, 520}, {127, 200, 264}, {1, 300, 1000}, {7, 129, 72},
                                  {16, 513, 200}, {129, 127, 8},  {128, 256, 64}, {300, 260, 520}};
   for (const char* cfg : configs)
@@ -215,6 +228,8 @@ TEST_CASE("gemm_sm90 gpu: small and odd shapes, tails, skinny M, alpha/beta, pit
     check_case(c, rng);
     c.ldc_pad = 3;  // odd pitch: single-element stores, gaps untouched
     c.beta = 0.0f;
+    check_case(c, rng);
+    c.ldc_pad = 8;  // padded pitch of 16-byte multiples: TMA stores (epilogue=tma) clip at N, gaps untouched
     check_case(c, rng);
     c.ldc_pad = 0;
     c.c_misalign = 1;  // C off its alignment: single-element stores
@@ -235,7 +250,8 @@ TEST_CASE("gemm_sm90 gpu: long K with a tail, many tiles per persistent block") 
   SWZ_REQUIRE_SM90();
   std::mt19937_64 rng(std::random_device{}());
   for (const char* cfg : {"in=f16,out=f16", "in=bf16,out=f32,inflight=0", "in=f16,out=bf16,bn=128,stages=7",
-                          "in=bf16,out=bf16,cluster=2", "in=f16,out=f32,bn=128,stages=6,raster=2,cluster=2"}) {
+                          "in=bf16,out=bf16,cluster=2", "in=f16,out=f32,bn=128,stages=6,raster=2,cluster=2",
+                          "in=bf16,out=bf16,epilogue=tma", "in=f16,out=f32,bn=128,stages=6,cluster=2,epilogue=tma"}) {
     Case c;
     c.cfg = cfg_of(cfg);
     c.m = 127, c.n = 129, c.k = 4104;
@@ -253,4 +269,46 @@ TEST_CASE("gemm_sm90 gpu: long K with a tail, many tiles per persistent block") 
     c.samples = 1500;
     check_case(c, rng);
   }
+}
+
+TEST_CASE("gemm_sm90 gpu: all four layouts (NT, NN, TN, TT) with C either order, odd shapes, beta, guards") {
+  SWZ_REQUIRE_SM90();
+  std::mt19937_64 rng(std::random_device{}());
+  const char* configs[] = {"in=f16,out=f16", "in=bf16,out=bf16,cluster=2,epilogue=tma", "in=f16,out=f32,bn=128,stages=6",
+                           "in=bf16,out=f32,bn=128,stages=6,persistent=0,cluster=2,inflight=0,epilogue=tma"};
+  const long long shapes[][3] = {{127, 200, 4104}, {1, 300, 1000}, {300, 260, 520}, {129, 127, 8}, {64, 64, 64}};
+  for (int layout = 0; layout < 4; ++layout)
+    for (const char* cfg : configs) {
+      Case c;
+      c.cfg = cfg_of(cfg);
+      c.a_col_major = (layout & 1) != 0;
+      c.b_row_major = (layout & 2) != 0;
+      for (const auto& s : shapes) {
+        c.m = s[0], c.n = s[1], c.k = s[2];
+        c.samples = c.k > 1000 ? 1500 : 0;  // long K: sampled, the last row and column in full
+        check_case(c, rng);  // beta = 0 over NaN-poisoned C
+      }
+      c.samples = 0;
+      c.m = 131, c.n = 270, c.k = 136;
+      c.alpha = 0.5f, c.beta = -1.5f;
+      c.lda_pad = 8, c.ldb_pad = 24;
+      check_case(c, rng);
+      c.c_col_major = true;  // the kernel runs the other layout (NN <-> TT) on C^T = B^T A^T
+      c.beta = 0.0f;
+      check_case(c, rng);
+      c.c_col_major = false;
+      c.lda_pad = c.ldb_pad = 0;
+      c.m = 1000, c.n = 1000, c.k = 1000;
+      c.sm_count = 3;  // many tiles per persistent block: the stage ring wraps across tiles
+      c.samples = 3000;
+      c.beta = 1.0f;
+      check_case(c, rng);
+      if (cfg == configs[0]) {  // one big problem per layout (the host reference is the slow part)
+        c.sm_count = 0;
+        c.m = c.n = c.k = 4096;
+        c.beta = 0.0f;
+        c.samples = 1500;
+        check_case(c, rng);
+      }
+    }
 }

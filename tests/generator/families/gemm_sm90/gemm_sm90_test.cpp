@@ -59,6 +59,22 @@ TEST_CASE("gemm_sm90: config text round trip") {
   // Fields may come in any order and be left out (defaults).
   CHECK(Sm90GemmConfig::parse("stages=3, in=bf16").to_string() ==
         "in=bf16,out=f16,layout=NT,bn=256,stages=3,raster=8,persistent=1,inflight=1,cluster=1");
+  for (const char* l : {"NT", "NN", "TN", "TT"}) {
+    CAPTURE(l);
+    const Sm90GemmConfig lc = Sm90GemmConfig::parse(std::string("layout=") + l + ",bn=128,stages=6");
+    CHECK(lc.layout == l);
+    CHECK(lc.a_mn_major() == (l[0] == 'T'));
+    CHECK(lc.b_mn_major() == (l[1] == 'N'));
+    CHECK(Sm90GemmConfig::parse(lc.to_string()) == lc);
+    CHECK(contains(lc.to_string(), std::string(",layout=") + l + ","));
+  }
+  // The TMA-store epilogue: printed only when on, so texts without the field keep their meaning.
+  const Sm90GemmConfig te = Sm90GemmConfig::parse("epilogue=tma,bn=128,stages=6");
+  CHECK(te.tma_epilogue);
+  CHECK(te.to_string() == "in=f16,out=f16,layout=NT,bn=128,stages=6,raster=8,persistent=1,inflight=1,cluster=1,epilogue=tma");
+  CHECK(Sm90GemmConfig::parse(te.to_string()) == te);
+  CHECK_FALSE(Sm90GemmConfig::parse("epilogue=regs").tma_epilogue);
+  CHECK(Sm90GemmConfig::parse("epilogue=regs") == Sm90GemmConfig());
 }
 
 TEST_CASE("gemm_sm90: validation names the field") {
@@ -66,10 +82,19 @@ TEST_CASE("gemm_sm90: validation names the field") {
   CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("stages=5"); }), "stages <= 4"));
   CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("bn=128,stages=8"); }), "stages <= 7"));
   CHECK_NOTHROW(Sm90GemmConfig::parse("bn=128,stages=7"));
+  // The C buffers of the TMA-store epilogue take 32 KiB: one stage fewer for bn 128, still 4 for bn 256.
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("bn=128,stages=7,epilogue=tma"); }),
+                 "stages <= 6"));
+  CHECK_NOTHROW(Sm90GemmConfig::parse("bn=256,stages=4,epilogue=tma"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("epilogue=smem"); }), "epilogue=smem"));
   CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("stages=1"); }), "stages=1"));
   CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("raster=65"); }), "raster=65"));
   CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("in=f32"); }), "in=f32"));
-  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("layout=NN"); }), "layout=NN"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("layout=NX"); }), "layout=NX"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("layout=nt"); }), "layout=nt"));
+  Sm90GemmConfig bad_layout;
+  bad_layout.layout = "N";
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [&] { bad_layout.validate(); }), "NT, NN, TN or TT"));
   CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("tile=128"); }), "'tile'"));
   CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("persistent=2"); }), "persistent"));
   CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("bn=x"); }), "bn"));
@@ -85,10 +110,20 @@ TEST_CASE("gemm_sm90: validation names the field") {
 
 TEST_CASE("gemm_sm90: source, name expression, shared memory, launch shape") {
   Sm90GemmConfig c;
-  CHECK(gemm_sm90_name_expression(c) == "swz::tpl::gemm_sm90_kernel<0, 0, 256, 4, 8, 1>");
+  CHECK(gemm_sm90_name_expression(c) == "swz::tpl::gemm_sm90_kernel<0, 0, 256, 4, 8, 1, 0, 0, 0>");
   Sm90GemmConfig pair = c;
   pair.cluster = 2;
-  CHECK(gemm_sm90_name_expression(pair) == "swz::tpl::gemm_sm90_cluster2_kernel<0, 0, 256, 4, 8, 1>");
+  CHECK(gemm_sm90_name_expression(pair) == "swz::tpl::gemm_sm90_cluster2_kernel<0, 0, 256, 4, 8, 1, 0, 0, 0>");
+  Sm90GemmConfig tn = c;
+  tn.layout = "TN";  // A M-contiguous and B N-contiguous: both transposed
+  CHECK(gemm_sm90_name_expression(tn) == "swz::tpl::gemm_sm90_kernel<0, 0, 256, 4, 8, 1, 1, 1, 0>");
+  tn.layout = "NN";
+  CHECK(gemm_sm90_name_expression(tn) == "swz::tpl::gemm_sm90_kernel<0, 0, 256, 4, 8, 1, 0, 1, 0>");
+  tn.layout = "TT";
+  CHECK(gemm_sm90_name_expression(tn) == "swz::tpl::gemm_sm90_kernel<0, 0, 256, 4, 8, 1, 1, 0, 0>");
+  tn.tma_epilogue = true;
+  CHECK(gemm_sm90_name_expression(tn) == "swz::tpl::gemm_sm90_kernel<0, 0, 256, 4, 8, 1, 1, 0, 1>");
+  CHECK(gemm_sm90_smem_bytes(tn) == 4 * 49152 + 32768 + 64 + 1024);  // + the C buffers: 2 x 2 x 8 KiB
   CHECK(contains(gemm_sm90_source(pair), gemm_sm90_name_expression(pair)));
   CHECK(contains(gemm_sm90_source(c), "#include \"gemm_sm90.cuh\""));
   CHECK(contains(gemm_sm90_source(c), gemm_sm90_name_expression(c)));
@@ -117,6 +152,7 @@ TEST_CASE("gemm_sm90: source, name expression, shared memory, launch shape") {
 TEST_CASE("gemm_sm90: the shape-based choice: 128-wide tiles when 256-wide ones leave SMs idle, pairs for many tiles") {
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 4096, 4096, 4096), 132).bn == 256);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 4096, 4096, 4096), 132).cluster == 1);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 4096, 4096, 4096), 132).tma_epilogue);
   const Sm90GemmConfig big = choose_sm90_gemm_config(nt_problem(DType::BF16, DType::BF16, 8192, 8192, 8192), 132);
   CHECK(big.bn == 256);
   CHECK(big.cluster == 2);  // 2048 tiles: B shared by pairs of CTAs
@@ -131,6 +167,22 @@ TEST_CASE("gemm_sm90: the shape-based choice: 128-wide tiles when 256-wide ones 
   GemmProblem t = nt_problem(DType::F16, DType::F16, 4096, 128, 4096);
   t.c_order = MatrixOrder::ColMajor;
   CHECK(choose_sm90_gemm_config(t, 132).bn == 128);
+}
+
+TEST_CASE("gemm_sm90: where the Hopper kernel is preferred to the mma.sync family (the measured small-M rule)") {
+  const auto frame = [](long long m, long long n) {
+    Sm90Frame f;
+    f.m = m, f.n = n, f.k = 4096;
+    return f;
+  };
+  CHECK(gemm_sm90_preferred(frame(4096, 4096), 132));
+  CHECK(gemm_sm90_preferred(frame(128, 4096), 132));     // 32 full tiles: 139 vs 100 TFLOP/s
+  CHECK_FALSE(gemm_sm90_preferred(frame(64, 4096), 132));  // half-empty tiles: mma.sync split-K
+  CHECK_FALSE(gemm_sm90_preferred(frame(16, 4096), 132));
+  CHECK(gemm_sm90_preferred(frame(16, 14336), 132));     // 112 tiles
+  CHECK(gemm_sm90_preferred(frame(64, 14336), 132));
+  CHECK_FALSE(gemm_sm90_preferred(frame(128, 2048), 132));  // 16 tiles
+  CHECK_FALSE(gemm_sm90_preferred(frame(0, 4096), 132));
 }
 
 TEST_CASE("gemm_sm90: problems TMA cannot take are Unsupported, with the reason") {
@@ -160,9 +212,10 @@ TEST_CASE("gemm_sm90: problems TMA cannot take are Unsupported, with the reason"
   odd.lda = 104;
   odd.ldb = 104;
   CHECK_NOTHROW(gemm_sm90_frame(c, odd, p16, p16));  // padded pitches are fine
+  // Another layout than the config's is a caller error that names the layout to use.
   GemmProblem nn = p;
   nn.b_order = MatrixOrder::RowMajor;
-  CHECK(contains(error_of(ErrorKind::Unsupported, [&] { gemm_sm90_frame(c, nn, p16, p16); }), "column-major"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [&] { gemm_sm90_frame(c, nn, p16, p16); }), "use layout=NN"));
   GemmProblem batched = p;
   batched.batch = 2;
   CHECK(contains(error_of(ErrorKind::Unsupported, [&] { gemm_sm90_frame(c, batched, p16, p16); }), "batch 2"));
@@ -171,7 +224,64 @@ TEST_CASE("gemm_sm90: problems TMA cannot take are Unsupported, with the reason"
                  "config is f16>f16"));
 }
 
-TEST_CASE("gemm_sm90: the default configs compile for sm_90a without local memory, C7508 or C7510") {
+TEST_CASE("gemm_sm90: all four layouts map onto the kernel's frame, with C either order") {
+  const DevicePtr p16 = 0x10000;
+  struct Case {
+    MatrixOrder a, b, c;
+    const char* layout;  // in the kernel's frame
+    bool a_mn, b_mn;
+  };
+  const MatrixOrder R = MatrixOrder::RowMajor, C = MatrixOrder::ColMajor;
+  const Case cases[] = {
+      {R, C, R, "NT", false, false}, {R, R, R, "NN", false, true}, {C, C, R, "TT", true, false},
+      {C, R, R, "TN", true, true},   {R, C, C, "NT", false, false}, {R, R, C, "TT", true, false},
+      {C, C, C, "NN", false, true},  {C, R, C, "TN", true, true},
+  };
+  for (const Case& k : cases) {
+    GemmProblem p = nt_problem(DType::F16, DType::F16, 127, 200, 4104);
+    p.a_order = k.a, p.b_order = k.b, p.c_order = k.c;
+    if (k.a == C) p.lda = 128;  // 127 rows of 2 bytes are no TMA pitch: padded
+    CAPTURE(p.a_order == R);
+    CAPTURE(p.b_order == R);
+    CAPTURE(p.c_order == R);
+    CHECK(gemm_sm90_layout(p) == k.layout);
+    const Sm90GemmConfig cfg = choose_sm90_gemm_config(p, 132);
+    CHECK(cfg.layout == k.layout);
+    const GemmProblem r = p.resolved();
+    const Sm90Frame f = gemm_sm90_frame(cfg, p, p16, p16);
+    CHECK(f.a_mn == k.a_mn);
+    CHECK(f.b_mn == k.b_mn);
+    CHECK(f.swapped == (k.c == C));
+    CHECK(f.m == (k.c == R ? 127 : 200));
+    CHECK(f.n == (k.c == R ? 200 : 127));
+    CHECK(f.lda == (k.c == R ? r.lda : r.ldb));
+    CHECK(f.ldb == (k.c == R ? r.ldb : r.lda));
+    // A column-major A packed (pitch 127 elements = 254 bytes) is no TMA operand.
+    if (k.a == C) {
+      GemmProblem tight = p;
+      tight.lda = 127;
+      CHECK(contains(error_of(ErrorKind::Unsupported, [&] { gemm_sm90_frame(cfg, tight, p16, p16); }),
+                     "multiples of 16 bytes"));
+    }
+  }
+}
+
+TEST_CASE("gemm_sm90: the MN-major descriptor: 8-row groups 1024 bytes apart, the next box 8192 bytes on") {
+  static_assert(tpl::kSm90MnBoxBytes == 8192, "64 x 64 16-bit elements");
+  constexpr unsigned long long d = tpl::sm90_desc_mn(0x4000u, tpl::kSm90MnBoxBytes);
+  static_assert((d & 0x3FFFull) == 0x4000u >> 4, "start address in 16-byte units");
+  CHECK(((d >> 16) & 0x3FFFull) == 8192 / 16);  // leading byte offset: the next 64 elements along M/N
+  CHECK(((d >> 32) & 0x3FFFull) == 1024 / 16);  // stride byte offset: the next 8 rows along K
+  CHECK((d >> 62) == 1);                        // the 128-byte swizzle
+  CHECK(((d >> 49) & 7ull) == 0);               // base offset 0: boxes start 1024-byte aligned
+  // The k16 steps of a k-tile: 16 K rows (2048 bytes) for MN-major, 32 bytes for K-major.
+  for (int k = 0; k < 4; ++k) {
+    CHECK((tpl::sm90_operand_desc(0x4000u, k, true) & 0x3FFFull) == (0x4000u + 2048u * k) >> 4);
+    CHECK(tpl::sm90_operand_desc(0x4000u, k, false) == tpl::sm90_desc(0x4000u + 32u * k));
+  }
+}
+
+TEST_CASE("gemm_sm90: the default configs and all layouts compile for sm_90a without local memory, C7508 or C7510") {
   std::string why;
   if (!nvrtc_available(&why)) {
     MESSAGE("skipped: NVRTC not available: " << why);
@@ -183,6 +293,15 @@ TEST_CASE("gemm_sm90: the default configs compile for sm_90a without local memor
   configs.push_back(Sm90GemmConfig::parse("in=bf16,out=bf16,bn=128,stages=6,raster=4,persistent=0,inflight=0"));
   configs.push_back(Sm90GemmConfig::parse("in=f16,out=f16,cluster=2"));
   configs.push_back(Sm90GemmConfig::parse("in=bf16,out=f32,bn=128,stages=7,cluster=2"));
+  // The MN-major operands, with and without clusters, both tile widths.
+  configs.push_back(Sm90GemmConfig::parse("in=f16,out=f16,layout=NN"));
+  configs.push_back(Sm90GemmConfig::parse("in=bf16,out=bf16,layout=TN,cluster=2"));
+  configs.push_back(Sm90GemmConfig::parse("in=f16,out=f32,layout=TT,bn=128,stages=6"));
+  configs.push_back(Sm90GemmConfig::parse("in=bf16,out=bf16,layout=NN,bn=128,stages=6,cluster=2"));
+  // The TMA-store epilogue: 16-bit and f32 C, clusters, an MN-major layout.
+  configs.push_back(Sm90GemmConfig::parse("in=f16,out=f16,epilogue=tma"));
+  configs.push_back(Sm90GemmConfig::parse("in=bf16,out=f32,layout=TN,epilogue=tma,cluster=2"));
+  configs.push_back(Sm90GemmConfig::parse("in=bf16,out=bf16,bn=128,stages=6,epilogue=tma"));
   for (const Sm90GemmConfig& c : configs) {
     CAPTURE(c.to_string());
     CompileRequest req = gemm_sm90_compile_request(c);
