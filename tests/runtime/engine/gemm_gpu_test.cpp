@@ -114,13 +114,33 @@ double run_case(Engine& engine, const Case& c, std::mt19937_64& rng) {
     engine.gemm(p, da.ptr() + ha.offset, db.ptr() + hb.offset, dc.ptr() + hc.offset, c.alpha, c.beta, stream.handle(),
                 c.config);
   } else {
-    std::size_t bytes = engine.gemm_workspace_size(p, da.ptr() + ha.offset, db.ptr() + hb.offset, c.config);
-    if (c.workspace == 2) bytes /= 2;
-    DeviceBuffer ws(std::max<std::size_t>(bytes, 1));
+    const std::size_t preferred = engine.gemm_workspace_size(p, da.ptr() + ha.offset, db.ptr() + hb.offset, c.config);
+    std::size_t bytes = c.workspace == 2 ? preferred / 2 : preferred;
+    DeviceBuffer ws(std::max<std::size_t>(preferred, 1));
     std::vector<std::uint8_t> poison(ws.size(), 0xFF);
     ws.copy_from_host(poison.data(), poison.size());
-    engine.gemm(p, da.ptr() + ha.offset, db.ptr() + hb.offset, dc.ptr() + hc.offset, c.alpha, c.beta, stream.handle(),
-                c.config, GemmWorkspace{ws.ptr(), bytes});
+    const auto call = [&] {
+      engine.gemm(p, da.ptr() + ha.offset, db.ptr() + hb.offset, dc.ptr() + hc.offset, c.alpha, c.beta, stream.handle(),
+                  c.config, GemmWorkspace{ws.ptr(), bytes});
+    };
+    if (c.workspace == 1) {
+      call();
+    } else {
+      // Half the preferred size: it runs with fewer split-K matrices per launch, unless half is below the
+      // minimum (staged copies plus one matrix), which is refused naming it: then the minimum itself runs.
+      try {
+        call();
+      } catch (const Error& e) {
+        const std::string what = e.what();
+        const std::size_t at = what.find("needs at least ");
+        REQUIRE_MESSAGE(at != std::string::npos, what);
+        const std::size_t minimum = std::stoull(what.substr(at + 15));
+        CHECK(minimum > bytes);
+        CHECK(minimum <= preferred);
+        bytes = minimum;
+        call();
+      }
+    }
   }
   stream.synchronize();
   std::vector<std::uint8_t> out(hc.bytes.size());

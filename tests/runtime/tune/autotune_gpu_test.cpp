@@ -444,6 +444,7 @@ TEST_CASE("autotune gemm: the default is measured and re-timed even when max_can
   const std::string def = default_gemm_config(p, 16).to_string();
   EngineOptions eo;
   eo.cache_dir = temp_cache_dir();
+  eo.hopper_gemm = false;  // the mma.sync space (the Hopper variant's: gemm_sm90_tune_gpu_test.cpp)
   Engine engine(eo);
   for (int max_candidates : {2, 0}) {
     CAPTURE(max_candidates);
