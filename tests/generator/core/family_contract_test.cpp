@@ -11,6 +11,7 @@
 #include "runtime/jit/kernel_args.hpp"
 #include "swzjit/error.hpp"
 #include "swzjit/family.hpp"
+#include "tests/generator/core/family_test_util.hpp"
 
 using namespace swz;
 
@@ -41,22 +42,8 @@ template <typename T, int VEC, int BLOCK, int EB> __global__ void vcopy(P<T, VEC
 template <typename T> __global__ void vcopy_reference(const T* in, T* out, long long n) {}
 )";
 
-std::string invalid(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    CHECK(e.kind() == ErrorKind::InvalidArgument);
-    return e.what();
-  }
-  FAIL("no error");
-  return "";
-}
-
-std::string replace(std::string s, const std::string& from, const std::string& to) {
-  const std::size_t at = s.find(from);
-  REQUIRE(at != std::string::npos);
-  return s.replace(at, from.size(), to);
-}
+using swz_test::invalid;
+using swz_test::replace;
 
 }  // namespace
 

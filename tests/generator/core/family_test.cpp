@@ -12,6 +12,7 @@
 #include "swzjit/engine.hpp"
 #include "swzjit/error.hpp"
 #include "swzjit/family.hpp"
+#include "tests/generator/core/family_test_util.hpp"
 #include "tests/generator/core/family_fixtures.hpp"
 #include "tests/runtime/cache/cache_test_util.hpp"
 
@@ -19,22 +20,8 @@ using namespace swz;
 
 namespace {
 
-std::string invalid(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    CHECK(e.kind() == ErrorKind::InvalidArgument);
-    return e.what();
-  }
-  FAIL("no error");
-  return "";
-}
-
-std::string replace(std::string s, const std::string& from, const std::string& to) {
-  const std::size_t at = s.find(from);
-  REQUIRE(at != std::string::npos);
-  return s.replace(at, from.size(), to);
-}
+using swz_test::invalid;
+using swz_test::replace;
 
 }  // namespace
 
