@@ -522,15 +522,21 @@ FamilyValues Family::default_config(const FamilyValues& problem) const {
   validate_problem(problem);
   const FamilyValues full = impl_->full(problem);
   FamilyValues d;
-  for (std::size_t i = 0; i < impl_->def.params.size(); ++i) {
-    const FamilyParam& p = impl_->def.params[i];
-    d[p.name] = impl_->defaults[i].empty() ? p.default_value : impl_->defaults[i].eval(full, d);
+  std::string why;
+  try {
+    for (std::size_t i = 0; i < impl_->def.params.size(); ++i) {
+      const FamilyParam& p = impl_->def.params[i];
+      d[p.name] = impl_->defaults[i].empty() ? p.default_value : impl_->defaults[i].eval(full, d);
+    }
+    why = check_full(d, full);
+    if (why.empty()) return d;
+  } catch (const Error& e) {
+    why = e.what();  // a default expression failed for this problem (a division by zero, ...)
   }
-  if (check_full(d, full).empty()) return d;
   const std::vector<FamilyValues> s = space(problem);
   if (s.empty())
     throw Error(ErrorKind::Unsupported, name() + ": no configuration satisfies the requirements for " + problem_text(problem) +
-                                            " (defaults: " + check_full(d, full) + ")");
+                                            " (defaults: " + why + ")");
   return s.front();
 }
 

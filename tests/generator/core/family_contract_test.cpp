@@ -67,6 +67,10 @@ TEST_CASE("family contract: type dims, aligns, lets and default expressions") {
   // A default that does not satisfy the requirements falls back to the space's first configuration.
   const FamilyValues odd = f.parse_problem("dtype=f32,n=1,align_in=16,align_out=16");  // bytes = 4
   CHECK(f.default_config(odd).at("VEC") == 1);
+  // A default expression that fails for a problem (here: a division by zero) falls back the same way.
+  const Family zero(FamilyDef::parse(replace(kCopyText, "; default max(1, min(4, bytes / eb))", "; default 4 / (n - 64)")));
+  CHECK(zero.default_config(zero.parse_problem("dtype=f32,n=64,align_in=16,align_out=16")).at("VEC") == 1);
+  CHECK(zero.default_config(zero.parse_problem("dtype=f32,n=66,align_in=16,align_out=16")).at("VEC") == 2);
   // Ranges: 64..66 is 64, 65, 66.
   CHECK(f.def().params[1].values == std::vector<long long>{64, 65, 66, 128});
   CHECK(f.space(p).size() == 3 * 4);  // VEC 1, 2, 4 (8 * 2 > 8 bytes) x 4 blocks
