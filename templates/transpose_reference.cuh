@@ -11,15 +11,11 @@ namespace tpl {
 
 #if SWZ_DEVICE_CODE
 
-template <int ELEM> struct ReferenceWord;
-template <> struct ReferenceWord<2> { typedef unsigned short type; };
-template <> struct ReferenceWord<4> { typedef unsigned int type; };
-
 /// out[b][c][r] = in[b][r][c] over the problem of `p` (the transpose kernel's own parameters): a grid-
 /// stride loop over every element, writing nothing else (pitch padding and batch gaps stay untouched).
 template <int ELEM>
 __global__ void transpose_reference_kernel(const __grid_constant__ TransposeParams p) {
-  typedef typename ReferenceWord<ELEM>::type T;
+  typedef typename ElemType<ELEM>::type T;  // the kernel's own element words (transpose.cuh)
   const T* in = static_cast<const T*>(p.in);
   T* out = static_cast<T*>(p.out);
   const long long per_matrix = p.rows * p.cols, total = per_matrix * p.batch;
