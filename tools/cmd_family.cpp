@@ -46,7 +46,10 @@ std::shared_ptr<const Family> take_family(Args& args) {
 
 FamilyValues read_config(Args& args, const Family& f) { return f.parse_config(args.value_or("config", "")); }
 
+// The product of the params' values; -1 when the family's own code picks the candidates per problem
+// (FamilyDef::space_fn: the values then only bound what a configuration may name).
 long long space_size(const Family& f) {
+  if (f.def().space_fn) return -1;
   long long n = 1;
   for (const FamilyParam& p : f.def().params) n *= static_cast<long long>(p.values.size());
   return n;
@@ -72,8 +75,9 @@ int run_ls(Args& args) {
     else if (format == Format::Csv)
       csv.add({f->name(), dims, params, std::to_string(space_size(*f)), f->def().about});
     else
-      std::printf("%-12s dims: %-18s params: %-24s space: %lld\n  %s\n", f->name().c_str(), dims.c_str(),
-                  params.c_str(), space_size(*f), f->def().about.c_str());
+      std::printf("%-12s dims: %-18s params: %-24s space: %s\n  %s\n", f->name().c_str(), dims.c_str(),
+                  params.c_str(), space_size(*f) < 0 ? "per problem" : std::to_string(space_size(*f)).c_str(),
+                  f->def().about.c_str());
   }
   if (json) std::printf("]\n");
   if (format == Format::Csv) csv.print();

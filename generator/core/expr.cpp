@@ -8,6 +8,7 @@
 #include <set>
 
 #include "swzjit/error.hpp"
+#include "swzjit/types.hpp"
 
 namespace swz {
 namespace detail {
@@ -23,8 +24,8 @@ namespace {
 constexpr int kMaxDepth = 64;     // nesting: a hostile text must not exhaust the stack
 constexpr int kMaxNodes = 4096;
 
-const char* const kFunctions[] = {"min", "max", "ceil_div", "pow2", "log2"};
-int arity(const std::string& f) { return f == "pow2" || f == "log2" ? 1 : 2; }
+const char* const kFunctions[] = {"min", "max", "ceil_div", "pow2", "log2", "abs", "elem_bytes", "pow2_align"};
+int arity(const std::string& f) { return f == "min" || f == "max" || f == "ceil_div" ? 2 : 1; }
 bool is_function(const std::string& name) {
   return std::find(std::begin(kFunctions), std::end(kFunctions), name) != std::end(kFunctions);
 }
@@ -152,7 +153,7 @@ class ExprParser {
       Expr::Node n;
       n.op = s_.substr(start, pos_ - start);
       if (eat("(")) {
-        if (!is_function(n.op)) fail("unknown function '" + n.op + "' (min, max, ceil_div, pow2, log2)");
+        if (!is_function(n.op)) fail("unknown function '" + n.op + "' (min, max, ceil_div, pow2, log2, abs, elem_bytes, pow2_align)");
         n.kind = Expr::Node::Call;
         n.a = parse_or(d + 1);
         if (arity(n.op) == 2) {
@@ -228,6 +229,23 @@ long long Expr::eval_node(int index, const std::map<std::string, long long>& fir
         long long k = 0;
         while ((1LL << k) < a) ++k;
         return k;
+      }
+      if (n.op == "abs") {
+        if (a == LLONG_MIN) return fail("overflow");
+        return a < 0 ? -a : a;
+      }
+      if (n.op == "elem_bytes") {
+        // A type dim's value is its DType's code (docs/ARCHITECTURE.md, "Families").
+        if (a < static_cast<long long>(DType::F32) || a > static_cast<long long>(DType::BF16))
+          return fail("elem_bytes of " + std::to_string(a) + ", not an element type");
+        return dtype_bytes(static_cast<DType>(a));
+      }
+      if (n.op == "pow2_align") {
+        // The widest power-of-two access (<= 16 bytes) a byte offset allows; 0 allows every width.
+        if (a < 0) return fail("pow2_align of " + std::to_string(a));
+        long long r = 16;
+        while (r > 1 && a % r != 0) r /= 2;
+        return r;
       }
       const long long b = eval_node(n.b, first, second);
       if (n.op == "min") return std::min(a, b);

@@ -14,6 +14,7 @@
 #include "generator/families/registry.hpp"
 #include "swzjit/error.hpp"
 #include "swzjit/family.hpp"
+#include "swzjit/jit.hpp"
 
 namespace swz {
 namespace {
@@ -48,7 +49,17 @@ struct TemplateArg {
   bool is_expr = false;
   Expr expr;
   std::string text;
+  std::string type_dim;  // a type dim's name: expands to the problem's C++ element type
 };
+
+const char* cxx_type(DType t) {
+  switch (t) {
+    case DType::F32: return "float";
+    case DType::F16: return "__half";
+    case DType::BF16: return "__nv_bfloat16";
+  }
+  return "?";
+}
 
 struct Arg {
   FamilyKernelArg::Kind kind = FamilyKernelArg::Int64;
@@ -67,11 +78,24 @@ struct CompiledLaunch {
 
 struct Family::Impl {
   FamilyDef def;
+  std::vector<std::string> problem_names;  // dims (no ":type"), then aligns
+  std::set<std::string> type_dims, aligns;
+  std::vector<std::pair<std::string, Expr>> lets;
+  std::vector<Expr> defaults;  // per param; empty when its default is a number
+  bool templates_only = false;
   std::vector<Expr> constraints;
   std::vector<Expr> elements;
   CompiledLaunch launch, reference;
   std::string source_hash, definition_hash;
   std::set<std::string> dims, params;
+
+  // The problem with its lets evaluated: what every expression is evaluated over.
+  FamilyValues full(const FamilyValues& problem) const {
+    if (lets.empty()) return problem;
+    FamilyValues v = problem;
+    for (const auto& l : lets) v[l.first] = l.second.eval(v);
+    return v;
+  }
 };
 
 namespace {
@@ -83,9 +107,10 @@ void check_names(const std::set<std::string>& allowed, const Expr& e, const std:
 
 // `params`: the names the launch may use besides dims (none for the reference); `all_params`: every
 // param of the family, so that a reference naming one is refused rather than read as a type name.
+// `dims`: every name of the problem (dims, aligns, lets); `type_dims`: those a template argument may use.
 CompiledLaunch compile_launch(const FamilyLaunch& l, const std::string& what, const std::set<std::string>& params,
                               const std::set<std::string>& dims, const std::vector<FamilyBuffer>& buffers,
-                              const std::set<std::string>& all_params) {
+                              const std::set<std::string>& all_params, const std::set<std::string>& type_dims) {
   CompiledLaunch c;
   if (!is_qualified_name(l.kernel)) throw_invalid(what + ".kernel: \"" + l.kernel + "\" is not a C++ (qualified) name");
   std::set<std::string> both = params;
@@ -96,6 +121,11 @@ CompiledLaunch compile_launch(const FamilyLaunch& l, const std::string& what, co
     if (t.empty()) throw_invalid(w + ": empty");
     TemplateArg a;
     a.text = t;
+    if (type_dims.count(t)) {
+      a.type_dim = t;
+      c.targs.push_back(std::move(a));
+      continue;
+    }
     bool parsed = true;
     try {
       a.expr = Expr::parse(t, w);
@@ -104,10 +134,12 @@ CompiledLaunch compile_launch(const FamilyLaunch& l, const std::string& what, co
     }
     if (parsed) {
       const std::vector<std::string> ids = a.expr.identifiers();
-      a.is_expr = std::all_of(ids.begin(), ids.end(), [&](const std::string& id) { return params.count(id) > 0; });
+      a.is_expr = std::all_of(ids.begin(), ids.end(),
+                              [&](const std::string& id) { return params.count(id) > 0 || type_dims.count(id) > 0; });
       for (const std::string& id : ids) {
-        if (dims.count(id))
-          throw_invalid(w + ": uses the problem dimension '" + id + "' (template arguments may use params only)");
+        if (dims.count(id) && !type_dims.count(id))
+          throw_invalid(w + ": uses the problem dimension '" + id +
+                        "' (template arguments may use params and type dims only)");
         if (all_params.count(id) && !params.count(id))
           throw_invalid(w + ": uses the param '" + id + "' (the reference's template arguments may not use params)");
       }
@@ -150,6 +182,26 @@ CompiledLaunch compile_launch(const FamilyLaunch& l, const std::string& what, co
   return c;
 }
 
+// Nothing but blank lines and #include "NAME" of the library's own templates.
+bool templates_only_source(const std::string& source) {
+  std::size_t start = 0, includes = 0;
+  while (start <= source.size()) {
+    std::size_t end = source.find('\n', start);
+    if (end == std::string::npos) end = source.size();
+    std::string line = source.substr(start, end - start);
+    start = end + 1;
+    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
+    if (line.empty()) continue;
+    const std::string head = "#include \"";
+    if (line.compare(0, head.size(), head) != 0 || line.back() != '"') return false;
+    const std::string name = line.substr(head.size(), line.size() - head.size() - 1);
+    static const std::vector<std::string> known = template_names();
+    if (std::find(known.begin(), known.end(), name) == known.end()) return false;
+    ++includes;
+  }
+  return includes > 0;
+}
+
 void require_text(const std::string& s, const std::string& what) {
   if (s.find_first_of("#\n\r") != std::string::npos) throw_invalid(what + ": must not contain '#' or a line break");
 }
@@ -161,7 +213,9 @@ Family::Family(FamilyDef def) : impl_(std::make_unique<Impl>()) {
   const std::string& n = def.name;
   if (n.empty() || !is_identifier(n) || std::any_of(n.begin(), n.end(), [](char c) { return std::isupper(static_cast<unsigned char>(c)); }))
     throw_invalid("family.name: \"" + n + "\" must be a lowercase identifier (letters, digits, _)");
-  if (n == "transpose" || n == "gemm" || n == "family" || n == "cache")
+  // "transpose" is the library's own family (generator/families/transpose): registering another one
+  // under that name fails in register_family like any name taken.
+  if (n == "gemm" || n == "family" || n == "cache")
     throw_invalid("family.name: \"" + n + "\" is reserved for a built-in command or family");
   require_text(def.about, "family.about");
   require_text(def.source_name, "family.source_name");
@@ -173,22 +227,54 @@ Family::Family(FamilyDef def) : impl_(std::make_unique<Impl>()) {
   if (def.min_arch < 50 || def.min_arch > 200) throw_invalid("family.min_arch: 50..200 (80 = sm_80)");
   std::set<std::string> taken;
   if (def.dims.empty()) throw_invalid("family.dims: at least one problem dimension");
-  for (const std::string& d : def.dims) {
+  for (const std::string& entry : def.dims) {
+    const std::size_t colon = entry.find(':');
+    const std::string d = entry.substr(0, colon);
+    if (colon != std::string::npos && entry.substr(colon + 1) != "type")
+      throw_invalid("family.dims: \"" + entry + "\": the only kind a dim may declare is \"NAME:type\" (an element type)");
     if (!is_identifier(d)) throw_invalid("family.dims: \"" + d + "\" is not an identifier");
     if (!taken.insert(d).second) throw_invalid("family.dims: \"" + d + "\" given twice");
     m.dims.insert(d);
+    m.problem_names.push_back(d);
+    if (colon != std::string::npos) m.type_dims.insert(d);
   }
-  long long space = 1;
+  for (const FamilyAlign& a : def.aligns) {
+    if (!is_identifier(a.name)) throw_invalid("family.aligns: \"" + a.name + "\" is not an identifier");
+    if (!taken.insert(a.name).second) throw_invalid("family.aligns: \"" + a.name + "\" is also a dim or another align");
+    if (std::none_of(def.buffers.begin(), def.buffers.end(), [&](const FamilyBuffer& b) { return b.name == a.buffer; }))
+      throw_invalid("family.aligns." + a.name + ": \"" + a.buffer + "\" is not a buffer");
+    m.dims.insert(a.name);
+    m.aligns.insert(a.name);
+    m.problem_names.push_back(a.name);
+  }
+  for (const FamilyLet& l : def.lets) {
+    const std::string w = "family.lets." + l.name;
+    if (!is_identifier(l.name)) throw_invalid("family.lets: \"" + l.name + "\" is not an identifier");
+    require_text(l.expr, w);
+    Expr e = Expr::parse(l.expr, w);
+    check_names(m.dims, e, w, "a dim, an align or an earlier let");
+    if (!taken.insert(l.name).second) throw_invalid(w + ": the name is also a dim, an align or another let");
+    m.dims.insert(l.name);
+    m.lets.emplace_back(l.name, std::move(e));
+  }
+  std::set<std::string> earlier = m.dims;  // a default expression may use the params declared before it
   for (const FamilyParam& p : def.params) {
     if (!is_identifier(p.name)) throw_invalid("family.params: \"" + p.name + "\" is not an identifier");
     if (!taken.insert(p.name).second) throw_invalid("family.params: \"" + p.name + "\" is also a dim or another param");
     if (p.values.empty()) throw_invalid("family.params." + p.name + ": no values");
     std::set<long long> vals(p.values.begin(), p.values.end());
     if (vals.size() != p.values.size()) throw_invalid("family.params." + p.name + ": a value given twice");
-    if (!vals.count(p.default_value))
-      throw_invalid("family.params." + p.name + ": the default " + std::to_string(p.default_value) + " is not one of its values");
-    space *= static_cast<long long>(p.values.size());
-    if (space > kMaxSpace) throw_invalid("family.params: more than " + std::to_string(kMaxSpace) + " configurations");
+    if (p.default_expr.empty()) {
+      if (!vals.count(p.default_value))
+        throw_invalid("family.params." + p.name + ": the default " + std::to_string(p.default_value) + " is not one of its values");
+      m.defaults.emplace_back();
+    } else {
+      const std::string w = "family.params." + p.name + ".default";
+      require_text(p.default_expr, w);
+      m.defaults.push_back(Expr::parse(p.default_expr, w));
+      check_names(earlier, m.defaults.back(), w, "a problem value or a param declared before it");
+    }
+    earlier.insert(p.name);
     m.params.insert(p.name);
   }
   std::set<std::string> both = m.dims;
@@ -206,12 +292,15 @@ Family::Family(FamilyDef def) : impl_(std::make_unique<Impl>()) {
     if (!taken.insert(b.name).second) throw_invalid(w + ": the name is also a dim, a param or another buffer");
     m.elements.push_back(Expr::parse(b.elements, w + ".elements"));
     check_names(m.dims, m.elements.back(), w + ".elements", "a dim");
+    if (!b.dtype_dim.empty() && !m.type_dims.count(b.dtype_dim))
+      throw_invalid(w + ": \"" + b.dtype_dim + "\" is neither an element type (f32, f16, bf16) nor a type dim");
     output = output || b.role == BufferRole::Output;
   }
   if (!output) throw_invalid("family.buffers: no output buffer (what would a candidate be checked on?)");
-  m.launch = compile_launch(def.launch, "family.kernel", m.params, m.dims, def.buffers, m.params);
+  m.launch = compile_launch(def.launch, "family.kernel", m.params, m.dims, def.buffers, m.params, m.type_dims);
   if (!def.reference.kernel.empty())
-    m.reference = compile_launch(def.reference, "family.reference", {}, m.dims, def.buffers, m.params);
+    m.reference = compile_launch(def.reference, "family.reference", {}, m.dims, def.buffers, m.params, m.type_dims);
+  m.templates_only = templates_only_source(def.source);
   m.def = std::move(def);
   m.source_hash = hash128(m.def.source);
   m.definition_hash = hash128(m.def.to_text());
@@ -224,22 +313,52 @@ const std::string& Family::name() const noexcept { return impl_->def.name; }
 const std::string& Family::source_hash() const noexcept { return impl_->source_hash; }
 const std::string& Family::definition_hash() const noexcept { return impl_->definition_hash; }
 
+const std::vector<std::string>& Family::problem_names() const noexcept { return impl_->problem_names; }
+bool Family::is_type_dim(const std::string& n) const { return impl_->type_dims.count(n) > 0; }
+bool Family::source_is_templates_only() const noexcept { return impl_->templates_only; }
+
+DType Family::buffer_dtype(std::size_t index, const FamilyValues& problem) const {
+  const FamilyBuffer& b = impl_->def.buffers.at(index);
+  if (b.dtype_dim.empty()) return b.dtype;
+  const auto it = problem.find(b.dtype_dim);
+  if (it == problem.end() || it->second < 0 || it->second > static_cast<long long>(DType::BF16))
+    throw_invalid(name() + " buffer " + b.name + ": the problem gives no element type " + b.dtype_dim);
+  return static_cast<DType>(it->second);
+}
+
 void Family::validate_problem(const FamilyValues& problem) const {
   for (const auto& kv : problem)
-    if (!impl_->dims.count(kv.first))
+    if (std::find(impl_->problem_names.begin(), impl_->problem_names.end(), kv.first) == impl_->problem_names.end())
       throw_invalid(name() + " problem: unknown dimension '" + kv.first + "' (dims: " + problem_text({}) + ")");
-  for (const std::string& d : impl_->def.dims) {
+  for (const std::string& d : impl_->problem_names) {
     const auto it = problem.find(d);
-    if (it == problem.end()) throw_invalid(name() + " problem: dimension '" + d + "' missing");
-    if (it->second < 0) throw_invalid(name() + " problem: dimension '" + d + "' is negative");
+    const std::string what = impl_->aligns.count(d) ? "alignment" : "dimension";
+    if (it == problem.end())
+      throw_invalid(name() + " problem: " + what + " '" + d + "' missing" +
+                    (impl_->aligns.count(d) ? " (the pointer alignment in bytes: 1, 2, 4, 8 or 16)" : ""));
+    if (it->second < 0) throw_invalid(name() + " problem: " + what + " '" + d + "' is negative");
     if (it->second > (1LL << 40)) throw_invalid(name() + " problem: dimension '" + d + "' past 2^40");
+    if (impl_->type_dims.count(d) && it->second > static_cast<long long>(DType::BF16))
+      throw_invalid(name() + " problem: '" + d + "' is not an element type code");
+    if (impl_->aligns.count(d) && (it->second < 1 || it->second > kFamilyMaxAlign || (it->second & (it->second - 1)) != 0))
+      throw_invalid(name() + " problem: alignment '" + d + "' = " + std::to_string(it->second) +
+                    " (a power of two from 1 to 16 bytes)");
   }
 }
 
 FamilyValues Family::parse_problem(const std::string& text) const {
   FamilyValues v;
-  for (const auto& kv : detail::parse_key_values(text, name() + " problem"))
+  for (const auto& kv : detail::parse_key_values(text, name() + " problem")) {
+    if (impl_->type_dims.count(kv.first)) {
+      try {
+        v[kv.first] = static_cast<long long>(parse_dtype(kv.second));
+      } catch (const Error& e) {
+        throw_invalid(name() + " problem " + kv.first + ": " + e.what());
+      }
+      continue;
+    }
     v[kv.first] = parse_integer(name() + " problem " + kv.first, kv.second, 0, 1LL << 40);
+  }
   validate_problem(v);
   return v;
 }
@@ -259,9 +378,12 @@ FamilyValues Family::parse_config(const std::string& text) const {
 
 std::string Family::problem_text(const FamilyValues& problem) const {
   std::vector<std::pair<std::string, std::string>> items;
-  for (const std::string& d : impl_->def.dims) {
+  for (const std::string& d : impl_->problem_names) {
     const auto it = problem.find(d);
-    items.emplace_back(d, it == problem.end() ? "?" : std::to_string(it->second));
+    const bool type = impl_->type_dims.count(d) && it != problem.end() && it->second >= 0 &&
+                      it->second <= static_cast<long long>(DType::BF16);
+    items.emplace_back(d, it == problem.end() ? "?" : type ? swz::to_string(static_cast<DType>(it->second))
+                                                           : std::to_string(it->second));
   }
   return detail::join_key_values(items);
 }
@@ -283,19 +405,29 @@ unsigned checked_dim(long long v, const std::string& what, long long hi) {
 }
 
 std::string name_expression_of(const std::string& kernel, const std::vector<TemplateArg>& targs,
-                               const FamilyValues& config) {
+                               const FamilyValues& config, const FamilyValues& problem) {
   std::string s = kernel;
   if (targs.empty()) return s;
   s += "<";
-  for (std::size_t i = 0; i < targs.size(); ++i)
-    s += (i ? ", " : "") + (targs[i].is_expr ? std::to_string(targs[i].expr.eval(config)) : targs[i].text);
+  for (std::size_t i = 0; i < targs.size(); ++i) {
+    std::string a = targs[i].text;
+    if (!targs[i].type_dim.empty()) {
+      const auto it = problem.find(targs[i].type_dim);
+      if (it == problem.end() || it->second < 0 || it->second > static_cast<long long>(DType::BF16))
+        throw_invalid(kernel + ": template argument " + targs[i].type_dim + " needs the problem's element type");
+      a = cxx_type(static_cast<DType>(it->second));
+    } else if (targs[i].is_expr) {
+      a = std::to_string(targs[i].expr.eval(config, problem));
+    }
+    s += (i ? ", " : "") + a;
+  }
   return s + ">";
 }
 
 FamilyLaunchShape shape_of(const CompiledLaunch& l, const std::string& kernel, const FamilyValues& config,
                            const FamilyValues& problem, const std::string& what) {
   FamilyLaunchShape s;
-  s.name_expression = name_expression_of(kernel, l.targs, config);
+  s.name_expression = name_expression_of(kernel, l.targs, config, problem);
   static const long long kGridMax[3] = {2147483647LL, 65535, 65535};
   static const long long kBlockMax[3] = {1024, 1024, 64};
   for (std::size_t i = 0; i < l.grid.size(); ++i)
@@ -330,6 +462,14 @@ std::vector<FamilyKernelArg> args_of(const CompiledLaunch& l, const FamilyValues
 }  // namespace
 
 std::string Family::check_config(const FamilyValues& config, const FamilyValues& problem) const {
+  try {
+    return check_full(config, impl_->full(problem));
+  } catch (const Error& e) {
+    return e.what();
+  }
+}
+
+std::string Family::check_full(const FamilyValues& config, const FamilyValues& problem) const {
   for (const FamilyParam& p : impl_->def.params) {
     const auto it = config.find(p.name);
     if (it == config.end()) return "parameter " + p.name + " missing";
@@ -340,7 +480,7 @@ std::string Family::check_config(const FamilyValues& config, const FamilyValues&
   try {
     for (const Expr& c : impl_->constraints)
       if (c.eval(problem, config) == 0) return "requirement \"" + c.text() + "\" fails";
-    shape(config, problem);
+    shape_of(impl_->launch, impl_->def.launch.kernel, config, problem, name() + " kernel");
   } catch (const Error& e) {
     return e.what();
   }
@@ -351,11 +491,26 @@ std::vector<FamilyValues> Family::space(const FamilyValues& problem) const {
   validate_problem(problem);
   const auto& params = impl_->def.params;
   std::vector<FamilyValues> out;
+  const FamilyValues full = impl_->full(problem);
+  if (impl_->def.space_fn) {
+    for (FamilyValues& c : impl_->def.space_fn(problem))
+      if (check_full(c, full).empty()) out.push_back(std::move(c));
+    return out;
+  }
+  // The product of the values, enumerated for every tune. (With a space function the values only bound
+  // what a configuration may name; the worker rebuilds a family from its text and never enumerates.)
+  long long product = 1;
+  for (const FamilyParam& p : params) {
+    product *= static_cast<long long>(p.values.size());
+    if (product > kMaxSpace)
+      throw_invalid(name() + ": more than " + std::to_string(kMaxSpace) +
+                    " configurations to enumerate (declare fewer values, or give FamilyDef::space_fn)");
+  }
   std::vector<std::size_t> pos(params.size(), 0);
   for (;;) {
     FamilyValues c;
     for (std::size_t i = 0; i < params.size(); ++i) c[params[i].name] = params[i].values[pos[i]];
-    if (check_config(c, problem).empty()) out.push_back(std::move(c));
+    if (check_full(c, full).empty()) out.push_back(std::move(c));
     std::size_t i = params.size();
     while (i > 0 && ++pos[i - 1] == params[i - 1].values.size()) pos[--i] = 0;
     if (i == 0) break;
@@ -365,48 +520,59 @@ std::vector<FamilyValues> Family::space(const FamilyValues& problem) const {
 
 FamilyValues Family::default_config(const FamilyValues& problem) const {
   validate_problem(problem);
+  const FamilyValues full = impl_->full(problem);
   FamilyValues d;
-  for (const FamilyParam& p : impl_->def.params) d[p.name] = p.default_value;
-  if (check_config(d, problem).empty()) return d;
+  std::string why;
+  try {
+    for (std::size_t i = 0; i < impl_->def.params.size(); ++i) {
+      const FamilyParam& p = impl_->def.params[i];
+      d[p.name] = impl_->defaults[i].empty() ? p.default_value : impl_->defaults[i].eval(full, d);
+    }
+    why = check_full(d, full);
+    if (why.empty()) return d;
+  } catch (const Error& e) {
+    why = e.what();  // a default expression failed for this problem (a division by zero, ...)
+  }
   const std::vector<FamilyValues> s = space(problem);
   if (s.empty())
     throw Error(ErrorKind::Unsupported, name() + ": no configuration satisfies the requirements for " + problem_text(problem) +
-                                            " (defaults: " + check_config(d, problem) + ")");
+                                            " (defaults: " + why + ")");
   return s.front();
 }
 
 FamilyLaunchShape Family::shape(const FamilyValues& config, const FamilyValues& problem) const {
-  return shape_of(impl_->launch, impl_->def.launch.kernel, config, problem, name() + " kernel");
+  return shape_of(impl_->launch, impl_->def.launch.kernel, config, impl_->full(problem), name() + " kernel");
 }
 
 FamilyLaunchShape Family::reference_shape(const FamilyValues& problem) const {
   if (impl_->def.reference.kernel.empty())
     throw_invalid(name() + ": the family has no reference kernel (add \"reference = ...\")");
-  return shape_of(impl_->reference, impl_->def.reference.kernel, {}, problem, name() + " reference");
+  return shape_of(impl_->reference, impl_->def.reference.kernel, {}, impl_->full(problem), name() + " reference");
 }
 
-std::string Family::name_expression(const FamilyValues& config) const {
-  return name_expression_of(impl_->def.launch.kernel, impl_->launch.targs, config);
+std::string Family::name_expression(const FamilyValues& config, const FamilyValues& problem) const {
+  return name_expression_of(impl_->def.launch.kernel, impl_->launch.targs, config, problem);
 }
 
-std::string Family::reference_name_expression() const {
+std::string Family::reference_name_expression(const FamilyValues& problem) const {
   if (impl_->def.reference.kernel.empty()) return "";
-  return name_expression_of(impl_->def.reference.kernel, impl_->reference.targs, {});
+  return name_expression_of(impl_->def.reference.kernel, impl_->reference.targs, {}, problem);
 }
 
 std::vector<FamilyKernelArg> Family::kernel_args(const FamilyValues& config, const FamilyValues& problem) const {
-  return args_of(impl_->launch, config, problem);
+  return args_of(impl_->launch, config, impl_->full(problem));
 }
 
 std::vector<FamilyKernelArg> Family::reference_args(const FamilyValues& problem) const {
   if (impl_->def.reference.kernel.empty()) throw_invalid(name() + ": the family has no reference kernel");
-  return args_of(impl_->reference, {}, problem);
+  return args_of(impl_->reference, {}, impl_->full(problem));
 }
 
 std::vector<long long> Family::buffer_elements(const FamilyValues& problem) const {
   std::vector<long long> out;
+  const FamilyValues full = impl_->full(problem);
   for (std::size_t i = 0; i < impl_->elements.size(); ++i) {
-    const long long n = impl_->elements[i].eval(problem);
+    const long long n = impl_->elements[i].eval(full);
     if (n < 0 || n > (1LL << 40))
       throw_invalid(name() + " buffer " + impl_->def.buffers[i].name + ": " + std::to_string(n) + " elements");
     out.push_back(n);
@@ -414,11 +580,16 @@ std::vector<long long> Family::buffer_elements(const FamilyValues& problem) cons
   return out;
 }
 
-FamilyBankReport Family::analyze(const FamilyValues& config) const {
+FamilyBankReport Family::analyze(const FamilyValues& config, const FamilyValues& problem) const {
   FamilyBankReport r;
   if (!impl_->def.smem_accesses) return r;
   r.analysed = true;
-  for (const SmemInstruction& ins : impl_->def.smem_accesses(config)) {
+  FamilyValues values = config;
+  if (!problem.empty()) {
+    const FamilyValues full = impl_->full(problem);
+    values.insert(full.begin(), full.end());
+  }
+  for (const SmemInstruction& ins : impl_->def.smem_accesses(values)) {
     BankReport b = analyze_bank(ins);
     r.wavefronts += b.wavefronts;
     r.ideal_wavefronts += b.ideal_wavefronts;

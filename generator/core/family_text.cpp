@@ -1,12 +1,14 @@
 // generator/core: the text form of a family definition (FamilyDef::parse / load / to_text,
 // include/swzjit/family.hpp). One format serves .family files, the worker's Hello (the isolated
 // benchmark process rebuilds the family from it) and the definition hash that keys tuned winners.
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <fstream>
 #include <sstream>
 
 #include "generator/core/config_text.hpp"
+#include "generator/core/expr.hpp"
 #include "swzjit/error.hpp"
 #include "swzjit/family.hpp"
 
@@ -52,7 +54,9 @@ void parse_call(const std::string& text, FamilyLaunch& launch, const std::string
     }
   }
   if (open == std::string::npos) throw_invalid(where + ": unbalanced parentheses in \"" + t + "\"");
-  launch.args = split_top_level(t.substr(open + 1, t.size() - open - 2));
+  const std::string inner = trim(t.substr(open + 1, t.size() - open - 2));
+  launch.packed = inner.size() >= 2 && inner.front() == '{' && inner.back() == '}';
+  launch.args = split_top_level(launch.packed ? inner.substr(1, inner.size() - 2) : inner);
   std::string head = trim(t.substr(0, open));
   launch.template_args.clear();
   if (!head.empty() && head.back() == '>') {
@@ -68,15 +72,39 @@ void parse_call(const std::string& text, FamilyLaunch& launch, const std::string
 std::string format_call(const FamilyLaunch& l) {
   std::string s = l.kernel;
   if (!l.template_args.empty()) s += "<" + join(l.template_args, ", ") + ">";
-  return s + "(" + join(l.args, ", ") + ")";
+  return s + (l.packed ? "({" + join(l.args, ", ") + "})" : "(" + join(l.args, ", ") + ")");
 }
 
-DType buffer_dtype(const std::string& text, const std::string& where) {
+// A fixed element type, or the name of a type dim (checked against the dims by swz::Family).
+void buffer_dtype(const std::string& text, const std::string& where, FamilyBuffer& b) {
   try {
-    return parse_dtype(text);
+    b.dtype = parse_dtype(text);
   } catch (const Error& e) {
-    throw_invalid(where + ": " + e.what());
+    if (!detail::is_identifier(text)) throw_invalid(where + ": " + e.what());
+    b.dtype_dim = text;
   }
+}
+
+// "4", "-2" (a number) or "LO..HI" (every integer from LO to HI).
+void param_values(const std::string& word, const std::string& where, std::vector<long long>& out) {
+  constexpr long long kLimit = 1LL << 40;
+  const std::size_t dots = word.find("..");
+  if (dots == std::string::npos) {
+    out.push_back(parse_integer(where, word, -kLimit, kLimit));
+    return;
+  }
+  const long long lo = parse_integer(where, word.substr(0, dots), -kLimit, kLimit);
+  const long long hi = parse_integer(where, word.substr(dots + 2), -kLimit, kLimit);
+  if (hi < lo || hi - lo >= 4096) throw_invalid(where + ": range " + word + " must be LO..HI with LO <= HI, at most 4096 values");
+  for (long long v = lo; v <= hi; ++v) out.push_back(v);
+}
+
+bool is_integer_text(const std::string& t) {
+  std::size_t i = t.size() > 1 && t[0] == '-' ? 1 : 0;
+  if (i == t.size()) return false;
+  for (; i < t.size(); ++i)
+    if (!std::isdigit(static_cast<unsigned char>(t[i]))) return false;
+  return true;
 }
 
 std::string read_file(const std::string& path, const std::string& what) {
@@ -121,7 +149,7 @@ FamilyDef FamilyDef::parse(const std::string& text, const std::string& base_dir)
     auto single = [&](const char* what) {
       if (key.size() != 1) throw_invalid(where + ": " + what + " takes no name before '='");
     };
-    if (k == "param" || k == "buffer") {
+    if (k == "param" || k == "buffer" || k == "align" || k == "let") {
       if (key.size() != 2) throw_invalid(where + ": expected " + k + " NAME = ...");
     } else {
       single(k.c_str());
@@ -137,17 +165,23 @@ FamilyDef FamilyDef::parse(const std::string& text, const std::string& base_dir)
       p.name = key[1];
       const std::size_t semi = value.find(';');
       const std::string values = value.substr(0, semi);
-      for (const std::string& v : words(values)) p.values.push_back(parse_integer(where + " " + p.name, v, -(1LL << 40), 1LL << 40));
-      if (semi == std::string::npos) {
-        if (p.values.empty()) throw_invalid(where + ": param " + p.name + " has no values");
-        p.default_value = p.values.front();
-      } else {
-        const std::vector<std::string> rest = words(value.substr(semi + 1));
-        if (rest.size() != 2 || rest[0] != "default")
-          throw_invalid(where + ": expected \"param NAME = V1 V2 ... ; default V\"");
-        p.default_value = parse_integer(where + " default", rest[1], -(1LL << 40), 1LL << 40);
+      for (const std::string& v : words(values)) param_values(v, where + " " + p.name, p.values);
+      if (p.values.empty()) throw_invalid(where + ": param " + p.name + " has no values");
+      p.default_value = p.values.front();
+      if (semi != std::string::npos) {
+        const std::string rest = trim(value.substr(semi + 1));
+        const std::vector<std::string> w = words(rest);
+        if (w.size() < 2 || w[0] != "default")
+          throw_invalid(where + ": expected \"param NAME = V1 V2 ... ; default V\" (V: a number or an expression)");
+        const std::string def = trim(rest.substr(rest.find("default") + 7));
+        if (is_integer_text(def)) p.default_value = parse_integer(where + " default", def, -(1LL << 40), 1LL << 40);
+        else p.default_expr = def;
       }
       d.params.push_back(p);
+    } else if (k == "align") {
+      d.aligns.push_back(FamilyAlign{key[1], value});
+    } else if (k == "let") {
+      d.lets.push_back(FamilyLet{key[1], value});
     } else if (k == "require") {
       d.constraints.push_back(value);
     } else if (k == "buffer") {
@@ -157,7 +191,7 @@ FamilyDef FamilyDef::parse(const std::string& text, const std::string& base_dir)
         throw_invalid(where + ": expected \"buffer NAME = DTYPE [ELEMENTS] input|output\"");
       FamilyBuffer b;
       b.name = key[1];
-      b.dtype = buffer_dtype(trim(value.substr(0, lb)), where);
+      buffer_dtype(trim(value.substr(0, lb)), where, b);
       b.elements = trim(value.substr(lb + 1, rb - lb - 1));
       const std::string role = trim(value.substr(rb + 1));
       if (role == "input") b.role = BufferRole::Input;
@@ -198,9 +232,16 @@ FamilyDef FamilyDef::parse(const std::string& text, const std::string& base_dir)
       have_source = true;
     } else {
       throw_invalid(where + ": unknown key \"" + k +
-                    "\" (family, about, dims, param, require, buffer, kernel, grid, block, smem, reference, "
+                    "\" (family, about, dims, align, let, param, require, buffer, kernel, grid, block, smem, reference, "
                     "reference.grid, reference.block, reference.smem, tolerance, min_arch, source_name, source)");
     }
+  }
+  for (const FamilyBuffer& b : d.buffers) {
+    if (b.dtype_dim.empty()) continue;
+    const std::string declared = b.dtype_dim + ":type";
+    if (std::find(d.dims.begin(), d.dims.end(), declared) == d.dims.end())
+      throw_invalid("family buffer " + b.name + ": \"" + b.dtype_dim +
+                    "\" is neither an element type (f32, f16, bf16) nor a dim declared \"" + declared + "\"");
   }
   if (!have_kernel) throw_invalid("family: no \"kernel = NAME<...>(...)\" line");
   if (!have_source) throw_invalid("family: no source (\"source = FILE\" or a last \"--- source\" section)");
@@ -219,14 +260,23 @@ std::string FamilyDef::to_text() const {
   os << "family = " << name << "\n";
   if (!about.empty()) os << "about = " << about << "\n";
   os << "dims = " << join(dims, " ") << "\n";
+  for (const FamilyAlign& a : aligns) os << "align " << a.name << " = " << a.buffer << "\n";
+  for (const FamilyLet& l : lets) os << "let " << l.name << " = " << l.expr << "\n";
   for (const FamilyParam& p : params) {
     os << "param " << p.name << " =";
-    for (long long v : p.values) os << " " << v;
-    os << " ; default " << p.default_value << "\n";
+    // Runs of consecutive values as ranges, so a wide param stays one readable line.
+    for (std::size_t i = 0; i < p.values.size();) {
+      std::size_t j = i;
+      while (j + 1 < p.values.size() && p.values[j + 1] == p.values[j] + 1) ++j;
+      if (j >= i + 2) os << " " << p.values[i] << ".." << p.values[j];
+      else for (std::size_t k = i; k <= j; ++k) os << " " << p.values[k];
+      i = j + 1;
+    }
+    os << " ; default " << (p.default_expr.empty() ? std::to_string(p.default_value) : p.default_expr) << "\n";
   }
   for (const std::string& c : constraints) os << "require = " << c << "\n";
   for (const FamilyBuffer& b : buffers)
-    os << "buffer " << b.name << " = " << swz::to_string(b.dtype) << " [" << b.elements << "] "
+    os << "buffer " << b.name << " = " << (b.dtype_dim.empty() ? swz::to_string(b.dtype) : b.dtype_dim) << " [" << b.elements << "] "
        << (b.role == BufferRole::Input ? "input" : "output") << "\n";
   os << "kernel = " << format_call(launch) << "\n";
   os << "grid = " << join(launch.grid, ", ") << "\n";

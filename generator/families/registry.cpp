@@ -4,7 +4,8 @@
 #include "generator/families/registry.hpp"
 
 #define SWZ_BUILTIN_FAMILIES(X) \
-  X(rowsum)
+  X(rowsum)                    \
+  X(transpose)
 
 namespace swz {
 namespace detail {

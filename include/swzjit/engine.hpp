@@ -213,14 +213,17 @@ class Engine {
   // --- declared families (include/swzjit/family.hpp; runtime/engine/engine_family.cpp) -----------
 
   /// Compile `config` of `family` for `arch` ("" = this engine's device), from the cache when possible
-  /// (the key covers the family's source bytes); works without a GPU when `arch` is given.
+  /// (the key covers the family's source bytes); works without a GPU when `arch` is given. `problem` is
+  /// needed only when a template argument names a type dim (its element type).
   /// @throws Error(Unsupported) below the family's min_arch, Error(Compile) with NVRTC's log.
-  KernelEntry compile_family(const Family& family, const FamilyValues& config, const std::string& arch = {});
+  KernelEntry compile_family(const Family& family, const FamilyValues& config, const std::string& arch = {},
+                             const FamilyValues& problem = {});
   /// The configuration run_family() would use: the cached tuned winner for this exact definition, else
   /// (TunePolicy::TuneOnMiss) a fresh tune, else family.default_config(problem). Remembered per problem.
   FamilyValues family_config(const Family& family, const FamilyValues& problem);
   /// Launches the family's kernel on `stream` with `buffers` (a device pointer for every buffer of the
-  /// definition, by name). `config` overrides the choice (it must satisfy the constraints).
+  /// definition, by name). `config` overrides the choice (it must satisfy the constraints). The family's
+  /// aligns are computed from the pointers (a value `problem` gives for one may only lower it).
   void run_family(const Family& family, const FamilyValues& problem, const std::map<std::string, DevicePtr>& buffers,
                   CUstream stream, const FamilyValues* config = nullptr);
   /// Launches the family's reference kernel (what tuning compares candidates with).

@@ -14,15 +14,37 @@
 
 namespace swz {
 
-/// Values by name: a problem's dimensions, or a configuration's parameters.
+/// Values by name: a problem's dimensions, or a configuration's parameters. A type dim's value is the
+/// code of its DType (static_cast<long long>(DType::F16)); its text form is the DType's name ("f16").
 using FamilyValues = std::map<std::string, long long>;
 
+/// A problem value computed from a buffer's device pointer: the largest power-of-two byte alignment of
+/// the pointer, capped at 16 (kFamilyMaxAlign). It is part of the problem (and so of the problem key:
+/// an alignment class), usable in constraints and expressions like a dim. Engine::run_family computes
+/// it from the pointers it is given; the tuner and the worker read it from the problem text (the
+/// worker places its buffers at exactly that alignment).
+struct FamilyAlign {
+  std::string name;    ///< e.g. "align_in"
+  std::string buffer;  ///< the buffer whose pointer it measures
+};
+constexpr long long kFamilyMaxAlign = 16;
+
+/// A derived problem value: an expression over dims, aligns and earlier lets, evaluated before any
+/// other expression and usable wherever a dim is (not part of the problem key: it follows from it).
+struct FamilyLet {
+  std::string name;
+  std::string expr;
+};
+
 /// A tunable template parameter: an identifier, its candidate values (the search space is the product
-/// of every parameter's values, less what `constraints` rule out) and the value used without tuning.
+/// of every parameter's values, less what `constraints` rule out) and the value used without tuning:
+/// `default_value`, or when `default_expr` is set, that expression over the problem's values (dims,
+/// aligns, lets) and the defaults of the params declared before it (text: "; default min(4, align_in / 4)").
 struct FamilyParam {
   std::string name;
   std::vector<long long> values;
   long long default_value = 0;
+  std::string default_expr;
 };
 
 enum class BufferRole { Input, Output };
@@ -33,19 +55,27 @@ enum class BufferRole { Input, Output };
 struct FamilyBuffer {
   std::string name;
   DType dtype = DType::F32;
+  /// When set, the element type is this type dim's value for the problem (text: "buffer in = dtype [...]").
+  std::string dtype_dim;
   std::string elements;
   BufferRole role = BufferRole::Input;
 };
 
 /// One kernel launch. Expressions are integer expressions over the problem's dimensions and the
 /// configuration's parameters: + - * / % (C semantics on 64-bit integers), comparisons, && || !,
-/// parentheses, and the functions min, max, ceil_div, pow2 (1 << x), log2 (of a power of two).
+/// parentheses, and the functions min, max, ceil_div, pow2 (1 << x), log2 (of a power of two), abs,
+/// elem_bytes (of a type dim's value) and pow2_align (the largest power of two <= 16 dividing x; 16 for 0).
 struct FamilyLaunch {
   std::string kernel;                      ///< the __global__ template's name, e.g. "my::rowsum"
-  std::vector<std::string> template_args;  ///< expressions, or C++ type names (float, __half, ...)
+  /// Expressions over params and type dims, a type dim's name (expanded to float, __half or
+  /// __nv_bfloat16), or C++ type names (float, __half, ...).
+  std::vector<std::string> template_args;
   /// Kernel arguments in order: a buffer's name passes its pointer; any other text is an expression
   /// passed as a 64-bit integer (`long long`), or as a 32-bit `int` when written "int:EXPR".
   std::vector<std::string> args;
+  /// The kernel takes `args` as ONE struct passed by value (text: "name<...>({a, b, c})"): fields in
+  /// order, each at its natural alignment (pointers and long long 8 bytes, int 4), as C lays them out.
+  bool packed = false;
   std::vector<std::string> grid;   ///< 1 to 3 expressions (x, y, z)
   std::vector<std::string> block;  ///< 1 to 3 expressions
   std::string dynamic_smem = "0";  ///< bytes
@@ -54,21 +84,31 @@ struct FamilyLaunch {
 /// The shared-memory instructions of a configuration's kernel as one warp issues them, for the static
 /// bank analysis (the bank model of docs/ARCHITECTURE.md): typically built from the same constexpr index
 /// functions the template uses. Configurations whose instructions cost excess wavefronts are left out
-/// of a tune unless TuneOptions::keep_conflicted.
+/// of a tune unless TuneOptions::keep_conflicted. Family::analyze passes the params together with the
+/// problem's values when it is given one.
 using SmemAccessMap = std::function<std::vector<SmemInstruction>(const FamilyValues& config)>;
+
+/// The candidates a tune tries for a problem, instead of the product of every param's values (each is
+/// still checked against the params' values and the constraints): for a space a family's own C++ picks,
+/// such as transpose's conflict-free swizzles chosen by static analysis. Only the engine's process
+/// enumerates a space, so like SmemAccessMap it is not part of the text form.
+using FamilySpaceFn = std::function<std::vector<FamilyValues>(const FamilyValues& problem)>;
 
 /// Everything the library needs to know about a family. Text form (FamilyDef::parse / to_text); '#'
 /// starts a comment, except in the source:
 ///
 ///     family  = rowsum                        # a lowercase identifier
 ///     about   = row sums of a batch of matrices
-///     dims    = batch rows cols
-///     param   BLOCK_ROWS = 32 64 128 256 ; default 64
+///     dims    = batch rows cols               # "NAME:type" declares a type dim (f32, f16, bf16)
+///     align   align_in = in                   # the pointer alignment of buffer in (bytes, <= 16)
+///     let     n = batch * rows                # a derived problem value
+///     param   BLOCK_ROWS = 32 64 128 256 ; default 64   # values may be ranges (0..3); the default
+///                                                       # an expression (default min(128, rows))
 ///     param   LAYOUT = 0 1 2 ; default 2
 ///     require = batch <= 65535                # one line per constraint
 ///     buffer  in  = f32 [batch * rows * cols] input
 ///     buffer  out = f32 [batch * rows] output
-///     kernel  = swz::tpl::rowsum_kernel<BLOCK_ROWS, LAYOUT>(in, out, rows, cols)
+///     kernel  = swz::tpl::rowsum_kernel<BLOCK_ROWS, LAYOUT>(in, out, rows, cols)   # ({...}): one struct
 ///     grid    = max(1, ceil_div(rows, BLOCK_ROWS)), max(1, batch)
 ///     block   = BLOCK_ROWS
 ///     smem    = BLOCK_ROWS * (32 + (LAYOUT == 2)) * 4
@@ -86,7 +126,9 @@ struct FamilyDef {
   /// "common.cuh"); every byte of it is part of the cache key of the family's kernels.
   std::string source;
   std::string source_name = "family.cu";  ///< the file name NVRTC reports in diagnostics
-  std::vector<std::string> dims;
+  std::vector<std::string> dims;  ///< names; "NAME:type" for a type dim
+  std::vector<FamilyAlign> aligns;
+  std::vector<FamilyLet> lets;
   std::vector<FamilyParam> params;
   /// Expressions over dims and params that a configuration must satisfy for a problem (nonzero).
   std::vector<std::string> constraints;
@@ -100,6 +142,8 @@ struct FamilyDef {
   int min_arch = 80;
   /// Optional (not part of the text form, so the `swz` tool and the worker do not have it).
   SmemAccessMap smem_accesses;
+  /// Optional, not part of the text form: see FamilySpaceFn.
+  FamilySpaceFn space_fn;
 
   /// Reads the text form. `base_dir` resolves `source = FILE`. @throws Error(InvalidArgument) naming
   /// the line and field.
@@ -146,8 +190,18 @@ class Family {
 
   const FamilyDef& def() const noexcept;
   const std::string& name() const noexcept;
+  /// The problem's names in canonical order: the dims (without ":type"), then the aligns.
+  const std::vector<std::string>& problem_names() const noexcept;
+  /// True when `name` is a type dim.
+  bool is_type_dim(const std::string& name) const;
+  /// The element type of buffer `index` for `problem` (its type dim's value, or its fixed dtype).
+  DType buffer_dtype(std::size_t index, const FamilyValues& problem) const;
+  /// True when the source is nothing but #include lines of the library's templates: its kernels are then
+  /// keyed by the templates hash alone, like the built-ins' generated sources (the same cache entries).
+  bool source_is_templates_only() const noexcept;
 
-  /// "rows=100,cols=64,batch=2" -> values; every dim required, each given once, each >= 0.
+  /// "rows=100,cols=64,batch=2" -> values; every dim and align required, each given once, each >= 0
+  /// (a type dim by name: "dtype=f16"; an align a power of two <= 16).
   FamilyValues parse_problem(const std::string& text) const;
   /// "BLOCK_ROWS=64,SWIZZLE=1" -> values; params not given take their default.
   FamilyValues parse_config(const std::string& text) const;
@@ -169,17 +223,20 @@ class Family {
   /// expression fails (division by zero, a value out of range).
   FamilyLaunchShape shape(const FamilyValues& config, const FamilyValues& problem) const;
   FamilyLaunchShape reference_shape(const FamilyValues& problem) const;
-  /// The name expression of a configuration (no problem needed: template arguments use params only).
-  std::string name_expression(const FamilyValues& config) const;
+  /// The name expression of a configuration. Template arguments use params and type dims only, so the
+  /// problem is needed only when one names a type dim (InvalidArgument when it is then missing).
+  std::string name_expression(const FamilyValues& config, const FamilyValues& problem = {}) const;
   /// The kernel's (or reference's) arguments for `config` on `problem`, in order.
   std::vector<FamilyKernelArg> kernel_args(const FamilyValues& config, const FamilyValues& problem) const;
   std::vector<FamilyKernelArg> reference_args(const FamilyValues& problem) const;
   /// The reference's name expression ("" when the family has no reference).
-  std::string reference_name_expression() const;
+  std::string reference_name_expression(const FamilyValues& problem = {}) const;
   /// Elements of each buffer for `problem`, in the order of def().buffers.
   std::vector<long long> buffer_elements(const FamilyValues& problem) const;
 
-  FamilyBankReport analyze(const FamilyValues& config) const;
+  /// The static bank analysis of `config`. The SmemAccessMap sees the config's params together with
+  /// `problem`'s values (and lets), for a family whose accesses depend on the problem (an element type).
+  FamilyBankReport analyze(const FamilyValues& config, const FamilyValues& problem = {}) const;
 
   /// XXH3-128 of the source bytes; part of every kernel key of the family.
   const std::string& source_hash() const noexcept;
@@ -188,6 +245,7 @@ class Family {
   const std::string& definition_hash() const noexcept;
 
  private:
+  std::string check_full(const FamilyValues& config, const FamilyValues& problem_with_lets) const;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

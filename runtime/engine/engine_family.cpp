@@ -23,14 +23,31 @@ std::string choice_key(const Family& f, const FamilyValues& problem) {
 
 // The pointer of each buffer the launch names, from the caller's map.
 detail::PackedArgs pack_args(const Family& f, const std::vector<FamilyKernelArg>& list,
-                             const std::map<std::string, DevicePtr>& buffers) {
+                             const std::map<std::string, DevicePtr>& buffers, bool packed) {
   const auto& defs = f.def().buffers;
   return detail::PackedArgs(list, [&](int index) {
     const std::string& name = defs[static_cast<std::size_t>(index)].name;
     const auto it = buffers.find(name);
     if (it == buffers.end() || it->second == 0) throw_invalid(f.name() + ": no device pointer for buffer '" + name + "'");
     return it->second;
-  });
+  }, packed);
+}
+
+// An align's value: its buffer's pointer alignment, lowered to what `problem` gives for it, if anything.
+long long align_value(const FamilyAlign& a, const FamilyValues& problem, const std::map<std::string, DevicePtr>& buffers) {
+  const auto it = buffers.find(a.buffer);
+  long long v = it == buffers.end() ? 1 : detail::pow2_alignment(it->second);
+  const auto given = problem.find(a.name);
+  if (given != problem.end() && given->second < v) v = given->second;
+  return v;
+}
+
+// `problem` with the family's aligns measured from the buffers' pointers.
+FamilyValues with_aligns(const Family& f, const FamilyValues& problem, const std::map<std::string, DevicePtr>& buffers) {
+  if (f.def().aligns.empty()) return problem;
+  FamilyValues p = problem;
+  for (const FamilyAlign& a : f.def().aligns) p[a.name] = align_value(a, problem, buffers);
+  return p;
 }
 
 void check_buffers(const Family& f, const std::map<std::string, DevicePtr>& buffers) {
@@ -52,12 +69,16 @@ KernelEntry compile_family_kernel(Cache& cache, const Family& family, const std:
   req.source_name = family.def().source_name;
   req.name_expression = name_expression;
   req.arch = arch;
-  return detail::compile_through_cache(cache, req, 0, 0, on_compile, family.source_hash());
+  // A source of nothing but the library's templates is keyed like the built-ins' generated ones (the
+  // templates hash and the name expression), so both paths share their cache entries.
+  return detail::compile_through_cache(cache, req, 0, 0, on_compile,
+                                       family.source_is_templates_only() ? std::string() : family.source_hash());
 }
 
 }  // namespace detail
 
-KernelEntry Engine::compile_family(const Family& family, const FamilyValues& config, const std::string& arch_in) {
+KernelEntry Engine::compile_family(const Family& family, const FamilyValues& config, const std::string& arch_in,
+                                   const FamilyValues& problem) {
   const std::string arch = arch_in.empty() ? impl_->arch() : arch_in;
   if (!is_known_arch(arch)) throw_invalid(family.name() + ": unknown arch \"" + arch + "\"");
   if (detail::arch_number(arch) < family.def().min_arch)
@@ -67,7 +88,7 @@ KernelEntry Engine::compile_family(const Family& family, const FamilyValues& con
     const auto it = config.find(p.name);
     if (it == config.end()) throw_invalid(family.name() + " config: parameter " + p.name + " missing");
   }
-  return detail::compile_family_kernel(*impl_->cache, family, family.name_expression(config), arch,
+  return detail::compile_family_kernel(*impl_->cache, family, family.name_expression(config, problem), arch,
                                [this] { ++impl_->compiles; });
 }
 
@@ -147,9 +168,9 @@ Kernel family_kernel(Engine::Impl& impl, const Family& family, const std::string
 
 void launch_family(Engine::Impl& impl, Kernel kernel, const Family& family, const FamilyLaunchShape& shape,
                    const std::vector<FamilyKernelArg>& list, const std::map<std::string, DevicePtr>& buffers,
-                   CUstream stream) {
+                   CUstream stream, bool packed) {
   if (shape.dynamic_smem > 48 * 1024) kernel.set_max_dynamic_smem(static_cast<int>(shape.dynamic_smem));
-  detail::PackedArgs args = pack_args(family, list, buffers);
+  detail::PackedArgs args = pack_args(family, list, buffers, packed);
   launch_shape(kernel, shape, stream, args);
   ++impl.launches;
 }
@@ -158,28 +179,37 @@ void launch_family(Engine::Impl& impl, Kernel kernel, const Family& family, cons
 
 namespace {
 
-// The hot path's key: the definition and the problem's values in dims order; false when `problem` does not
-// name exactly the family's dims (the slow path then says what is wrong).
-bool problem_id(const Family& family, const FamilyValues& problem, Engine::Impl::FamilyProblemId* id) {
-  const std::vector<std::string>& dims = family.def().dims;
-  if (problem.size() != dims.size()) return false;
+// The hot path's key: the definition and the problem's values in canonical order, the aligns measured
+// from the pointers (the alignment class); false when `problem` does not name exactly the family's dims
+// (and perhaps aligns): the slow path then says what is wrong.
+bool problem_id(const Family& family, const FamilyValues& problem, const std::map<std::string, DevicePtr>& buffers,
+                Engine::Impl::FamilyProblemId* id) {
+  const std::vector<std::string>& names = family.problem_names();
+  const std::vector<FamilyAlign>& aligns = family.def().aligns;
   id->first = family.definition_hash();
   id->second.clear();
-  id->second.reserve(dims.size());
-  for (const std::string& d : dims) {
-    const auto it = problem.find(d);
+  id->second.reserve(names.size());
+  std::size_t found = 0;
+  const std::size_t dims = names.size() - aligns.size();  // problem_names(): the dims, then the aligns
+  for (std::size_t i = 0; i < dims; ++i) {
+    const auto it = problem.find(names[i]);
     if (it == problem.end()) return false;
     id->second.push_back(it->second);
+    ++found;
   }
-  return true;
+  for (const FamilyAlign& a : aligns) {
+    found += problem.count(a.name);
+    id->second.push_back(align_value(a, problem, buffers));
+  }
+  return found == problem.size();
 }
 
 }  // namespace
 
-void Engine::run_family(const Family& family, const FamilyValues& problem,
+void Engine::run_family(const Family& family, const FamilyValues& problem_in,
                         const std::map<std::string, DevicePtr>& buffers, CUstream stream, const FamilyValues* config) {
   Impl::FamilyProblemId id;
-  const bool memo = config == nullptr && problem_id(family, problem, &id);
+  const bool memo = config == nullptr && problem_id(family, problem_in, buffers, &id);
   if (memo) {
     std::shared_ptr<const Impl::FamilyPrepared> prepared;
     {
@@ -189,12 +219,13 @@ void Engine::run_family(const Family& family, const FamilyValues& problem,
     }
     if (prepared) {  // validated, chosen, compiled and loaded before: only the buffers are new
       check_buffers(family, buffers);
-      detail::PackedArgs args = pack_args(family, prepared->args, buffers);
+      detail::PackedArgs args = pack_args(family, prepared->args, buffers, family.def().launch.packed);
       launch_shape(prepared->kernel, prepared->shape, stream, args);
       ++impl_->launches;
       return;
     }
   }
+  const FamilyValues problem = with_aligns(family, problem_in, buffers);
   family.validate_problem(problem);
   check_buffers(family, buffers);
   FamilyValues cfg;
@@ -209,7 +240,7 @@ void Engine::run_family(const Family& family, const FamilyValues& problem,
     throw Error(ErrorKind::Unsupported, family.name() + " needs sm_" + std::to_string(family.def().min_arch) +
                                             " or newer; this GPU is " + impl_->arch());
   const FamilyLaunchShape shape = family.shape(cfg, problem);
-  Kernel k = family_kernel(*impl_, family, family.definition_hash() + " " + family.config_text(cfg),
+  Kernel k = family_kernel(*impl_, family, family.definition_hash() + " " + shape.name_expression,
                            shape.name_expression);
   if (memo) {
     // Only a remembered choice is prepared (not the default a call runs while another thread tunes).
@@ -226,16 +257,18 @@ void Engine::run_family(const Family& family, const FamilyValues& problem,
       impl_->family_prepared.emplace(id, prepared);
     }
   }
-  launch_family(*impl_, k, family, shape, family.kernel_args(cfg, problem), buffers, stream);
+  launch_family(*impl_, k, family, shape, family.kernel_args(cfg, problem), buffers, stream, family.def().launch.packed);
 }
 
-void Engine::run_family_reference(const Family& family, const FamilyValues& problem,
+void Engine::run_family_reference(const Family& family, const FamilyValues& problem_in,
                                   const std::map<std::string, DevicePtr>& buffers, CUstream stream) {
+  const FamilyValues problem = with_aligns(family, problem_in, buffers);
   family.validate_problem(problem);
   check_buffers(family, buffers);
   const FamilyLaunchShape shape = family.reference_shape(problem);
-  const Kernel k = family_kernel(*impl_, family, family.definition_hash() + " reference", shape.name_expression);
-  launch_family(*impl_, k, family, shape, family.reference_args(problem), buffers, stream);
+  const Kernel k = family_kernel(*impl_, family, family.definition_hash() + " " + shape.name_expression,
+                                 shape.name_expression);
+  launch_family(*impl_, k, family, shape, family.reference_args(problem), buffers, stream, family.def().reference.packed);
 }
 
 }  // namespace swz

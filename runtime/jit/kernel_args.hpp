@@ -3,6 +3,7 @@
 // benchmark worker (runtime/worker/worker_family.cpp), which differ only in where a buffer points.
 #pragma once
 
+#include <cstring>
 #include <functional>
 #include <vector>
 
@@ -15,8 +16,32 @@ namespace detail {
 class PackedArgs {
  public:
   PackedArgs() = default;
-  /// `pointer_of(i)`: the device address of buffer i of the definition.
-  PackedArgs(const std::vector<FamilyKernelArg>& list, const std::function<DevicePtr(int)>& pointer_of) {
+  /// `pointer_of(i)`: the device address of buffer i of the definition. `as_struct` (FamilyLaunch::packed):
+  /// the kernel takes the arguments as one struct, fields at their natural alignment.
+  PackedArgs(const std::vector<FamilyKernelArg>& list, const std::function<DevicePtr(int)>& pointer_of,
+             bool as_struct = false) {
+    if (as_struct) {
+      // At most 8 bytes per field, whatever the padding.
+      struct_.assign(list.size() + 1, 0);
+      unsigned char* base = reinterpret_cast<unsigned char*>(struct_.data());
+      std::size_t at = 0;
+      for (const FamilyKernelArg& a : list) {
+        const std::size_t width = a.kind == FamilyKernelArg::Int32 ? 4 : 8;
+        at = (at + width - 1) / width * width;
+        if (a.kind == FamilyKernelArg::Buffer) {
+          const unsigned long long p = pointer_of(a.buffer);
+          std::memcpy(base + at, &p, 8);
+        } else if (a.kind == FamilyKernelArg::Int32) {
+          const int v = static_cast<int>(a.value);
+          std::memcpy(base + at, &v, 4);
+        } else {
+          std::memcpy(base + at, &a.value, 8);
+        }
+        at += width;
+      }
+      args_.push_back(struct_.data());
+      return;
+    }
     // Sized first: the addresses taken below must not move.
     ptrs_.reserve(list.size());
     i64_.reserve(list.size());
@@ -42,7 +67,7 @@ class PackedArgs {
   void** data() { return args_.data(); }
 
  private:
-  std::vector<unsigned long long> ptrs_;
+  std::vector<unsigned long long> ptrs_, struct_;
   std::vector<long long> i64_;
   std::vector<int> i32_;
   std::vector<void*> args_;

@@ -49,7 +49,7 @@ TuneReport autotune_family(Engine& engine, const Family& family, const FamilyVal
     std::vector<FamilyValues> kept;
     std::set<std::string> names;
     for (const FamilyValues& c : family.space(problem)) {
-      const FamilyBankReport bank = family.analyze(c);
+      const FamilyBankReport bank = family.analyze(c, problem);
       if (bank.analysed && bank.excess_wavefronts > 0 && !options.keep_conflicted) {
         setup.rejected.emplace_back(family.config_text(c), "bank analysis: " + std::to_string(bank.excess_wavefronts) +
                                                                " excess wavefronts");
@@ -84,8 +84,8 @@ TuneReport autotune_family(Engine& engine, const Family& family, const FamilyVal
     detail::TuneFamily& f = setup.family;
     for (const FamilyValues& c : *configs) f.configs.push_back(family.config_text(c));
     f.default_index = default_index;
-    f.compile = [&engine, &family, configs](int i, const std::string& arch) {
-      return engine.compile_family(family, (*configs)[static_cast<std::size_t>(i)], arch);
+    f.compile = [&engine, &family, configs, problem](int i, const std::string& arch) {
+      return engine.compile_family(family, (*configs)[static_cast<std::size_t>(i)], arch, problem);
     };
     f.threads = [&family, configs, problem](int i) {
       return family.shape((*configs)[static_cast<std::size_t>(i)], problem).threads;
@@ -99,8 +99,8 @@ TuneReport autotune_family(Engine& engine, const Family& family, const FamilyVal
       job.dynamic_smem = static_cast<std::uint32_t>(s.dynamic_smem);
     };
     Cache& cache = engine.cache();
-    f.support.push_back([&cache, &family](const std::string& arch, std::atomic<int>* compiles) {
-      return detail::compile_family_kernel(cache, family, family.reference_name_expression(), arch,
+    f.support.push_back([&cache, &family, problem](const std::string& arch, std::atomic<int>* compiles) {
+      return detail::compile_family_kernel(cache, family, family.reference_name_expression(problem), arch,
                                            [compiles] { if (compiles) ++*compiles; });
     });
     f.make_support = [](const std::vector<KernelEntry>& e, const std::string& arch) {

@@ -1,10 +1,13 @@
 // runtime/worker: a declared family in the benchmark worker (runtime/worker/worker_family.hpp). The
 // family is rebuilt from its text form, so the worker evaluates the very expressions the host does.
 // Outputs sit between 64 KiB guards filled with 0xFF bytes (NaN for floating types) before every
-// verification run; a candidate passes when its guards are untouched and every output is within the
-// family's tolerance of the reference (relative Frobenius error, f64 on the host, NaN never passes).
+// verification run; a candidate passes when its guards are untouched, it leaves untouched what the
+// reference does (a pitch's padding), and every other output is within the family's tolerance of the
+// reference (relative Frobenius error, f64 on the host, NaN never passes). A buffer an align measures is
+// placed at exactly that alignment.
 #include "runtime/worker/worker_family.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -46,18 +49,28 @@ class FamilyTarget final : public Target {
     for (std::size_t i = 0; i < defs.size(); ++i) {
       Buffer b;
       b.output = defs[i].role == BufferRole::Output;
-      b.dtype = defs[i].dtype;
+      b.dtype = family_.buffer_dtype(i, problem_);
       b.elems = elems[i];
       b.bytes = static_cast<std::size_t>(
           checked_mul(std::max(1LL, b.elems), dtype_bytes(b.dtype), "family buffer bytes"));
       if (b.bytes > (std::size_t{8} << 30)) throw_invalid("family buffer " + defs[i].name + ": over 8 GiB for a tune");
+      // A buffer an align measures sits at exactly that alignment (offset by it from a 256-byte
+      // boundary), so candidates run on pointers of the problem's alignment class.
+      std::size_t offset = 0;
+      for (const FamilyAlign& a : family_.def().aligns)
+        if (a.buffer == defs[i].name) {
+          const long long v = problem_.at(a.name);
+          if (v < kFamilyMaxAlign && (offset == 0 || static_cast<std::size_t>(v) < offset)) offset = static_cast<std::size_t>(v);
+        }
+      b.offset = offset;
       if (b.output) {
-        b.memory = DeviceBuffer(2 * kGuardBytes + round_up(b.bytes, 256), device_);
-        b.data = b.memory.ptr() + kGuardBytes;
-        b.twin = DeviceBuffer(round_up(b.bytes, 256), device_);
+        // The guard keeps its size: the front guard ends where the (shifted) output starts.
+        b.memory = DeviceBuffer(2 * kGuardBytes + round_up(b.bytes + offset, 256), device_);
+        b.data = b.memory.ptr() + kGuardBytes + offset;
+        b.twin = DeviceBuffer(round_up(b.bytes + offset, 256), device_);
       } else {
-        b.memory = DeviceBuffer(round_up(b.bytes, 256), device_);
-        b.data = b.memory.ptr();
+        b.memory = DeviceBuffer(round_up(b.bytes + offset, 256), device_);
+        b.data = b.memory.ptr() + offset;
       }
       buffers_.push_back(std::move(b));
     }
@@ -75,7 +88,7 @@ class FamilyTarget final : public Target {
         const float v = static_cast<float>(static_cast<double>(next(s) >> 11) * 0x1.0p-53 * 2.0 - 1.0);
         store_element(b.dtype, host.data() + static_cast<std::size_t>(i) * eb, v);
       }
-      b.memory.copy_from_host(host.data(), b.bytes, 0, stream_);
+      b.memory.copy_from_host(host.data(), b.bytes, b.offset, stream_);
     }
     reference_module_ = std::make_unique<Module>(load_image(req.reference, device_));
     Kernel ref = reference_module_->kernel();
@@ -83,17 +96,25 @@ class FamilyTarget final : public Target {
     if (shape.dynamic_smem > 48 * 1024) ref.set_max_dynamic_smem(static_cast<int>(shape.dynamic_smem));
     for (Buffer& b : buffers_)
       if (b.output) b.twin.memset8(kPoison, stream_);
-    detail::PackedArgs args = arguments(family_.reference_args(problem_), /*to_twins=*/true);
+    detail::PackedArgs args = arguments(family_.reference_args(problem_), /*to_twins=*/true, family_.def().reference.packed);
     ref.launch(Dim3{shape.grid[0], shape.grid[1], shape.grid[2]}, Dim3{shape.block[0], shape.block[1], shape.block[2]},
                static_cast<unsigned>(shape.dynamic_smem), stream_, args.data());
     for (Buffer& b : buffers_) {
       if (!b.output) continue;
       std::vector<unsigned char> host(b.bytes);
-      b.twin.copy_to_host(host.data(), b.bytes, 0, stream_);
+      b.twin.copy_to_host(host.data(), b.bytes, b.offset, stream_);
       b.expected.resize(static_cast<std::size_t>(b.elems));
+      b.untouched.assign(static_cast<std::size_t>(b.elems), false);
       const int eb = dtype_bytes(b.dtype);
       for (long long i = 0; i < b.elems; ++i) {
-        const double v = load_element(b.dtype, host.data() + static_cast<std::size_t>(i) * eb);
+        const unsigned char* at = host.data() + static_cast<std::size_t>(i) * eb;
+        // An element the reference leaves poisoned (a pitch's padding, a gap between matrices) is one a
+        // candidate must leave alone too.
+        if (std::all_of(at, at + eb, [](unsigned char c) { return c == kPoison; })) {
+          b.untouched[static_cast<std::size_t>(i)] = true;
+          continue;
+        }
+        const double v = load_element(b.dtype, at);
         if (!std::isfinite(v))
           throw_invalid("family " + family_.name() + ": the reference kernel wrote a non-finite value at element " +
                         std::to_string(i) + " (or did not write it)");
@@ -104,7 +125,7 @@ class FamilyTarget final : public Target {
 
   CUresult launch(const BenchJob& job, CUfunction f, std::string* what) override {
     if (job.config != args_config_) {
-      args_ = arguments(family_.kernel_args(family_.parse_config(job.config), problem_), false);
+      args_ = arguments(family_.kernel_args(family_.parse_config(job.config), problem_), false, family_.def().launch.packed);
       args_config_ = job.config;
     }
     *what = "cuLaunchKernel";
@@ -124,18 +145,24 @@ class FamilyTarget final : public Target {
       if (!b.output) continue;
       std::vector<unsigned char> host(b.memory.size());
       b.memory.copy_to_host(host.data(), host.size(), 0, stream_);
-      const std::size_t tail = kGuardBytes + b.bytes;
+      const std::size_t head = kGuardBytes + b.offset, tail = head + b.bytes;
       for (std::size_t k = 0; k < host.size(); ++k) {
-        if (k >= kGuardBytes && k < tail) continue;
+        if (k >= head && k < tail) continue;
         if (host[k] != kPoison)
           return "wrote outside " + defs[i].name + " (" +
-                 (k < kGuardBytes ? std::to_string(kGuardBytes - k) + " bytes before it"
+                 (k < head ? std::to_string(head - k) + " bytes before it"
                                   : std::to_string(k - tail) + " bytes after its end") + ")";
       }
       const int eb = dtype_bytes(b.dtype);
       double err = 0, norm = 0;
       for (long long e = 0; e < b.elems; ++e) {
-        const double got = load_element(b.dtype, host.data() + kGuardBytes + static_cast<std::size_t>(e) * eb);
+        const unsigned char* at = host.data() + head + static_cast<std::size_t>(e) * eb;
+        if (b.untouched[static_cast<std::size_t>(e)]) {
+          if (!std::all_of(at, at + eb, [](unsigned char c) { return c == kPoison; }))
+            return defs[i].name + "[" + std::to_string(e) + "] was written; the reference leaves it untouched";
+          continue;
+        }
+        const double got = load_element(b.dtype, at);
         const double want = b.expected[static_cast<std::size_t>(e)];
         if (!std::isfinite(got))
           return defs[i].name + "[" + std::to_string(e) + "] is " + std::to_string(got) + " (expected " +
@@ -156,16 +183,17 @@ class FamilyTarget final : public Target {
     bool output = false;
     DType dtype = DType::F32;
     long long elems = 0;
-    std::size_t bytes = 0;
+    std::size_t bytes = 0, offset = 0;  // offset: from the allocation's start to the buffer's (alignment class)
     DeviceBuffer memory, twin;  // twin: the reference's output
     DevicePtr data = 0;         // the buffer as kernels see it (past the guard for outputs)
     std::vector<double> expected;
+    std::vector<bool> untouched;  // elements the reference does not write
   };
-  detail::PackedArgs arguments(const std::vector<FamilyKernelArg>& list, bool to_twins) const {
+  detail::PackedArgs arguments(const std::vector<FamilyKernelArg>& list, bool to_twins, bool packed) const {
     return detail::PackedArgs(list, [&](int index) {
       const Buffer& b = buffers_[static_cast<std::size_t>(index)];
-      return to_twins && b.output ? b.twin.ptr() : b.data;
-    });
+      return to_twins && b.output ? b.twin.ptr() + b.offset : b.data;
+    }, packed);
   }
 
   Family family_;

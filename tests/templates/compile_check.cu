@@ -9,6 +9,7 @@
 #include "templates/gemm_sm90.cuh"
 #include "templates/swizzle.cuh"
 #include "templates/transpose.cuh"
+#include "templates/transpose_reference.cuh"
 #include "templates/smem_probe.cuh"
 
 namespace swz {
@@ -40,5 +41,7 @@ template __global__ void transpose_kernel<2, 64, 64, 256, 8, kSmemSwizzle, 0, 2,
     const __grid_constant__ TransposeParams);
 template __global__ void transpose_smem_probe_kernel<2, 32, 128, 256, 2, kSmemSwizzle, 0, 4, 1, 6, 0, 0, 0, 1, 0, 1>(
     int, unsigned int*);
+template __global__ void transpose_reference_kernel<4>(const __grid_constant__ TransposeParams);
+template __global__ void transpose_reference_kernel<2>(const __grid_constant__ TransposeParams);
 }  // namespace tpl
 }  // namespace swz

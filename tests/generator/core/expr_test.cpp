@@ -75,3 +75,19 @@ TEST_CASE("expr: errors name what failed and never wrap") {
   CHECK(error_of(std::string(5000, '(') + "1" + std::string(5000, ')')).find("nested too deeply") != std::string::npos);
   CHECK(error_of(std::string(5000, '-') + "1").find("nested too deeply") != std::string::npos);
 }
+
+TEST_CASE("expr: abs, elem_bytes and pow2_align") {
+  CHECK(ev("abs(-7)") == 7);
+  CHECK(ev("abs(7)") == 7);
+  CHECK(error_of("abs(x)", {{"x", LLONG_MIN}}).find("overflow") != std::string::npos);
+  CHECK(ev("elem_bytes(t)", {{"t", 0}}) == 4);  // DType::F32
+  CHECK(ev("elem_bytes(t)", {{"t", 1}}) == 2);  // DType::F16
+  CHECK(ev("elem_bytes(t)", {{"t", 2}}) == 2);  // DType::BF16
+  CHECK(error_of("elem_bytes(3)").find("not an element type") != std::string::npos);
+  CHECK(ev("pow2_align(0)") == 16);
+  CHECK(ev("pow2_align(24)") == 8);
+  CHECK(ev("pow2_align(48)") == 16);
+  CHECK(ev("pow2_align(7)") == 1);
+  CHECK(error_of("pow2_align(-4)").find("pow2_align") != std::string::npos);
+  CHECK(error_of("abs(1, 2)").find("expected ')'") != std::string::npos);
+}
