@@ -55,10 +55,11 @@ enum class BufferRole { Input, Output };
 struct FamilyBuffer {
   std::string name;
   DType dtype = DType::F32;
-  /// When set, the element type is this type dim's value for the problem (text: "buffer in = dtype [...]").
-  std::string dtype_dim;
   std::string elements;
   BufferRole role = BufferRole::Input;
+  /// When set, the element type is this type dim's value for the problem (text: "buffer in = dtype [...]").
+  /// Last, so that {name, dtype, elements, role} initializers written before it existed still compile.
+  std::string dtype_dim;
 };
 
 /// One kernel launch. Expressions are integer expressions over the problem's dimensions and the
