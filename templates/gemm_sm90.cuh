@@ -105,18 +105,23 @@ SWZ_HD constexpr unsigned sm90_kstep_offset(int k, bool mn_major) {
 /// 16-bit or 32 f32 columns: a chunk) x a consumer's 64 rows.
 SWZ_HD constexpr int sm90_c_box_inner(int out_bytes) { return kSm90SwizzleBytes / out_bytes; }
 constexpr int kSm90CBoxOuter = kSm90ConsumerRows;
-/// Offset from the C buffers' start of the buffer consumer `consumer` fills with its chunk number `seq`
-/// (two buffers per consumer, used alternately).
+/// Offset from the C buffers' start of consumer `consumer`'s two buffers, and of the one of them its chunk
+/// number `seq` fills (they are used alternately).
+SWZ_HD constexpr unsigned sm90_c_consumer_offset(int consumer) {
+  return static_cast<unsigned>(consumer * 2 * kSm90CChunkBytes);
+}
+SWZ_HD constexpr unsigned sm90_c_seq_offset(int seq) { return static_cast<unsigned>(seq & 1) * kSm90CChunkBytes; }
 SWZ_HD constexpr unsigned sm90_c_buffer_offset(int consumer, int seq) {
-  return static_cast<unsigned>(consumer * 2 * kSm90CChunkBytes + (seq & 1) * kSm90CChunkBytes);
+  return sm90_c_consumer_offset(consumer) + sm90_c_seq_offset(seq);
 }
-/// Byte offset in a chunk buffer of byte `byte` of row `r`, where the C map's 128-byte-swizzled box
-/// reads it: row r's 16-byte unit u at u ^ (r % 8).
-SWZ_HD constexpr unsigned sm90_c_offset(int r, int byte) {
-  return static_cast<unsigned>(r * 128 + ((((byte >> 4) ^ (r & 7)) << 4) | (byte & 15)));
+/// Address in the chunk buffer at `buf` of byte `byte` of row `r`, where the C map's 128-byte-swizzled
+/// box reads it: row r's 16-byte unit u at u ^ (r % 8).
+SWZ_HD constexpr unsigned sm90_c_address(unsigned buf, int r, int byte) {
+  return buf + r * 128 + ((((byte >> 4) ^ (r & 7)) << 4) | (byte & 15));
 }
-/// The epilogue's accumulator rows of thread `t` of a consumer warpgroup: r0 and r0 + 8 (m64nNk16).
-SWZ_HD constexpr int sm90_c_row(int t, int h) { return (t / 32) * 16 + (t % 32) / 4 + 8 * h; }
+/// The epilogue's accumulator rows of lane `lane` of warp `warp` of a consumer warpgroup: r0 and r0 + 8
+/// (m64nNk16).
+SWZ_HD constexpr int sm90_c_row(int warp, int lane, int h) { return warp * 16 + lane / 4 + 8 * h; }
 /// Byte, in its chunk's row, of the element pair lane `lane` stores for column group `jj` of the chunk.
 SWZ_HD constexpr int sm90_c_byte(int lane, int jj, int out_bytes) { return (jj * 8 + 2 * (lane % 4)) * out_bytes; }
 
@@ -346,14 +351,14 @@ __device__ __forceinline__ void sm90_store_pair(const Sm90GemmParams& p, int row
 /// main loop. A buffer is refilled only after the store two chunks back has read it.
 template <int OUT_KIND, int BN>
 __device__ __forceinline__ void sm90_store_tile_tma(const Sm90TmaMap& map_c, const Sm90GemmParams& p, const float (&d)[BN / 2],
-                                                    unsigned cbuf0, int consumer, int t, int row0, int col0,
+                                                    unsigned bufs, int consumer, int t, int row0, int col0,
                                                     int& chunk_seq) {
   constexpr int kOutBytes = OUT_KIND == kGemmF32 ? 4 : 2;
   constexpr int kChunkCols = sm90_c_box_inner(kOutBytes);  // 64 (16-bit) or 32 (f32) columns per 128-byte row
-  const int lane = t % 32;
+  const int warp = t / 32, lane = t % 32;
 #pragma unroll
   for (int ch = 0; ch < BN / kChunkCols; ++ch) {
-    const unsigned buf = cbuf0 + sm90_c_buffer_offset(consumer, chunk_seq);
+    const unsigned buf = bufs + sm90_c_seq_offset(chunk_seq);
     if (t == 0) sm90_bulk_wait_read<1>();  // the store that last read `buf` (two chunks back) is done with it
     sm90_warpgroup_sync(1 + consumer);
 #pragma unroll
@@ -362,8 +367,8 @@ __device__ __forceinline__ void sm90_store_tile_tma(const Sm90TmaMap& map_c, con
       const int byte = sm90_c_byte(lane, jj, kOutBytes);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int r = sm90_c_row(t, h);  // this thread's rows r0 and r0 + 8 of the warpgroup's 64
-        const unsigned addr = buf + sm90_c_offset(r, byte);
+        const int r = sm90_c_row(warp, lane, h);  // this thread's rows r0 and r0 + 8 of the warpgroup's 64
+        const unsigned addr = sm90_c_address(buf, r, byte);
         const float v0 = d[4 * j + 2 * h] * p.alpha, v1 = d[4 * j + 2 * h + 1] * p.alpha;
         if (OUT_KIND == kGemmF32) {
           asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(v0), "f"(v1) : "memory");
@@ -546,7 +551,7 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
         for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
       }
       if (EPI && p.c_tma) {
-        sm90_store_tile_tma<OUT_KIND, BN>(map_c, p, d, cbuf0, consumer, t,
+        sm90_store_tile_tma<OUT_KIND, BN>(map_c, p, d, cbuf0 + sm90_c_consumer_offset(consumer), consumer, t,
                                           tm * kSm90Bm + consumer * 64, tn * BN, chunk_seq);
         continue;
       }

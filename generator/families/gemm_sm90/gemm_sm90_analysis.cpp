@@ -85,9 +85,9 @@ CStorePlan c_store_plan(const Sm90GemmConfig& cfg) {
         for (int h = 0; h < 2; ++h) {
           for (int warp = 0; warp < 4; ++warp, ++instruction) {
             for (int lane = 0; lane < 32; ++lane) {
-              const int t = warp * 32 + lane;
               CStoreWrite w;
-              w.address = buf + tpl::sm90_c_offset(tpl::sm90_c_row(t, h), tpl::sm90_c_byte(lane, jj, ob));
+              w.address = tpl::sm90_c_address(static_cast<unsigned>(buf), tpl::sm90_c_row(warp, lane, h),
+                                              tpl::sm90_c_byte(lane, jj, ob));
               w.chunk = chunk;
               // m64nNk16's accumulators d[4j + 2h], d[4j + 2h + 1]: row 16 warp + lane / 4 + 8h, columns
               // 8j + 2 (lane % 4) (+ 1).

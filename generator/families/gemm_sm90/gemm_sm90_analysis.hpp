@@ -20,7 +20,7 @@ constexpr long long kSm90AnalysisBase = tpl::kSm90SmemAlign;
 /// cluster, multicast; MN-major: 64 x 64 boxes), 128-byte swizzle; A read by each consumer warpgroup's 64
 /// rows, B by both, one descriptor per k16 step (tpl::sm90_desc or, MN-major, tpl::sm90_desc_mn). With
 /// epilogue=tma, `c`: each consumer's chunks of one tile, the C map's box over the chunk's buffer and every
-/// st.shared of the consumers (tpl::sm90_c_buffer_offset, sm90_c_offset), C's logical (row, col) taken from
+/// st.shared of the consumers (tpl::sm90_c_buffer_offset, sm90_c_address), C's logical (row, col) taken from
 /// the m64nNk16 accumulator layout.
 struct Sm90LayoutPlan {
   OperandPlan a;
