@@ -68,6 +68,63 @@ SWZ_HD constexpr unsigned long long sm90_desc(unsigned addr) {
 constexpr int kSm90MnBox = 64;
 constexpr int kSm90MnBoxBytes = kSm90MnBox * kSm90Bk * 2;
 
+// --- the layout the kernel, the tensor maps (gemm_sm90_launch.cpp) and the layout proof
+// (gemm_sm90_analysis.cpp) share: one definition, so the proof checks what the kernel does ------------
+
+/// The swizzle of every tensor map (A, B and C): 128-byte rows (CU_TENSOR_MAP_SWIZZLE_128B).
+constexpr int kSm90SwizzleBytes = 128;
+/// Rows of the block tile per consumer warpgroup (wgmma's M).
+constexpr int kSm90ConsumerRows = 64;
+/// Rows of B each CTA of a cluster of `cluster` loads (and multicasts).
+SWZ_HD constexpr int sm90_b_part(int bn, int cluster) { return bn / cluster; }
+/// An operand's TMA box {inner, outer}: K-major, 64 along K x `rows` (M or N rows); MN-major, kSm90MnBox
+/// along M/N x the k-tile's 64 along K (a tile of `rows` is rows / kSm90MnBox such boxes).
+SWZ_HD constexpr int sm90_box_inner(bool mn_major) { return mn_major ? kSm90MnBox : kSm90Bk; }
+SWZ_HD constexpr int sm90_box_outer(bool mn_major, int rows) { return mn_major ? kSm90Bk : rows; }
+/// Offsets in the stage ring from the aligned base: stage `s`, A at its start, B after A.
+SWZ_HD constexpr unsigned sm90_stage_offset(int bn, int s) { return static_cast<unsigned>(s * sm90_stage_bytes(bn)); }
+SWZ_HD constexpr unsigned sm90_b_offset() { return static_cast<unsigned>(sm90_a_stage_bytes()); }
+/// Where in B's stage CTA `rank` of a cluster puts its part (rows of 128 bytes in either layout).
+SWZ_HD constexpr unsigned sm90_b_rank_offset(int bn, int cluster, unsigned rank) {
+  return sm90_b_offset() + rank * static_cast<unsigned>(sm90_b_part(bn, cluster)) * 128u;
+}
+/// Box `h` of an MN-major tile: kSm90MnBox elements along M/N further.
+SWZ_HD constexpr unsigned sm90_mn_box_offset(int h) { return static_cast<unsigned>(h * kSm90MnBoxBytes); }
+/// Where consumer warpgroup `consumer` reads its 64 rows of A: 64 rows of 128 bytes (K-major) or its own
+/// box (MN-major) -- the same offset.
+SWZ_HD constexpr unsigned sm90_a_consumer_offset(int consumer) {
+  return static_cast<unsigned>(consumer * kSm90ConsumerRows * 128);
+}
+/// The k16 step `k` (0..3) inside a k-tile: K-major operands step 32 bytes inside the swizzle row,
+/// MN-major ones 16 rows of 128 bytes.
+SWZ_HD constexpr unsigned sm90_kstep_offset(int k, bool mn_major) {
+  return (mn_major ? 2048u : 32u) * static_cast<unsigned>(k);
+}
+
+/// The TMA-store epilogue's C map box {inner, outer}: one swizzle row of C elements of `out_bytes` (64
+/// 16-bit or 32 f32 columns: a chunk) x a consumer's 64 rows.
+SWZ_HD constexpr int sm90_c_box_inner(int out_bytes) { return kSm90SwizzleBytes / out_bytes; }
+constexpr int kSm90CBoxOuter = kSm90ConsumerRows;
+/// Offset from the C buffers' start of consumer `consumer`'s two buffers, and of the one of them its chunk
+/// number `seq` fills (they are used alternately).
+SWZ_HD constexpr unsigned sm90_c_consumer_offset(int consumer) {
+  return static_cast<unsigned>(consumer * 2 * kSm90CChunkBytes);
+}
+SWZ_HD constexpr unsigned sm90_c_seq_offset(int seq) { return static_cast<unsigned>(seq & 1) * kSm90CChunkBytes; }
+SWZ_HD constexpr unsigned sm90_c_buffer_offset(int consumer, int seq) {
+  return sm90_c_consumer_offset(consumer) + sm90_c_seq_offset(seq);
+}
+/// Address in the chunk buffer at `buf` of byte `byte` of row `r`, where the C map's 128-byte-swizzled
+/// box reads it: row r's 16-byte unit u at u ^ (r % 8).
+SWZ_HD constexpr unsigned sm90_c_address(unsigned buf, int r, int byte) {
+  return buf + r * 128 + ((((byte >> 4) ^ (r & 7)) << 4) | (byte & 15));
+}
+/// The epilogue's accumulator rows of lane `lane` of warp `warp` of a consumer warpgroup: r0 and r0 + 8
+/// (m64nNk16).
+SWZ_HD constexpr int sm90_c_row(int warp, int lane, int h) { return warp * 16 + lane / 4 + 8 * h; }
+/// Byte, in its chunk's row, of the element pair lane `lane` stores for column group `jj` of the chunk.
+SWZ_HD constexpr int sm90_c_byte(int lane, int jj, int out_bytes) { return (jj * 8 + 2 * (lane % 4)) * out_bytes; }
+
 /// Shared-memory matrix descriptor of an MN-major operand (M- or N-contiguous, used with wgmma's transpose
 /// immediate) stored with the 128-byte swizzle as TMA boxes of kSm90MnBox elements along M/N x 64 rows
 /// along K: each K row is 128 bytes (64 elements of M/N), groups of 8 K rows are 1024 bytes apart (stride
@@ -81,8 +138,8 @@ SWZ_HD constexpr unsigned long long sm90_desc_mn(unsigned addr, unsigned lbo) {
 /// The k16 step `k` (0..3) of a k-tile at `addr`: K-major operands step 32 bytes inside the swizzle row,
 /// MN-major ones 16 rows of 128 bytes.
 SWZ_HD constexpr unsigned long long sm90_operand_desc(unsigned addr, int k, bool mn_major) {
-  return mn_major ? sm90_desc_mn(addr + 2048u * static_cast<unsigned>(k), kSm90MnBoxBytes)
-                  : sm90_desc(addr + 32u * static_cast<unsigned>(k));
+  return mn_major ? sm90_desc_mn(addr + sm90_kstep_offset(k, true), kSm90MnBoxBytes)
+                  : sm90_desc(addr + sm90_kstep_offset(k, false));
 }
 
 #if SWZ_DEVICE_CODE
@@ -297,22 +354,21 @@ __device__ __forceinline__ void sm90_store_tile_tma(const Sm90TmaMap& map_c, con
                                                     unsigned bufs, int consumer, int t, int row0, int col0,
                                                     int& chunk_seq) {
   constexpr int kOutBytes = OUT_KIND == kGemmF32 ? 4 : 2;
-  constexpr int kChunkCols = 128 / kOutBytes;  // 64 (16-bit) or 32 (f32) columns per 128-byte row
+  constexpr int kChunkCols = sm90_c_box_inner(kOutBytes);  // 64 (16-bit) or 32 (f32) columns per 128-byte row
   const int warp = t / 32, lane = t % 32;
-  const int r0 = warp * 16 + lane / 4;  // this thread's rows r0 and r0 + 8 of the warpgroup's 64
 #pragma unroll
   for (int ch = 0; ch < BN / kChunkCols; ++ch) {
-    const unsigned buf = bufs + static_cast<unsigned>(chunk_seq & 1) * kSm90CChunkBytes;
+    const unsigned buf = bufs + sm90_c_seq_offset(chunk_seq);
     if (t == 0) sm90_bulk_wait_read<1>();  // the store that last read `buf` (two chunks back) is done with it
     sm90_warpgroup_sync(1 + consumer);
 #pragma unroll
     for (int jj = 0; jj < kChunkCols / 8; ++jj) {
       const int j = ch * (kChunkCols / 8) + jj;  // accumulator column group: columns 8j + 2 (lane % 4) + {0, 1}
-      const int byte = (jj * 8 + 2 * (lane % 4)) * kOutBytes;
+      const int byte = sm90_c_byte(lane, jj, kOutBytes);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int r = r0 + 8 * h;
-        const unsigned addr = buf + r * 128 + ((((byte >> 4) ^ (r & 7)) << 4) | (byte & 15));
+        const int r = sm90_c_row(warp, lane, h);  // this thread's rows r0 and r0 + 8 of the warpgroup's 64
+        const unsigned addr = sm90_c_address(buf, r, byte);
         const float v0 = d[4 * j + 2 * h] * p.alpha, v1 = d[4 * j + 2 * h + 1] * p.alpha;
         if (OUT_KIND == kGemmF32) {
           asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(v0), "f"(v1) : "memory");
@@ -362,13 +418,12 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
   static_assert(CLUSTER == 1 || CLUSTER == 2, "CLUSTER is 1 or 2");
   static_assert((A_MN == 0 || A_MN == 1) && (B_MN == 0 || B_MN == 1), "A_MN and B_MN are 0 or 1");
   static_assert(kSm90MnBoxBytes * (kSm90Bm / kSm90MnBox) == sm90_a_stage_bytes(), "MN-major A boxes fill the A stage");
-  constexpr int kBPart = BN / CLUSTER;  // rows of B each CTA of a cluster loads (and multicasts)
-  constexpr int kA = sm90_a_stage_bytes();
+  constexpr int kBPart = sm90_b_part(BN, CLUSTER);  // rows of B each CTA of a cluster loads (and multicasts)
   constexpr int kStage = sm90_stage_bytes(BN);
   extern __shared__ __align__(1024) unsigned char sm90_smem[];
   const unsigned base = (gemm_smem_u32(sm90_smem) + (kSm90SmemAlign - 1)) & ~static_cast<unsigned>(kSm90SmemAlign - 1);
   // The TMA-store epilogue's C buffers follow the stages (1024-byte aligned, as the swizzle needs).
-  const unsigned cbuf0 = base + STAGES * kStage;
+  const unsigned cbuf0 = base + sm90_stage_offset(BN, STAGES);
   const unsigned full0 = cbuf0 + (EPI ? kSm90CBufferBytes : 0);  // STAGES full barriers, then STAGES empty ones
   const unsigned empty0 = full0 + STAGES * 8;
   const int wg = threadIdx.x / 128;
@@ -406,27 +461,27 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
         for (int kb = 0; kb < kblocks; ++kb) {
           sm90_mbar_wait(empty0 + 8 * stage, phase ^ 1u);  // a fresh barrier passes parity 1 at once
           const unsigned full = full0 + 8 * stage;
-          const unsigned dst = base + stage * kStage;
+          const unsigned dst = base + sm90_stage_offset(BN, stage);
           sm90_mbar_expect_tx(full, kStage);  // A, this CTA's part of B and the peer's
           // A rows past M (the second CTA of a cluster on the last tile row) are zero-filled, never stored.
           if (A_MN) {
 #pragma unroll
             for (int h = 0; h < kSm90Bm / kSm90MnBox; ++h)
-              sm90_tma_load_2d(dst + h * kSm90MnBoxBytes, &map_a, tm * kSm90Bm + h * kSm90MnBox, kb * kSm90Bk, full);
+              sm90_tma_load_2d(dst + sm90_mn_box_offset(h), &map_a, tm * kSm90Bm + h * kSm90MnBox, kb * kSm90Bk, full);
           } else {
             sm90_tma_load_2d(dst, &map_a, kb * kSm90Bk, tm * kSm90Bm, full);
           }
           // This CTA's part of B (all of it without a cluster): kBPart rows of 128 bytes in either layout.
-          const unsigned b_dst = dst + kA + rank * kBPart * 128;
+          const unsigned b_dst = dst + sm90_b_rank_offset(BN, CLUSTER, rank);
           const int b_row = tn * BN + static_cast<int>(rank) * kBPart;
           if (B_MN) {
 #pragma unroll
             for (int j = 0; j < kBPart / kSm90MnBox; ++j) {
               if (CLUSTER > 1) {
-                sm90_tma_load_2d_multicast(b_dst + j * kSm90MnBoxBytes, &map_b, b_row + j * kSm90MnBox, kb * kSm90Bk,
+                sm90_tma_load_2d_multicast(b_dst + sm90_mn_box_offset(j), &map_b, b_row + j * kSm90MnBox, kb * kSm90Bk,
                                            full, (1u << CLUSTER) - 1);
               } else {
-                sm90_tma_load_2d(b_dst + j * kSm90MnBoxBytes, &map_b, b_row + j * kSm90MnBox, kb * kSm90Bk, full);
+                sm90_tma_load_2d(b_dst + sm90_mn_box_offset(j), &map_b, b_row + j * kSm90MnBox, kb * kSm90Bk, full);
               }
             }
           } else if (CLUSTER > 1) {
@@ -466,8 +521,8 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
       for (int kb = 0; kb < kblocks; ++kb) {
         sm90_mbar_wait(full0 + 8 * stage, phase);
         // Rows 64 * consumer.. of A: 64 rows of 128 bytes (K-major) or the consumer's own box (MN-major).
-        const unsigned a = base + stage * kStage + consumer * 64 * 128;
-        const unsigned b = base + stage * kStage + kA;
+        const unsigned a = base + sm90_stage_offset(BN, stage) + sm90_a_consumer_offset(consumer);
+        const unsigned b = base + sm90_stage_offset(BN, stage) + sm90_b_offset();
         sm90_wgmma_fence();
 #pragma unroll
         for (int k = 0; k < kSm90Bk / 16; ++k)
@@ -496,7 +551,7 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
         for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
       }
       if (EPI && p.c_tma) {
-        sm90_store_tile_tma<OUT_KIND, BN>(map_c, p, d, cbuf0 + consumer * 2 * kSm90CChunkBytes, consumer, t,
+        sm90_store_tile_tma<OUT_KIND, BN>(map_c, p, d, cbuf0 + sm90_c_consumer_offset(consumer), consumer, t,
                                           tm * kSm90Bm + consumer * 64, tn * BN, chunk_seq);
         continue;
       }

@@ -1,5 +1,6 @@
 // tools: `swz analyze gemm_sm90 [--config TEXT]` -- the layout proof of the Hopper GEMM: per operand the TMA
-// boxes, the wgmma descriptors decoded and "matches" or the first wrong element; the epilogue's bank costs.
+// boxes, the wgmma descriptors decoded and "matches" or the first wrong element; with epilogue=tma the C
+// writes against the C map's boxes (operand C) and their bank cost; the candidate epilogues' bank costs.
 // tools/cmd_kernel.cpp dispatches `swz analyze` here on the family name.
 #include <cstdio>
 #include <string>
@@ -15,14 +16,18 @@ const char kAnalyzeSm90Help[] =
     "\nswz analyze gemm_sm90 [--config TEXT] [--format text|json|csv]\n"
     "Layout proof of the sm_90a (Hopper) GEMM: for operands A and B, the TMA boxes the kernel loads (and\n"
     "their swizzle) against the wgmma shared-memory descriptors it issues for every stage, consumer and\n"
-    "k16 step; every element each wgmma reads must be the one the TMA wrote there. Prints the boxes and\n"
-    "descriptors of stage 0 (text; json lists all), \"matches\" or the first wrong element, and the bank cost\n"
-    "of storing a consumer's accumulators into candidate shared-memory C tiles (row-major, padded,\n"
-    "128B-swizzled) with st.shared pairs and stmatrix. Exit 1 when a proof fails.\n"
-    "--config: in=f16|bf16,out=f16|bf16|f32,layout=NT,bn=128|256,stages=N,raster=N,persistent=0|1,\n"
-    "          inflight=0|1,cluster=1|2 (default: the default config, in=f16,out=f16)\n"
+    "k16 step (K-major or, layouts NN/TN/TT, MN-major in 64 x 64 boxes); every element each wgmma reads\n"
+    "must be the one the TMA wrote there. With epilogue=tma, operand C: every element the consumers\n"
+    "write into the swizzled C buffers must be where the C map's box reads it for the TMA store, and the\n"
+    "bank cost of those st.shared. Prints the boxes and descriptors of stage 0 (text; json lists all),\n"
+    "\"matches\" or the first wrong element, and the bank cost of storing a consumer's accumulators into\n"
+    "candidate shared-memory C tiles (row-major, padded, 128B-swizzled) with st.shared pairs and stmatrix.\n"
+    "Exit 1 when a proof fails.\n"
+    "--config: in=f16|bf16,out=f16|bf16|f32,layout=NT|NN|TN|TT,bn=128|256,stages=N,raster=N,\n"
+    "          persistent=0|1,inflight=0|1,cluster=1|2,epilogue=regs|tma (default: the default config,\n"
+    "          in=f16,out=f16)\n"
     "--format: text (default), json (one object) or csv (one row per operand); --json = --format json\n"
-    "example: swz analyze gemm_sm90 --config in=bf16,out=f32,bn=128,stages=6,cluster=2\n";
+    "example: swz analyze gemm_sm90 --config in=bf16,out=f32,layout=TN,bn=128,stages=6,epilogue=tma\n";
 
 namespace {
 
@@ -67,7 +72,19 @@ void print_json(const Sm90LayoutReport& r) {
       std::printf("%s%s", j ? ", " : "", read_json(p.plan.reads[j]).c_str());
     std::printf("]}");
   }
-  std::printf("], \"epilogue\": [");
+  std::printf("], \"c_store\": ");
+  if (r.has_c_store) {
+    const CStoreProof& c = r.c_store;
+    std::printf("{\"operand\": \"C\", \"box\": %s, \"matches\": %s, \"error\": %s, \"elements_checked\": %lld, "
+                "\"instruction\": \"%s\", \"count\": %lld, \"wavefronts\": %lld, \"ideal_wavefronts\": %lld, "
+                "\"excess_wavefronts\": %lld, \"max_way\": %d}",
+                json_string(r.c_box).c_str(), boolean(c.ok), c.ok ? "null" : json_string(c.error).c_str(),
+                c.elements_checked, c.cost.instruction.c_str(), c.cost.instructions, c.cost.wavefronts,
+                c.cost.ideal_wavefronts, c.cost.excess_wavefronts, c.cost.max_way);
+  } else {
+    std::printf("null");
+  }
+  std::printf(", \"epilogue\": [");
   for (std::size_t i = 0; i < r.epilogue.size(); ++i) {
     const Sm90EpilogueOption& o = r.epilogue[i];
     std::printf("%s{\"layout\": %s, \"instruction\": \"%s\", \"count\": %lld, \"wavefronts\": %lld, "
@@ -86,6 +103,11 @@ void print_csv(const Sm90LayoutReport& r) {
     t.add({"gemm_sm90", r.config, p.operand, to_string(p.plan.tile.major), std::to_string(p.plan.tile.elem_bytes),
            std::to_string(p.plan.tile.mn), std::to_string(p.plan.tile.k()), std::to_string(p.plan.fills.size()),
            std::to_string(p.plan.reads.size()), std::to_string(p.elements_checked), boolean(p.ok), p.error});
+  // C: its boxes are the chunks' TMA stores, its "descriptors" the warp-wide st.shared that fill them.
+  if (r.has_c_store)
+    t.add({"gemm_sm90", r.config, "C", "row-major", std::to_string(r.c_elem_bytes),
+           "", "", "", std::to_string(r.c_store.cost.instructions), std::to_string(r.c_store.elements_checked),
+           boolean(r.c_store.ok), r.c_store.error});
   t.print();
 }
 
@@ -109,9 +131,20 @@ void print_text(const Sm90LayoutReport& r) {
     }
     std::printf("  %s\n", p.ok ? "matches" : ("MISMATCH: " + p.error).c_str());
   }
+  if (r.has_c_store) {
+    const CStoreProof& c = r.c_store;
+    std::printf("\noperand C (TMA-store epilogue): both consumers' C chunks of one tile, written with st.shared into\n"
+                "the swizzled C buffers and read back by the C map's boxes; %lld elements compared\n"
+                "  box   %s (chunk 0)\n",
+                c.elements_checked, r.c_box.c_str());
+    std::printf("  %s\n", c.ok ? "matches" : ("MISMATCH: " + c.error).c_str());
+    std::printf("  stores: %-17s %6lld instructions, %lld wavefronts (ideal %lld, excess %lld), max-way %d\n",
+                c.cost.instruction.c_str(), c.cost.instructions, c.cost.wavefronts, c.cost.ideal_wavefronts,
+                c.cost.excess_wavefronts, c.cost.max_way);
+  }
   if (!r.epilogue.empty()) {
-    std::printf("\nepilogue: one consumer's 64-row accumulator tile stored to shared memory (bank cost; the kernel\n"
-                "stores registers -> global today)\n");
+    std::printf("\nepilogue candidates: one consumer's 64-row accumulator tile stored to shared memory (bank cost;\n"
+                "the register epilogue stores registers -> global, epilogue=tma pays operand C's cost above)\n");
     std::printf("  %-48s %-17s %6s %11s %6s %7s %8s\n", "C tile", "instruction", "count", "wavefronts", "ideal",
                 "excess", "max-way");
     for (const Sm90EpilogueOption& o : r.epilogue)

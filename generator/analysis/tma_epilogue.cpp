@@ -1,6 +1,10 @@
 // generator: the bank cost of a wgmma epilogue (include/swzjit/analysis/tma.hpp): a warpgroup's
-// m64nNk16 accumulator fragment stored into a shared-memory C tile, costed with the bank model.
+// m64nNk16 accumulator fragment stored into a shared-memory C tile, costed with the bank model; and the
+// proof that a TMA-store epilogue's shared-memory writes land where its C boxes read them back.
+#include <cstdio>
+#include <map>
 #include <string>
+#include <unordered_map>
 
 #include "swzjit/analysis/tma.hpp"
 #include "swzjit/error.hpp"
@@ -113,6 +117,100 @@ EpilogueCost epilogue_bank_cost(const CTileLayout& c, int n, EpilogueStore store
     }
   }
   return cost;
+}
+
+namespace {
+
+std::string hex_addr(long long v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+}  // namespace
+
+CStoreProof prove_c_store(const CStorePlan& plan) {
+  CStoreProof p;
+  const auto fail = [&](const std::string& msg) {
+    p.ok = false;
+    p.error = "operand C: " + msg;
+    return p;
+  };
+  // Box by chunk, and for each box the elements written so far (each must be written exactly once).
+  std::unordered_map<int, std::size_t> box_of;
+  std::vector<std::vector<unsigned char>> written(plan.boxes.size());
+  for (std::size_t i = 0; i < plan.boxes.size(); ++i) {
+    const TmaStoreBox& b = plan.boxes[i];
+    if (b.box.elem_bytes != plan.elem_bytes)
+      return fail("the TMA store box of chunk " + num(b.chunk) + " (" + b.box.to_string() + ") has " +
+                  num(b.box.elem_bytes) + "-byte elements but C has " + num(plan.elem_bytes) + "-byte ones");
+    b.box.validate();
+    if (!box_of.emplace(b.chunk, i).second) return fail("two TMA store boxes for chunk " + num(b.chunk));
+    written[i].assign(static_cast<std::size_t>(b.box.inner) * b.box.outer, 0);
+  }
+  for (const CStoreWrite& w : plan.writes) {
+    const auto it = box_of.find(w.chunk);
+    if (it == box_of.end()) return fail("chunk " + num(w.chunk) + " is written but no TMA store reads it");
+    const TmaStoreBox& b = plan.boxes[it->second];
+    for (int e = 0; e < w.elems; ++e) {
+      const int row = w.row, col = w.col + e;
+      const long long actual = w.address + static_cast<long long>(e) * plan.elem_bytes;
+      const int r = row - b.row0, c = col - b.col0;
+      ++p.elements_checked;
+      const bool inside = r >= 0 && r < b.box.outer && c >= 0 && c < b.box.inner;
+      const long long expected = inside ? b.box.address(r, c) : -1;
+      if (inside && expected == actual) {
+        unsigned char& seen = written[it->second][static_cast<std::size_t>(r) * b.box.inner + c];
+        if (seen) return fail("chunk " + num(w.chunk) + ": element (row " + num(row) + ", col " + num(col) +
+                              ") is written twice");
+        seen = 1;
+        continue;
+      }
+      p.chunk = w.chunk;
+      p.row = row;
+      p.col = col;
+      p.actual_address = actual;
+      p.expected_address = expected;
+      return fail("chunk " + num(w.chunk) + " (instruction " + num(w.instruction) + ", lane " + num(w.lane) +
+                  "): element (row " + num(row) + ", col " + num(col) + ") is written to byte " + hex_addr(actual) +
+                  (inside ? ", but the TMA store (" + b.box.to_string() + ") reads it from byte " + hex_addr(expected)
+                          : ", outside the TMA store's box (" + b.box.to_string() + ")"));
+    }
+  }
+  for (std::size_t i = 0; i < plan.boxes.size(); ++i) {
+    const TmaStoreBox& b = plan.boxes[i];
+    for (std::size_t j = 0; j < written[i].size(); ++j) {
+      if (written[i][j]) continue;
+      const int r = static_cast<int>(j) / b.box.inner, c = static_cast<int>(j) % b.box.inner;
+      p.chunk = b.chunk;
+      p.row = b.row0 + r;
+      p.col = b.col0 + c;
+      p.expected_address = b.box.address(r, c);
+      return fail("chunk " + num(b.chunk) + ": the TMA store reads element (row " + num(p.row) + ", col " +
+                  num(p.col) + ") from byte " + hex_addr(p.expected_address) + ", which no write filled");
+    }
+  }
+  // The bank cost: the writes grouped into their warp-wide instructions (lane order).
+  std::map<int, SmemInstruction> instructions;
+  for (const CStoreWrite& w : plan.writes) {
+    SmemInstruction& in = instructions[w.instruction];
+    in.op = SmemOp::Sts;
+    in.width = w.elems * plan.elem_bytes;
+    if (in.addresses.size() <= static_cast<std::size_t>(w.lane)) in.addresses.resize(w.lane + 1, 0);
+    in.addresses[w.lane] = w.address;
+  }
+  p.cost.instruction = plan.elem_bytes == 2 ? "st.shared.b32" : "st.shared.v2.f32";
+  BankReport r;
+  for (const auto& kv : instructions) {
+    analyze_bank(kv.second, r);
+    ++p.cost.instructions;
+    p.cost.wavefronts += r.wavefronts;
+    p.cost.ideal_wavefronts += r.ideal_wavefronts;
+    p.cost.excess_wavefronts += r.excess_wavefronts;
+    if (r.max_way > p.cost.max_way) p.cost.max_way = r.max_way;
+  }
+  p.ok = true;
+  return p;
 }
 
 }  // namespace swz

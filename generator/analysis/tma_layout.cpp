@@ -3,8 +3,10 @@
 // bank costs are in tma_epilogue.cpp.
 #include "swzjit/analysis/tma.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <unordered_map>
+#include <vector>
 
 #include "swzjit/error.hpp"
 #include "templates/swizzle.cuh"
@@ -61,6 +63,37 @@ long long logical_key(int stage, int mn, int k) {
 std::string logical_text(long long key) {
   return "(mn " + num((key >> 20) & 0xFFFFF) + ", k " + num(key & 0xFFFFF) + ")";
 }
+
+// An integer -> value map for the proof's addresses and logical keys: a flat table over [lo, hi) when the
+// span is small (a kernel's stages span a few hundred KiB; the proof of a config then takes milliseconds,
+// not the tens a hash map needs), a hash map otherwise. Values are >= 0; -1 means absent.
+class IndexMap {
+ public:
+  IndexMap(long long lo, long long hi) : lo_(lo), hi_(hi) {
+    if (hi > lo && hi - lo <= kMaxDense) dense_.assign(static_cast<std::size_t>(hi - lo), -1);
+  }
+  // False (and no change) when `i` is present already.
+  bool insert(long long i, long long v) {
+    if (!dense_.empty() && i >= lo_ && i < hi_) {
+      long long& slot = dense_[static_cast<std::size_t>(i - lo_)];
+      if (slot >= 0) return false;
+      slot = v;
+      return true;
+    }
+    return sparse_.emplace(i, v).second;
+  }
+  long long find(long long i) const {
+    if (!dense_.empty() && i >= lo_ && i < hi_) return dense_[static_cast<std::size_t>(i - lo_)];
+    const auto it = sparse_.find(i);
+    return it == sparse_.end() ? -1 : it->second;
+  }
+
+ private:
+  static constexpr long long kMaxDense = 1LL << 22;
+  long long lo_, hi_;
+  std::vector<long long> dense_;
+  std::unordered_map<long long, long long> sparse_;
+};
 
 }  // namespace
 
@@ -269,8 +302,27 @@ OperandProof prove_operand(const OperandPlan& plan) {
     p.error = msg;
     return p;
   };
-  // What the TMA wrote: address -> logical element, and back.
-  std::unordered_map<long long, long long> written, where_written;
+  // What the TMA wrote: address -> logical element, and back. The spans: the boxes' bytes (a swizzle
+  // moves bytes only inside their 1024-byte atom) and the dense numbering of their logical elements.
+  long long lo = -1, hi = 0;
+  int max_stage = 0, max_mn = 0, max_k = 0;
+  for (const TmaFill& f : plan.fills) {
+    const long long end = f.box.dst + static_cast<long long>(f.box.inner) * f.box.outer * f.box.elem_bytes;
+    lo = lo < 0 ? f.box.dst : std::min(lo, f.box.dst);
+    hi = std::max(hi, end);
+    max_stage = std::max(max_stage, f.stage);
+    max_mn = std::max(max_mn, f.mn0 + std::max(f.box.inner, f.box.outer));
+    max_k = std::max(max_k, f.k0 + std::max(f.box.inner, f.box.outer));
+  }
+  const long long atom = 1024;
+  IndexMap written(lo < 0 ? 0 : lo / atom * atom, (hi + atom - 1) / atom * atom);
+  // Element keys are logical_key(); numbered densely when they fall in the boxes' ranges.
+  const auto dense_key = [&](long long key) {
+    const long long st = key >> 40, mn = (key >> 20) & 0xFFFFF, k = key & 0xFFFFF;
+    if (st > max_stage || mn >= max_mn || k >= max_k) return -1 - key;  // out of range: its own sparse key
+    return (st * max_mn + mn) * max_k + k;
+  };
+  IndexMap where_written(0, static_cast<long long>(max_stage + 1) * max_mn * max_k);
   for (std::size_t i = 0; i < plan.fills.size(); ++i) {
     const TmaFill& f = plan.fills[i];
     const std::string box = op + ": TMA box " + num(static_cast<long long>(i)) + " (" + f.box.to_string() + ")";
@@ -287,10 +339,10 @@ OperandProof prove_operand(const OperandPlan& plan) {
         const bool k_major = plan.tile.major == WgmmaMajor::K;
         const long long key = logical_key(f.stage, f.mn0 + (k_major ? r : c), f.k0 + (k_major ? c : r));
         const long long a = f.box.address(r, c);
-        if (!written.emplace(a, key).second)
+        if (!written.insert(a, key))
           return fail(box + " writes byte " + hex(static_cast<unsigned long long>(a)) +
                       " that an earlier box wrote too");
-        if (!where_written.emplace(key, a).second)
+        if (!where_written.insert(dense_key(key), a))
           return fail(box + " writes element " + logical_text(key) + " of stage " + num(f.stage) +
                       " that an earlier box wrote too");
       }
@@ -311,23 +363,20 @@ OperandProof prove_operand(const OperandPlan& plan) {
         const long long want = logical_key(rd.stage, rd.mn0 + mn, rd.k0 + k);
         const long long a = wgmma_read_address(d, plan.tile, mn, k);
         ++p.elements_checked;
-        const auto got = written.find(a);
-        if (got != written.end() && got->second == want) continue;
-        const auto exp = where_written.find(want);
+        const long long got = written.find(a);
+        if (got == want) continue;
+        const long long exp = where_written.find(dense_key(want));
         p.mn = rd.mn0 + mn;
         p.k = rd.k0 + k;
         p.actual_address = a;
-        p.expected_address = exp == where_written.end() ? -1 : exp->second;
+        p.expected_address = exp;
         std::string msg = at + ": element " + logical_text(want) + " is read from byte " +
                           hex(static_cast<unsigned long long>(a)) + ", where " +
-                          (got == written.end() ? std::string("no TMA box wrote anything")
-                                                : "the TMA wrote " + logical_text(got->second) +
-                                                      ((got->second >> 40) != rd.stage
-                                                           ? " of stage " + num(got->second >> 40)
-                                                           : std::string()));
-        msg += exp == where_written.end()
-                   ? "; no TMA box wrote that element"
-                   : "; the TMA wrote it to byte " + hex(static_cast<unsigned long long>(exp->second));
+                          (got < 0 ? std::string("no TMA box wrote anything")
+                                   : "the TMA wrote " + logical_text(got) +
+                                         ((got >> 40) != rd.stage ? " of stage " + num(got >> 40) : std::string()));
+        msg += exp < 0 ? "; no TMA box wrote that element"
+                       : "; the TMA wrote it to byte " + hex(static_cast<unsigned long long>(exp));
         return fail(msg);
       }
     }

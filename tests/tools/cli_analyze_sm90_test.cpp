@@ -67,6 +67,43 @@ TEST_CASE("swz analyze gemm_sm90 --config, --format json and csv") {
   CHECK(rows[2][11].empty());
 }
 
+TEST_CASE("swz analyze gemm_sm90 --config layout=TN,epilogue=tma: MN-major operands and operand C") {
+  const std::string cfg = "--config \"in=f16,out=f16,layout=TN,epilogue=tma\"";
+  auto r = run_swz("analyze gemm_sm90 " + cfg);
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(contains(r.out, "layout=TN,bn=256,stages=4"));
+  CHECK(contains(r.out, "operand A: MN-major, 2-byte elements, 64 x 16 per wgmma"));
+  CHECK(contains(r.out, "operand B: MN-major, 2-byte elements, 256 x 16 per wgmma"));
+  // the kernel's MN-major descriptors: the next 64-wide box 8192 bytes on, 16 K rows (2048 bytes) per k step
+  CHECK(contains(r.out, "start 0xc00 lbo 8192 sbo 1024 base 0 128B"));
+  CHECK(contains(r.out, "operand C (TMA-store epilogue)"));
+  CHECK(contains(r.out, "32768 elements compared"));  // 128 x 256 C elements of a tile
+  CHECK(contains(r.out, "stores: st.shared.b32"));
+  CHECK(contains(r.out, "excess 0), max-way 1"));
+  CHECK(count(r.out, "\n  matches\n") == 3);
+  CHECK(contains(r.out, "layouts match"));
+
+  r = run_swz("analyze gemm_sm90 " + cfg + " --format json");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  REQUIRE(json_valid(r.out));
+  CHECK(contains(r.out, "\"c_store\": {\"operand\": \"C\""));
+  CHECK(contains(r.out, "\"major\": \"MN-major\""));
+  CHECK(count(r.out, "\"matches\": true") == 4);  // the whole, A, B, C
+
+  r = run_swz("analyze gemm_sm90 " + cfg + " --format csv");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  const auto rows = parse_csv(r.out);
+  REQUIRE(rows.size() == 4u);
+  CHECK(rows[3][2] == "C");
+  CHECK(rows[3][9] == "32768");
+  CHECK(rows[3][10] == "true");
+
+  // Without the TMA-store epilogue there is no operand C.
+  r = run_swz("analyze gemm_sm90 --config layout=NN --format json");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(contains(r.out, "\"c_store\": null"));
+}
+
 TEST_CASE("swz analyze gemm_sm90: --help and bad usage") {
   auto r = run_swz("analyze --help");
   CHECK(r.code == 0);

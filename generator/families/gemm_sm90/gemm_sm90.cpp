@@ -3,9 +3,12 @@
 #include "generator/families/gemm_sm90/gemm_sm90.hpp"
 
 #include <algorithm>
+#include <mutex>
+#include <set>
 #include <sstream>
 
 #include "generator/core/config_text.hpp"
+#include "generator/families/gemm_sm90/gemm_sm90_analysis.hpp"
 #include "swzjit/error.hpp"
 
 namespace swz {
@@ -16,6 +19,22 @@ const char* const kForm =
     " (form: in=f16|bf16,out=f16|bf16|f32,layout=NT|NN|TN|TT,bn=128|256,stages=N,raster=N,persistent=0|1,inflight=0|1,cluster=1|2,epilogue=regs|tma)";
 
 int elem_kind(DType t) { return t == DType::F16 ? tpl::kGemmF16 : t == DType::BF16 ? tpl::kGemmBF16 : tpl::kGemmF32; }
+
+// Proves the layouts of `cfg` (check_sm90_layouts) the first time this process compiles it: a config whose
+// TMA boxes, descriptors or C buffers disagree never reaches NVRTC. A failed proof is not remembered (it
+// throws again, the same way).
+void check_layouts_once(const Sm90GemmConfig& cfg) {
+  static std::mutex mu;
+  static std::set<std::string> proved;
+  const std::string key = cfg.to_string();
+  {
+    const std::lock_guard<std::mutex> lock(mu);
+    if (proved.count(key) != 0) return;
+  }
+  check_sm90_layouts(cfg);  // outside the lock: two threads may both prove a new config, harmlessly
+  const std::lock_guard<std::mutex> lock(mu);
+  proved.insert(key);
+}
 
 [[noreturn]] void unsupported(const std::string& why) {
   throw Error(ErrorKind::Unsupported,
@@ -160,6 +179,7 @@ std::string gemm_sm90_source_name(const Sm90GemmConfig& cfg) {
 }
 
 CompileRequest gemm_sm90_compile_request(const Sm90GemmConfig& cfg) {
+  check_layouts_once(cfg);
   CompileRequest r;
   r.source = gemm_sm90_source(cfg);
   r.source_name = gemm_sm90_source_name(cfg);

@@ -1,6 +1,7 @@
 // generator: the Hopper GEMM's layout proof (gemm_sm90_analysis.hpp): builds what gemm_sm90_body and
-// gemm_sm90_prepare build -- boxes, stage offsets, consumer rows, the descriptors of each k step, through
-// the template's own size helpers and tpl::sm90_desc -- and proves them with prove_operand().
+// gemm_sm90_prepare build -- boxes, stage offsets, consumer rows, the descriptors of each k step, the
+// epilogue's C buffers and stores -- through the template's own layout helpers, and proves them with
+// prove_operand() and prove_c_store().
 #include "generator/families/gemm_sm90/gemm_sm90_analysis.hpp"
 
 #include <string>
@@ -12,37 +13,126 @@ namespace swz {
 
 namespace {
 
-// NOTE: the TMA side (box shape, CU_TENSOR_MAP_SWIZZLE_128B) is encoded by gemm_sm90_launch.cpp's
-// encode() and the offsets below are written inline in gemm_sm90_body; both are mirrored here, so a
-// change there must be made here too (the proof then says whether the new layouts still agree).
-constexpr TmaSwizzle kTmaSwizzle = TmaSwizzle::B128;
-constexpr int kConsumerRows = 64;  // rows of the block tile per consumer warpgroup (wgmma's M)
-constexpr int kKStep = 16;         // k of one wgmma (f16/bf16)
+// The TMA side (boxes, swizzle) comes from the helpers gemm_sm90_launch.cpp encodes its maps with, the
+// offsets and descriptors from those gemm_sm90_body uses (templates/gemm_sm90.cuh): nothing is mirrored.
+constexpr int kKStep = 16;  // k of one wgmma (f16/bf16)
 
-OperandPlan operand(WgmmaOperand which, int mn, int elem_bytes) {
+TmaSwizzle swizzle_of(int bytes) {
+  switch (bytes) {
+    case 32: return TmaSwizzle::B32;
+    case 64: return TmaSwizzle::B64;
+    case 128: return TmaSwizzle::B128;
+    default: return TmaSwizzle::None;
+  }
+}
+const TmaSwizzle kTmaSwizzle = swizzle_of(tpl::kSm90SwizzleBytes);
+
+OperandPlan operand(WgmmaOperand which, int mn, int elem_bytes, bool mn_major) {
   OperandPlan p;
   p.tile.operand = which;
-  p.tile.major = WgmmaMajor::K;
+  p.tile.major = mn_major ? WgmmaMajor::MN : WgmmaMajor::K;
   p.tile.elem_bytes = elem_bytes;
   p.tile.mn = mn;
   return p;
 }
 
-TmaBox box(long long dst, int rows, int elem_bytes) {
+TmaBox box(long long dst, int inner, int outer, int elem_bytes) {
   TmaBox b;
   b.dst = dst;
-  b.inner = tpl::kSm90Bk;
-  b.outer = rows;
+  b.inner = inner;
+  b.outer = outer;
   b.elem_bytes = elem_bytes;
   b.swizzle = kTmaSwizzle;
   return b;
+}
+
+// The TMA fills of `rows` rows (M or N) of an operand at `dst`, logical rows mn0.. : one K-major box, or
+// MN-major boxes of tpl::kSm90MnBox one after the other (the kernel's loops over h / j).
+void add_fills(OperandPlan& p, long long dst, int rows, int mn0, int stage, bool mn_major, int eb) {
+  const int inner = tpl::sm90_box_inner(mn_major), outer = tpl::sm90_box_outer(mn_major, rows);
+  if (!mn_major) {
+    p.fills.push_back(TmaFill{box(dst, inner, outer, eb), stage, mn0, 0});
+    return;
+  }
+  for (int h = 0; h < rows / tpl::kSm90MnBox; ++h)
+    p.fills.push_back(TmaFill{box(dst + tpl::sm90_mn_box_offset(h), inner, outer, eb), stage,
+                              mn0 + h * tpl::kSm90MnBox, 0});
+}
+
+// The TMA-store epilogue of one tile (sm90_store_tile_tma): both consumers, every chunk, every st.shared.
+CStorePlan c_store_plan(const Sm90GemmConfig& cfg) {
+  const int ob = static_cast<int>(dtype_bytes(cfg.out));
+  const int chunk_cols = tpl::sm90_c_box_inner(ob);
+  const int chunks = cfg.bn / chunk_cols;
+  const long long cbase = kSm90AnalysisBase + tpl::sm90_stage_offset(cfg.bn, cfg.stages);
+  CStorePlan plan;
+  plan.elem_bytes = ob;
+  int instruction = 0;
+  for (int consumer = 0; consumer < tpl::kSm90Bm / tpl::kSm90ConsumerRows; ++consumer) {
+    // chunk_seq runs on across tiles; a tile has an even number of chunks, so every tile uses the buffers
+    // in this order.
+    for (int ch = 0; ch < chunks; ++ch) {
+      const int chunk = consumer * chunks + ch;
+      const long long buf = cbase + tpl::sm90_c_buffer_offset(consumer, ch);
+      TmaStoreBox b;
+      b.box = box(buf, tpl::sm90_c_box_inner(ob), tpl::kSm90CBoxOuter, ob);
+      b.chunk = chunk;
+      b.row0 = consumer * tpl::kSm90ConsumerRows;
+      b.col0 = ch * chunk_cols;
+      plan.boxes.push_back(b);
+      for (int jj = 0; jj < chunk_cols / 8; ++jj) {
+        const int j = ch * (chunk_cols / 8) + jj;
+        for (int h = 0; h < 2; ++h) {
+          for (int warp = 0; warp < 4; ++warp, ++instruction) {
+            for (int lane = 0; lane < 32; ++lane) {
+              CStoreWrite w;
+              w.address = tpl::sm90_c_address(static_cast<unsigned>(buf), tpl::sm90_c_row(warp, lane, h),
+                                              tpl::sm90_c_byte(lane, jj, ob));
+              w.chunk = chunk;
+              // m64nNk16's accumulators d[4j + 2h], d[4j + 2h + 1]: row 16 warp + lane / 4 + 8h, columns
+              // 8j + 2 (lane % 4) (+ 1).
+              w.row = consumer * tpl::kSm90ConsumerRows + 16 * warp + lane / 4 + 8 * h;
+              w.col = 8 * j + 2 * (lane % 4);
+              w.elems = 2;
+              w.instruction = instruction;
+              w.lane = lane;
+              plan.writes.push_back(w);
+            }
+          }
+        }
+      }
+    }
+  }
+  return plan;
+}
+
+// The C buffers must lie in the region sm90_smem_bytes reserves after the stages, and the buffers of
+// the two consumers (both in use at once) must not share a byte. Empty when they do not.
+std::string c_buffer_error(const Sm90GemmConfig& cfg, const CStorePlan& c) {
+  const long long lo = kSm90AnalysisBase + tpl::sm90_stage_offset(cfg.bn, cfg.stages);
+  const long long hi = lo + tpl::kSm90CBufferBytes;
+  const int chunks = static_cast<int>(c.boxes.size()) / 2;
+  for (const TmaStoreBox& a : c.boxes) {
+    const long long end = a.box.dst + static_cast<long long>(a.box.inner) * a.box.outer * a.box.elem_bytes;
+    if (a.box.dst < lo || end > hi)
+      return "operand C: the buffer of chunk " + std::to_string(a.chunk) + " [" + std::to_string(a.box.dst) + ", " +
+             std::to_string(end) + ") is outside the C buffers [" + std::to_string(lo) + ", " + std::to_string(hi) + ")";
+    for (const TmaStoreBox& b : c.boxes) {
+      if ((a.chunk < chunks) == (b.chunk < chunks)) continue;  // the same consumer: used one after the other
+      const long long bend = b.box.dst + static_cast<long long>(b.box.inner) * b.box.outer * b.box.elem_bytes;
+      if (a.box.dst < bend && b.box.dst < end)
+        return "operand C: the buffers of chunks " + std::to_string(a.chunk) + " and " + std::to_string(b.chunk) +
+               " (two consumers, in use at once) overlap";
+    }
+  }
+  return "";
 }
 
 std::vector<Sm90EpilogueOption> epilogue_options(const Sm90GemmConfig& cfg) {
   const int eb = static_cast<int>(dtype_bytes(cfg.out));
   std::vector<CTileLayout> layouts;
   CTileLayout c;
-  c.rows = kConsumerRows;
+  c.rows = tpl::kSm90ConsumerRows;
   c.cols = cfg.bn;
   c.elem_bytes = eb;
   layouts.push_back(c);         // row-major, unpadded
@@ -70,30 +160,32 @@ std::vector<Sm90EpilogueOption> epilogue_options(const Sm90GemmConfig& cfg) {
 Sm90LayoutPlan plan_sm90_layouts(const Sm90GemmConfig& cfg) {
   cfg.validate();
   const int eb = static_cast<int>(dtype_bytes(cfg.in));
-  const int row_bytes = tpl::kSm90Bk * eb;  // one k-block row of A or B in shared memory
-  const int k_a = tpl::sm90_a_stage_bytes();
-  const int stage_bytes = tpl::sm90_stage_bytes(cfg.bn);
-  const int b_part = cfg.bn / cfg.cluster;  // rows of B each CTA of a cluster loads and multicasts
+  const bool a_mn = cfg.a_mn_major(), b_mn = cfg.b_mn_major();
+  const int b_part = tpl::sm90_b_part(cfg.bn, cfg.cluster);
   Sm90LayoutPlan plan;
-  plan.a = operand(WgmmaOperand::A, kConsumerRows, eb);
-  plan.b = operand(WgmmaOperand::B, cfg.bn, eb);
+  plan.a = operand(WgmmaOperand::A, tpl::kSm90ConsumerRows, eb, a_mn);
+  plan.b = operand(WgmmaOperand::B, cfg.bn, eb, b_mn);
   for (int s = 0; s < cfg.stages; ++s) {
-    const long long dst = kSm90AnalysisBase + static_cast<long long>(s) * stage_bytes;
-    plan.a.fills.push_back(TmaFill{box(dst, tpl::kSm90Bm, eb), s, 0, 0});
+    const long long dst = kSm90AnalysisBase + tpl::sm90_stage_offset(cfg.bn, s);
+    add_fills(plan.a, dst, tpl::kSm90Bm, 0, s, a_mn, eb);
     // Every CTA of a cluster receives every part of B (multicast), each at its rank's offset.
     for (int r = 0; r < cfg.cluster; ++r)
-      plan.b.fills.push_back(TmaFill{box(dst + k_a + static_cast<long long>(r) * b_part * row_bytes, b_part, eb), s,
-                                     r * b_part, 0});
+      add_fills(plan.b, dst + tpl::sm90_b_rank_offset(cfg.bn, cfg.cluster, static_cast<unsigned>(r)), b_part,
+                r * b_part, s, b_mn, eb);
     const std::string stage = "stage " + std::to_string(s);
     for (int k = 0; k < tpl::kSm90Bk / kKStep; ++k) {
-      for (int consumer = 0; consumer < tpl::kSm90Bm / kConsumerRows; ++consumer) {
-        const unsigned a = static_cast<unsigned>(dst + consumer * kConsumerRows * row_bytes);
-        plan.a.reads.push_back(WgmmaRead{tpl::sm90_desc(a + 32 * k), s, consumer * kConsumerRows, k * kKStep, k,
-                                         stage + ", consumer " + std::to_string(consumer)});
+      for (int consumer = 0; consumer < tpl::kSm90Bm / tpl::kSm90ConsumerRows; ++consumer) {
+        const unsigned a = static_cast<unsigned>(dst) + tpl::sm90_a_consumer_offset(consumer);
+        plan.a.reads.push_back(WgmmaRead{tpl::sm90_operand_desc(a, k, a_mn), s, consumer * tpl::kSm90ConsumerRows,
+                                         k * kKStep, k, stage + ", consumer " + std::to_string(consumer)});
       }
-      const unsigned b = static_cast<unsigned>(dst + k_a);
-      plan.b.reads.push_back(WgmmaRead{tpl::sm90_desc(b + 32 * k), s, 0, k * kKStep, k, stage});
+      const unsigned b = static_cast<unsigned>(dst) + tpl::sm90_b_offset();
+      plan.b.reads.push_back(WgmmaRead{tpl::sm90_operand_desc(b, k, b_mn), s, 0, k * kKStep, k, stage});
     }
+  }
+  if (cfg.tma_epilogue) {
+    plan.has_c = true;
+    plan.c = c_store_plan(cfg);
   }
   return plan;
 }
@@ -105,6 +197,19 @@ Sm90LayoutReport analyze_sm90_layouts(const Sm90GemmConfig& cfg, const Sm90Layou
   r.operands.push_back(prove_operand(plan.a));
   r.operands.push_back(prove_operand(plan.b));
   r.epilogue = epilogue_options(cfg);
+  if (plan.has_c) {
+    r.has_c_store = true;
+    r.c_store = prove_c_store(plan.c);
+    if (r.c_store.ok) {
+      const std::string err = c_buffer_error(cfg, plan.c);
+      if (!err.empty()) {
+        r.c_store.ok = false;
+        r.c_store.error = err;
+      }
+    }
+    if (!plan.c.boxes.empty()) r.c_box = plan.c.boxes.front().box.to_string();
+    r.c_elem_bytes = plan.c.elem_bytes;
+  }
   return r;
 }
 
@@ -112,15 +217,25 @@ Sm90LayoutReport analyze_sm90_layouts(const Sm90GemmConfig& cfg) {
   return analyze_sm90_layouts(cfg, plan_sm90_layouts(cfg));
 }
 
-void check_sm90_layouts(const Sm90GemmConfig& cfg) {
-  const Sm90LayoutPlan plan = plan_sm90_layouts(cfg);
+void check_sm90_layouts(const Sm90GemmConfig& cfg, const Sm90LayoutPlan& plan) {
+  const auto disagree = [&](const std::string& what, const std::string& error) {
+    throw Error(ErrorKind::Internal, "sm_90a gemm " + cfg.to_string() + ": " + what + ": " + error +
+                                         " (templates/gemm_sm90.cuh's layout helpers and the kernel must agree; "
+                                         "this config is not compiled)");
+  };
   for (const OperandPlan* p : {&plan.a, &plan.b}) {
     const OperandProof proof = prove_operand(*p);
-    if (!proof.ok)
-      throw Error(ErrorKind::Internal, "sm_90a gemm " + cfg.to_string() +
-                                           ": the TMA layout and the wgmma descriptors disagree: " + proof.error);
+    if (!proof.ok) disagree("the TMA layout and the wgmma descriptors disagree", proof.error);
+  }
+  if (plan.has_c) {
+    const CStoreProof proof = prove_c_store(plan.c);
+    if (!proof.ok) disagree("the epilogue's C writes and the C map's TMA store disagree", proof.error);
+    const std::string err = c_buffer_error(cfg, plan.c);
+    if (!err.empty()) disagree("the epilogue's C buffers are misplaced", err);
   }
 }
+
+void check_sm90_layouts(const Sm90GemmConfig& cfg) { check_sm90_layouts(cfg, plan_sm90_layouts(cfg)); }
 
 Sm90LayoutReport analyze_sm90_gemm_layouts(const std::string& config_text) {
   if (config_text.find_first_not_of(" \t") == std::string::npos)

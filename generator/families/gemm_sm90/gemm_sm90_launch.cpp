@@ -14,6 +14,12 @@ namespace {
 
 static_assert(sizeof(CUtensorMap) == sizeof(tpl::Sm90TmaMap), "the kernel's tensor-map parameter is a CUtensorMap");
 
+// The swizzle of the kernel's tensor maps (tpl::kSm90SwizzleBytes), as the driver names it.
+constexpr CUtensorMapSwizzle swizzle_mode() {
+  static_assert(tpl::kSm90SwizzleBytes == 128, "only the 128-byte swizzle is mapped");
+  return CU_TENSOR_MAP_SWIZZLE_128B;
+}
+
 // An operand of `rows` (M or N) x `k` elements. K-major (`mn_major` false): K-contiguous with pitch `ld`
 // between rows, read in boxes of 64 along K (128 bytes: one swizzle row) x `box_rows`. MN-major: contiguous
 // along the rows with pitch `ld` between K rows, read in boxes of 64 x 64 (tpl::kSm90MnBox along M/N, the
@@ -28,15 +34,15 @@ tpl::Sm90TmaMap encode(const char* what, DType t, DevicePtr base, long long rows
   const cuuint64_t kk = static_cast<cuuint64_t>(k > 0 ? k : 1);
   const cuuint64_t dims[2] = {mn_major ? r : kk, mn_major ? kk : r};
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(k > 0 ? ld * eb : 16)};
-  const cuuint32_t box[2] = {static_cast<cuuint32_t>(mn_major ? tpl::kSm90MnBox : tpl::kSm90Bk),
-                             static_cast<cuuint32_t>(mn_major ? tpl::kSm90Bk : box_rows)};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(tpl::sm90_box_inner(mn_major)),
+                             static_cast<cuuint32_t>(tpl::sm90_box_outer(mn_major, box_rows))};
   const cuuint32_t elem_strides[2] = {1, 1};
   CUtensorMap map;
   std::memset(&map, 0, sizeof map);
   const CUresult res = api.cuTensorMapEncodeTiled(
       &map, t == DType::F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
       reinterpret_cast<void*>(static_cast<std::uintptr_t>(base)), dims, strides, box, elem_strides,
-      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+      CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle_mode(), CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   detail::check(res, std::string("cuTensorMapEncodeTiled for sm_90a gemm operand ") + what + " (" + std::to_string(rows) +
                        " x " + std::to_string(k) + (mn_major ? ", MN-major" : ", K-major") + ", pitch " + std::to_string(ld) + " elements)");
@@ -52,7 +58,8 @@ tpl::Sm90TmaMap encode_c(DType t, DevicePtr base, long long rows, long long cols
   const long long eb = dtype_bytes(t);
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld * eb)};
-  const cuuint32_t box[2] = {static_cast<cuuint32_t>(128 / eb), 64};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(tpl::sm90_c_box_inner(static_cast<int>(eb))),
+                             static_cast<cuuint32_t>(tpl::kSm90CBoxOuter)};
   const cuuint32_t elem_strides[2] = {1, 1};
   const CUtensorMapDataType dt = t == DType::F16    ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                  : t == DType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
@@ -61,7 +68,7 @@ tpl::Sm90TmaMap encode_c(DType t, DevicePtr base, long long rows, long long cols
   std::memset(&map, 0, sizeof map);
   const CUresult res = api.cuTensorMapEncodeTiled(&map, dt, 2, reinterpret_cast<void*>(static_cast<std::uintptr_t>(base)),
                                                   dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                                  CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                                                  swizzle_mode(), CU_TENSOR_MAP_L2_PROMOTION_NONE,
                                                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   detail::check(res, "cuTensorMapEncodeTiled for sm_90a gemm output C (" + std::to_string(rows) + " x " +
                          std::to_string(cols) + ", pitch " + std::to_string(ld) + " elements)");
@@ -87,7 +94,7 @@ Sm90GemmLaunch gemm_sm90_prepare(const Sm90GemmConfig& cfg, const GemmProblem& p
   const DevicePtr ka = f.swapped ? b : a, kb = f.swapped ? a : b;
   l.map_a = encode("A", cfg.in, ka, f.m, f.k, f.lda, tpl::kSm90Bm, f.a_mn);
   // Each CTA of a cluster loads its part of B (an MN-major B in boxes of 64 whatever the part).
-  l.map_b = encode("B", cfg.in, kb, f.n, f.k, f.ldb, cfg.bn / cfg.cluster, f.b_mn);
+  l.map_b = encode("B", cfg.in, kb, f.n, f.k, f.ldb, tpl::sm90_b_part(cfg.bn, cfg.cluster), f.b_mn);
   tpl::Sm90GemmParams& p = l.params;
   p.c = reinterpret_cast<void*>(static_cast<std::uintptr_t>(c));
   p.m = static_cast<int>(f.m);

@@ -210,4 +210,49 @@ EpilogueCost epilogue_bank_cost(const CTileLayout& c, int n, EpilogueStore store
 /// One instruction's lane addresses (warp `warp`, instruction `index` in issue order), for tools.
 SmemInstruction epilogue_instruction(const CTileLayout& c, int n, EpilogueStore store, int warp, int index);
 
+/// A TMA store (cp.async.bulk.tensor shared -> global) of one C box: box element (row, col) is C's
+/// logical element (row0 + row, col0 + col) as it stands in shared memory when chunk `chunk` is stored.
+struct TmaStoreBox {
+  TmaBox box;     ///< the C tensor map's box and swizzle, at the buffer the store reads
+  int chunk = 0;  ///< the store's place in the epilogue's sequence (buffers are reused by later chunks)
+  int row0 = 0;
+  int col0 = 0;
+};
+
+/// One lane of one shared-memory store of an epilogue: `elems` consecutive C elements, logical (row, col)
+/// onwards, written at `address` for chunk `chunk`. Lanes with the same `instruction` form one warp-wide
+/// store (lane `lane`), costed together with the bank model.
+struct CStoreWrite {
+  long long address = 0;
+  int chunk = 0;
+  int row = 0;
+  int col = 0;
+  int elems = 2;
+  int instruction = 0;
+  int lane = 0;
+};
+
+/// What the consumers write into shared memory and what the TMA stores read back from it.
+struct CStorePlan {
+  int elem_bytes = 2;
+  std::vector<TmaStoreBox> boxes;  ///< one per chunk
+  std::vector<CStoreWrite> writes;
+};
+
+/// The outcome of prove_c_store(): `ok`, or the first failure with its place, and the stores' bank cost.
+struct CStoreProof {
+  bool ok = false;
+  std::string error;                ///< empty when ok; names operand C, the chunk and the element
+  long long elements_checked = 0;   ///< C elements written and compared
+  int chunk = -1, row = -1, col = -1;  ///< the first wrong element (logical)
+  long long expected_address = -1;    ///< where the store's box reads it (-1: no box of its chunk holds it)
+  long long actual_address = -1;       ///< where the consumer wrote it
+  EpilogueCost cost;                   ///< every write instruction, costed with analyze_bank
+};
+
+/// Proves that every C element the plan's writes put into shared memory lands where its chunk's TMA store
+/// box reads that element (same logical row and column), that every element each box reads was written
+/// exactly once; costs the writes. Never throws for a failed proof. @throws Error(InvalidArgument) for an invalid box.
+CStoreProof prove_c_store(const CStorePlan& plan);
+
 }  // namespace swz
