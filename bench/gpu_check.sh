@@ -33,20 +33,23 @@ for step in "$@"; do
       rest=$?; wait $!; tune=$?
       summary+=("gpu suite (tuning cases): rc=$tune $(grep -E '^\[doctest\] test cases' "$OUT/gpu_suite_tune.log" | tail -1)")
       summary+=("gpu suite (the rest): rc=$rest $(grep -E '^\[doctest\] test cases' "$OUT/gpu_suite_rest.log" | tail -1)") ;;
-    suite3)
-      # The GPU suite as three processes at once (tuning cases, GEMM cases, the rest), line-buffered so a
+    suite4)
+      # The GPU suite as four processes at once (tuning, GEMM, Hopper kernel, the rest), line-buffered so a
       # timeout still leaves the log of what ran; doctest prints each case's duration.
       t=${SUITE_TIMEOUT:-540}
       SWZJIT_CACHE_DIR=$(mktemp -d) timeout $t stdbuf -oL build/tests/swzjit_gpu_tests --duration=true \
         -tc='*tune*,*Tune*' >"$OUT/gpu_suite_tune.log" 2>&1 &
       p1=$!
       SWZJIT_CACHE_DIR=$(mktemp -d) timeout $t stdbuf -oL build/tests/swzjit_gpu_tests --duration=true \
-        -tc='gemm*,*sm90*,*wgmma*,*TMA*' -tce='*tune*,*Tune*' >"$OUT/gpu_suite_gemm.log" 2>&1 &
+        -tc='gemm*' -tce='*tune*,*Tune*,*sm90*' >"$OUT/gpu_suite_gemm.log" 2>&1 &
       p2=$!
       SWZJIT_CACHE_DIR=$(mktemp -d) timeout $t stdbuf -oL build/tests/swzjit_gpu_tests --duration=true \
+        -tc='*sm90*,*wgmma*,*TMA*' -tce='*tune*,*Tune*' >"$OUT/gpu_suite_sm90.log" 2>&1 &
+      p3=$!
+      SWZJIT_CACHE_DIR=$(mktemp -d) timeout $t stdbuf -oL build/tests/swzjit_gpu_tests --duration=true \
         -tce='*tune*,*Tune*,gemm*,*sm90*,*wgmma*,*TMA*' >"$OUT/gpu_suite_rest.log" 2>&1
-      rest=$?; wait $p1; tune=$?; wait $p2; gemm=$?
-      for part in tune:$tune gemm:$gemm rest:$rest; do
+      rest=$?; wait $p1; tune=$?; wait $p2; gemm=$?; wait $p3; sm90=$?
+      for part in tune:$tune gemm:$gemm sm90:$sm90 rest:$rest; do
         summary+=("gpu suite (${part%%:*}): rc=${part##*:} $(grep -E '^\[doctest\] test cases' "$OUT/gpu_suite_${part%%:*}.log" | tail -1)")
       done ;;
     memcheck)

@@ -136,6 +136,12 @@ void TmaBox::validate() const {
     throw_invalid("inner: a box row of " + num(row) + " bytes is wider than the " + swz::to_string(swizzle) +
                   " swizzle's row of " + num(tma_swizzle_row_bytes(swizzle)) +
                   " bytes; split the box or use a wider swizzle");
+  // NOTE: a row narrower than the swizzle's is not packed by the hardware (on the H100, row 1 of a box of
+  // 64-byte rows under the 128-byte swizzle is not at byte 64), so such boxes are not modelled.
+  if (swizzle != TmaSwizzle::None && row < tma_swizzle_row_bytes(swizzle))
+    throw_invalid("inner: a box row of " + num(row) + " bytes is narrower than the " + swz::to_string(swizzle) +
+                  " swizzle's row of " + num(tma_swizzle_row_bytes(swizzle)) +
+                  " bytes: the model covers rows exactly one swizzle row wide (use the narrower swizzle)");
   if (dst < 0 || dst % 128 != 0)
     throw_invalid("dst: shared-memory address " + hex(static_cast<unsigned long long>(dst)) +
                   " is not 128-byte aligned, as cp.async.bulk.tensor needs");

@@ -46,7 +46,8 @@ struct TmaBox {
   TmaSwizzle swizzle = TmaSwizzle::None;
 
   /// Throws InvalidArgument naming the field: elem_bytes 1, 2, 4 or 8; inner and outer in 1..256;
-  /// a row (inner * elem_bytes) a multiple of 16 bytes and, when swizzled, at most the swizzle's row;
+  /// a row (inner * elem_bytes) a multiple of 16 bytes and, when swizzled, exactly the swizzle's row
+  /// (narrower rows are not packed by the hardware, and not modelled);
   /// dst >= 0 and 128-byte aligned (what cp.async.bulk.tensor needs).
   void validate() const;
   /// Byte address of element (row, col); row < outer, col < inner (not checked).
