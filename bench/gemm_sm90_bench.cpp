@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "bench/bench_common.hpp"
+#include "generator/families/gemm/gemm_splitk.hpp"
 #include "generator/families/gemm_sm90/gemm_sm90.hpp"
 #include "swzjit/device.hpp"
 #include "swzjit/engine.hpp"
@@ -175,6 +176,18 @@ static int run(int argc, char** argv) {
     return kernels.emplace(cfg.to_string(), kernel).first->second;
   };
 
+  std::map<DType, Kernel> reduces;
+  auto reduce_for = [&](DType out) -> const Kernel& {
+    auto it = reduces.find(out);
+    if (it != reduces.end()) return it->second;
+    CompileRequest req;
+    req.source = gemm_splitk_reduce_source(out);
+    req.source_name = gemm_splitk_reduce_source_name(out);
+    req.name_expression = gemm_splitk_reduce_name_expression(out);
+    req.arch = "sm_90";
+    return reduces.emplace(out, Module(compile(req), 0).kernel()).first->second;
+  };
+
   // The mma.sync family as Engine::gemm runs it on this GPU without the Hopper kernel (its untuned choice).
   EngineOptions mma_options;
   mma_options.hopper_gemm = false;
@@ -254,14 +267,21 @@ static int run(int argc, char** argv) {
           continue;
         }
         const Kernel& kernel = kernel_for(cfg);
+        // Split configs: the f32 workspace and the reduction are part of what is timed.
+        const std::size_t ws_bytes = gemm_sm90_workspace_bytes(cfg, p);
+        void* ws = nullptr;
+        if (ws_bytes > 0) check(cudaMalloc(&ws, ws_bytes), "cudaMalloc(workspace)");
+        const Kernel* reduce = cfg.splits > 1 ? &reduce_for(t) : nullptr;
         const Sm90GemmLaunch launch = gemm_sm90_prepare(cfg, p, reinterpret_cast<DevicePtr>(a),
                                                         reinterpret_cast<DevicePtr>(b), reinterpret_cast<DevicePtr>(c),
-                                                        1.0f, 0.0f, sms, 0);
+                                                        1.0f, 0.0f, sms, 0, reinterpret_cast<DevicePtr>(ws));
         check(cudaMemsetAsync(c, 0xFF, c_elems * eb, stream), "poison C");
-        gemm_sm90_launch(kernel, launch, stream, false);
+        gemm_sm90_launch(kernel, launch, stream, false, reduce);
         check(cudaStreamSynchronize(stream), "sm_90a gemm");
         const double err = rel_error(c, cref, c_elems, t);
-        const double tf = tflops(timer.time([&] { gemm_sm90_launch(kernel, launch, stream, false); }, reps).median);
+        const double tf =
+            tflops(timer.time([&] { gemm_sm90_launch(kernel, launch, stream, false, reduce); }, reps).median);
+        if (ws) cudaFree(ws);
         const std::string sms_note = sms != prop.multiProcessorCount ? "sms=" + std::to_string(sms) + "," : "";
         std::printf("  %s%-45s %7s TFLOP/s  %5s x cuBLAS  rel.err %.2e%s\n", sms_note.c_str(), cfg.to_string().c_str(),
                     fmt(tf, 1).c_str(), fmt(tf / row.cublas_tf, 3).c_str(), err, err < 1e-2 ? "" : "  WRONG");

@@ -2,8 +2,9 @@
 // staging copy): TMA tile loads with the 128-byte swizzle into a ring of
 // shared-memory stages guarded by full/empty mbarriers, one producer warpgroup (one thread issues TMA)
 // and two consumer warpgroups running wgmma.mma_async from shared-memory descriptors (64 rows of a
-// 128 x BN tile each, f32 accumulators), a registers -> global alpha/beta epilogue, and a static tile
-// scheduler with grouped rasterization (persistent when the grid is smaller than the tile count).
+// 128 x BN tile each, f32 accumulators), a registers -> global alpha/beta epilogue or a TMA-store one, a
+// static tile scheduler with grouped rasterization (persistent when the grid is smaller than the tile
+// count), and split-K over work units of (tile, K slice) for shapes with fewer tiles than SMs.
 // Host code (generator/families/gemm_sm90/) includes it for the parameter struct and the sizes.
 #pragma once
 
@@ -38,6 +39,14 @@ struct Sm90GemmParams {
   int c_tma;             // 1: the TMA-store epilogue may run (its kernels only): C's map is valid and beta is 0
   long long ldc;
   float alpha, beta;
+  // Split-K: the work units are tiles x `splits` K slices of `kb_per_split` k-blocks each (the last may be
+  // shorter, none is empty). Slice s of a tile writes its f32 partials (alpha 1, beta 0: the host passes
+  // them) into rows s * slice_rows.. of C, here the f32 workspace that the reduction
+  // (templates/gemm_splitk.cuh) sums; slice_rows covers every tile row, so no slice writes into the next.
+  // splits = 1: one slice of all k-blocks, slice_rows unused.
+  int splits;
+  int kb_per_split;
+  int slice_rows;
 };
 
 SWZ_HD constexpr int sm90_a_stage_bytes() { return kSm90Bm * kSm90Bk * 2; }
@@ -317,11 +326,13 @@ template <int TA, int TB> struct Sm90Wgmma<kGemmBF16, 256, TA, TB> {
 
 /// C[row][col], C[row][col + 1] = alpha * (v0, v1) + beta * C (C read only when beta != 0), each
 /// element predicated on the matrix bounds; one paired store where the row's alignment allows it.
+/// `row_base`: the K slice's first row in the split-K workspace (0 unsplit).
 template <int OUT_KIND>
-__device__ __forceinline__ void sm90_store_pair(const Sm90GemmParams& p, int row, int col, float v0, float v1) {
+__device__ __forceinline__ void sm90_store_pair(const Sm90GemmParams& p, int row, int col, float v0, float v1,
+                                                int row_base) {
   typedef typename GemmElem<OUT_KIND>::type T;
   if (row >= p.m || col >= p.n) return;
-  T* c = static_cast<T*>(p.c) + static_cast<long long>(row) * p.ldc + col;
+  T* c = static_cast<T*>(p.c) + static_cast<long long>(row_base + row) * p.ldc + col;
   const bool both = col + 1 < p.n;
   v0 *= p.alpha;
   v1 *= p.alpha;
@@ -393,7 +404,8 @@ __device__ __forceinline__ void sm90_store_tile_tma(const Sm90TmaMap& map_c, con
 // --- the kernel ------------------------------------------------------------------------------------
 
 /// C tile (tm, tn) of 128 x BN per iteration of a static schedule over clusters of CLUSTER (1 or 2) CTAs:
-/// cluster tile c = cluster id + i * clusters, mapped through grouped rasterization (RASTER rows of cluster
+/// work unit u = cluster id + i * clusters is K slice u / tiles (all of K unsplit) of cluster tile
+/// c = u % tiles, mapped through grouped rasterization (RASTER rows of cluster
 /// tiles per group); CTA r of the cluster takes tile row tm = c_m * CLUSTER + r, and the cluster shares B:
 /// each CTA loads BN / CLUSTER rows of it and multicasts them to both (a stage is freed in both CTAs).
 /// Warpgroup 0 produces: its thread 0 waits for a free stage, announces the stage's bytes and issues the
@@ -449,16 +461,19 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
   const int tiles = tiles_mc * p.tiles_n;
   const int cluster_id = blockIdx.x / CLUSTER, clusters = gridDim.x / CLUSTER;
   const int kblocks = (p.k + kSm90Bk - 1) / kSm90Bk;
+  const int units = tiles * p.splits;  // (tile, K slice) pairs; the slices of one tile are `tiles` units apart
 
   if (wg == 0) {
     sm90_setmaxnreg_dec<kSm90ProducerRegs>();
     if (threadIdx.x == 0) {
       int stage = 0;
       unsigned phase = 0;
-      for (int tile = cluster_id; tile < tiles; tile += clusters) {
+      for (int unit = cluster_id; unit < units; unit += clusters) {
+        const int tile = unit % tiles, split = unit / tiles;
         const int tm = gemm_raster_m(tile, tiles_mc, p.tiles_n, RASTER) * CLUSTER + static_cast<int>(rank);
         const int tn = gemm_raster_n(tile, tiles_mc, p.tiles_n, RASTER);
-        for (int kb = 0; kb < kblocks; ++kb) {
+        const int kb_end = min(kblocks, (split + 1) * p.kb_per_split);
+        for (int kb = split * p.kb_per_split; kb < kb_end; ++kb) {
           sm90_mbar_wait(empty0 + 8 * stage, phase ^ 1u);  // a fresh barrier passes parity 1 at once
           const unsigned full = full0 + 8 * stage;
           const unsigned dst = base + sm90_stage_offset(BN, stage);
@@ -514,11 +529,14 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
         sm90_mbar_arrive(empty0 + 8 * s);
       }
     };
-    for (int tile = cluster_id; tile < tiles; tile += clusters) {
+    for (int unit = cluster_id; unit < units; unit += clusters) {
+      const int tile = unit % tiles, split = unit / tiles;
       const int tm = gemm_raster_m(tile, tiles_mc, p.tiles_n, RASTER) * CLUSTER + static_cast<int>(rank);
       const int tn = gemm_raster_n(tile, tiles_mc, p.tiles_n, RASTER);
+      const int kb_begin = split * p.kb_per_split, kb_end = min(kblocks, kb_begin + p.kb_per_split);
+      const int row_base = split * p.slice_rows;  // the slice's rows of the workspace (0 unsplit)
       int reading = -1;  // the stage the k-block still in flight reads (INFLIGHT = 1)
-      for (int kb = 0; kb < kblocks; ++kb) {
+      for (int kb = kb_begin; kb < kb_end; ++kb) {
         sm90_mbar_wait(full0 + 8 * stage, phase);
         // Rows 64 * consumer.. of A: 64 rows of 128 bytes (K-major) or the consumer's own box (MN-major).
         const unsigned a = base + sm90_stage_offset(BN, stage) + sm90_a_consumer_offset(consumer);
@@ -527,7 +545,7 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
 #pragma unroll
         for (int k = 0; k < kSm90Bk / 16; ++k)
           Sm90Wgmma<IN_KIND, BN, A_MN, B_MN>::run(d, sm90_operand_desc(a, k, A_MN != 0), sm90_operand_desc(b, k, B_MN != 0),
-                                                  (kb | k) != 0);
+                                                  kb != kb_begin || k != 0);
         sm90_wgmma_commit();
         // Consecutive wgmma on the same accumulators are ordered by the hardware, so the next k-block may
         // be issued while this one runs; only the stage must stay until its reads are done.
@@ -546,13 +564,13 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
       sm90_wgmma_wait<0>();
       sm90_fence_regs(d);
       if (INFLIGHT != 0 && reading >= 0 && lane == 0) free_stage(reading);
-      if (kblocks == 0) {  // K = 0: no wgmma ran, C = beta * C
+      if (kb_end <= kb_begin) {  // K = 0: no wgmma ran, C = beta * C
 #pragma unroll
         for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
       }
       if (EPI && p.c_tma) {
         sm90_store_tile_tma<OUT_KIND, BN>(map_c, p, d, cbuf0 + sm90_c_consumer_offset(consumer), consumer, t,
-                                          tm * kSm90Bm + consumer * 64, tn * BN, chunk_seq);
+                                          row_base + tm * kSm90Bm + consumer * 64, tn * BN, chunk_seq);
         continue;
       }
       // Accumulator layout of m64nNk16: warp w holds rows 16w + lane/4 (+ 8), columns 8j + 2 (lane % 4) (+ 1).
@@ -560,8 +578,8 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
       const int col = tn * BN + 2 * (lane % 4);
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j) {
-        sm90_store_pair<OUT_KIND>(p, row, col + 8 * j, d[4 * j], d[4 * j + 1]);
-        sm90_store_pair<OUT_KIND>(p, row + 8, col + 8 * j, d[4 * j + 2], d[4 * j + 3]);
+        sm90_store_pair<OUT_KIND>(p, row, col + 8 * j, d[4 * j], d[4 * j + 1], row_base);
+        sm90_store_pair<OUT_KIND>(p, row + 8, col + 8 * j, d[4 * j + 2], d[4 * j + 3], row_base);
       }
     }
     // The stores still in flight must finish reading this CTA's shared memory before it exits.

@@ -40,8 +40,9 @@ struct EngineOptions {
   /// run on it. Off: such calls run the narrow-copy kernels of their alignment.
   bool stage_narrow_operands = true;
   /// gemm() on an sm_90 GPU (H100, H200): f16/bf16 problems in any layout with 16-byte aligned pointers
-  /// and pitches, one matrix and enough 128x128 tiles (gemm_sm90_preferred) run the Hopper kernel
-  /// (TMA, wgmma, warp-specialized, persistent; templates/gemm_sm90.cuh) instead of the mma.sync family,
+  /// and pitches, one matrix and enough work units (128x128 tiles, times K slices where few tiles make it
+  /// split K; gemm_sm90_preferred) run the Hopper kernel (TMA, wgmma, warp-specialized, persistent,
+  /// split-K through an f32 workspace; templates/gemm_sm90.cuh) instead of the mma.sync family,
   /// unless a GemmConfig is passed. Its configuration is the tuned winner of the variant's own space
   /// (autotune_gemm tunes that space for these problems on such a GPU; TuneOnMiss tunes on a miss), else
   /// its default. Off: always the mma.sync family, and autotune_gemm tunes the mma.sync space.
@@ -192,8 +193,9 @@ class Engine {
             CUstream stream, const GemmConfig* config = nullptr);
   /// gemm() using the caller's `workspace` for its scratch (staged copies of narrow operands, the split-K
   /// f32 partials) instead of allocating. A workspace below the call's minimum (the staged copies and
-  /// one matrix of split-K partials) is an InvalidArgument error naming both sizes; one below
-  /// gemm_workspace_size() still works, with more split-K launches.
+  /// one matrix of split-K partials; for the Hopper kernel's split-K all of gemm_workspace_size()) is an
+  /// InvalidArgument error naming both sizes; one below gemm_workspace_size() still works on the mma.sync
+  /// family, with more split-K launches.
   void gemm(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c, float alpha, float beta,
             CUstream stream, const GemmConfig* config, const GemmWorkspace& workspace);
   /// Bytes of device scratch gemm() with these arguments uses (0 for most calls: only narrow operands and

@@ -533,6 +533,36 @@ Kernel sm90_kernel(Engine& engine, detail::GemmState& st, const Sm90GemmConfig& 
   return load_entry(st, e, req.arch, req.name_expression, engine.options().device, smem);
 }
 
+// One call on the Hopper kernel: split configs write their partials into the caller's workspace or a
+// stream-ordered one from the engine's pool, then the split-K reduction writes C.
+void launch_hopper(Engine& engine, detail::GemmState& st, const Sm90GemmConfig& cfg, const GemmProblem& p, DevicePtr a,
+                   DevicePtr b, DevicePtr c, float alpha, float beta, CUstream stream, const GemmWorkspace& workspace) {
+  const Kernel k = sm90_kernel(engine, st, cfg);
+  const int device = engine.options().device;
+  const std::size_t ws_bytes = gemm_sm90_workspace_bytes(cfg, p);
+  std::optional<StreamScratch> own;
+  DevicePtr ws = 0;
+  if (ws_bytes > 0 && workspace.ptr != 0) {
+    if (workspace.bytes < ws_bytes)
+      throw_invalid("gemm: the workspace of " + bytes_text(static_cast<long long>(workspace.bytes)) +
+                    " is too small: this call needs " + bytes_text(static_cast<long long>(ws_bytes)) +
+                    " (Engine::gemm_workspace_size gives it)");
+    ws = workspace.ptr;
+  } else if (ws_bytes > 0) {
+    own.emplace(ws_bytes, device, stream, workspace_pool(st, device),
+                "the split-K workspace (free device memory, or pass a workspace)");
+    ws = own->ptr();
+  }
+  std::optional<Kernel> reduce;
+  if (cfg.splits > 1)
+    reduce = support_kernel(engine, st, gemm_splitk_reduce_name_expression(p.out_dtype), tpl::kGemmSplitKBlock, [&] {
+      return std::make_pair(gemm_splitk_reduce_source(p.out_dtype), gemm_splitk_reduce_source_name(p.out_dtype));
+    });
+  const Sm90GemmLaunch l = gemm_sm90_prepare(cfg, p, a, b, c, alpha, beta, st.sm_count, device, ws);
+  gemm_sm90_launch(k, l, stream, /*raise_smem=*/false, reduce ? &*reduce : nullptr);  // raised when it was loaded
+  st.launches += (l.gemm ? 1 : 0) + (l.split ? 1 : 0);
+}
+
 }  // namespace
 
 KernelEntry Engine::compile_gemm(const GemmConfig& cfg, const std::string& arch_in) {
@@ -708,7 +738,11 @@ GemmCallPlan plan_gemm(Engine& engine, const GemmProblem& problem, DevicePtr a, 
 
 std::size_t Engine::gemm_workspace_size(const GemmProblem& problem, DevicePtr a, DevicePtr b,
                                         const GemmConfig* config) {
-  if (!config && hopper_choice(*this, gemm_state(), problem.resolved(), a, b)) return 0;
+  if (!config) {
+    const GemmProblem p = problem.resolved();
+    if (const std::optional<Sm90GemmConfig> cfg = hopper_choice(*this, gemm_state(), p, a, b))
+      return gemm_sm90_workspace_bytes(*cfg, p);
+  }
   return static_cast<std::size_t>(plan_gemm(*this, problem, a, b, config).bytes());
 }
 
@@ -730,10 +764,7 @@ void Engine::gemm(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePt
     detail::GemmState& st = gemm_state();
     const GemmProblem p = problem.resolved();
     if (const std::optional<Sm90GemmConfig> cfg = hopper_choice(*this, st, p, a, b)) {
-      const Kernel k = sm90_kernel(*this, st, *cfg);
-      gemm_sm90_launch(k, gemm_sm90_prepare(*cfg, p, a, b, c, alpha, beta, st.sm_count, options().device), stream,
-                       /*raise_smem=*/false);  // raised once when it was loaded
-      ++st.launches;
+      launch_hopper(*this, st, *cfg, p, a, b, c, alpha, beta, stream, workspace);
       return;
     }
   }

@@ -239,16 +239,18 @@ detail::TuneSetup hopper_setup(Engine& engine, const GemmProblem& problem, int m
     return e;
   };
   f.threads = [](int) { return tpl::kSm90Threads; };
-  f.shape = [configs, frame, sm_count](int i, detail::worker::BenchJob& job) {
+  f.shape = [configs, frame, sm_count, k = problem.k](int i, detail::worker::BenchJob& job) {
     const Sm90GemmConfig& cfg = (*configs)[static_cast<std::size_t>(i)];
-    const LaunchShape s = gemm_sm90_launch_shape(cfg, frame.m, frame.n, sm_count);
+    const LaunchShape s = gemm_sm90_launch_shape(cfg, frame.m, frame.n, k, sm_count);
     for (int d = 0; d < 3; ++d) {
       job.grid[d] = s.grid[d];
       job.block[d] = s.block[d];
     }
     job.dynamic_smem = static_cast<std::uint32_t>(gemm_sm90_smem_bytes(cfg));
   };
-  add_support(f, engine, problem, frame.layout, max_vec_bytes, false);
+  const bool any_split =
+      std::any_of(configs->begin(), configs->end(), [](const Sm90GemmConfig& c) { return c.splits > 1; });
+  add_support(f, engine, problem, frame.layout, max_vec_bytes, any_split);
   return setup;
 }
 

@@ -135,17 +135,35 @@ CUresult GemmTarget::launch(const BenchJob& job, CUfunction f, std::string* what
       p.ldc = d_.ldc;
       p.batch = d_.batch;
       const Sm90GemmConfig cfg = parse_sm90_candidate(job.config);
+      // A split candidate's f32 partials go into the worker's split-K workspace (grown, never shrunk: the
+      // prepared launches of earlier candidates keep pointing into it).
+      const std::size_t ws_bytes = gemm_sm90_workspace_bytes(cfg, p);
+      if (ws_bytes > 0 && !splitk_)
+        throw_invalid("candidate " + job.config + " splits K, but the Support request had no reduction kernel");
+      if (workspace_.size() < ws_bytes) {
+        check(api.cuStreamSynchronize(stream_), "finishing the runs that use the old split-K workspace");
+        workspace_ = DeviceBuffer();
+        workspace_ = DeviceBuffer(ws_bytes, device_);
+        sm90_.clear();  // they pointed into the old workspace
+      }
       it = sm90_.emplace(job.config, gemm_sm90_prepare(cfg, p, a_.ptr(), b_.ptr(), c_.ptr() + kGuardBytes,
                                                        static_cast<float>(d_.alpha), static_cast<float>(d_.beta),
-                                                       sm_count_, device_))
+                                                       sm_count_, device_, ws_bytes > 0 ? workspace_.ptr() : 0))
                .first;
     }
     Sm90GemmLaunch& l = it->second;
     if (l.empty) return CUDA_SUCCESS;
-    std::array<void*, 4> args = gemm_sm90_args(l);
-    *what = "cuLaunchKernel (Hopper GEMM)";
-    return api.cuLaunchKernel(f, l.grid.x, l.grid.y, l.grid.z, l.block.x, l.block.y, l.block.z, l.smem_bytes, stream_,
-                              args.data(), nullptr);
+    if (l.gemm) {
+      std::array<void*, 4> args = gemm_sm90_args(l);
+      *what = "cuLaunchKernel (Hopper GEMM)";
+      const CUresult r = api.cuLaunchKernel(f, l.grid.x, l.grid.y, l.grid.z, l.block.x, l.block.y, l.block.z,
+                                            l.smem_bytes, stream_, args.data(), nullptr);
+      if (r != CUDA_SUCCESS || !l.split) return r;
+    }
+    void* rargs[] = {&l.reduce};
+    *what = "cuLaunchKernel (Hopper split-K reduction)";
+    return api.cuLaunchKernel(splitk_, l.reduce_grid.x, l.reduce_grid.y, l.reduce_grid.z, l.reduce_block.x,
+                              l.reduce_block.y, l.reduce_block.z, 0, stream_, rargs, nullptr);
   }
   if (job.k_splits <= 1) {
     void* args[] = {&params_};
@@ -167,6 +185,7 @@ CUresult GemmTarget::launch(const BenchJob& job, CUfunction f, std::string* what
     check(api.cuStreamSynchronize(stream_), "finishing the runs that use the old split-K workspace");
     workspace_ = DeviceBuffer();  // free the smaller one first
     workspace_ = DeviceBuffer(bytes, device_);
+    sm90_.clear();  // prepared Hopper launches pointed into the old one
   }
   tpl::GemmParams gp = params_;
   gp.c = reinterpret_cast<void*>(workspace_.ptr());

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "generator/core/config_text.hpp"
+#include "generator/families/gemm/gemm_splitk.hpp"
 #include "generator/families/gemm_sm90/gemm_sm90_analysis.hpp"
 #include "swzjit/error.hpp"
 
@@ -16,7 +17,11 @@ namespace swz {
 namespace {
 
 const char* const kForm =
-    " (form: in=f16|bf16,out=f16|bf16|f32,layout=NT|NN|TN|TT,bn=128|256,stages=N,raster=N,persistent=0|1,inflight=0|1,cluster=1|2,epilogue=regs|tma)";
+    " (form: in=f16|bf16,out=f16|bf16|f32,layout=NT|NN|TN|TT,bn=128|256,stages=N,raster=N,persistent=0|1,inflight=0|1,cluster=1|2,epilogue=regs|tma,splits=1..32)";
+
+// Slices shorter than this many k-blocks (of 64) fill the pipeline more than they run it.
+constexpr long long kMinSliceBlocks = 4;
+constexpr int kMaxSplits = 32;
 
 int elem_kind(DType t) { return t == DType::F16 ? tpl::kGemmF16 : t == DType::BF16 ? tpl::kGemmBF16 : tpl::kGemmF32; }
 
@@ -49,6 +54,7 @@ std::string Sm90GemmConfig::to_string() const {
      << ",stages=" << stages << ",raster=" << raster << ",persistent=" << (persistent ? 1 : 0)
      << ",inflight=" << inflight << ",cluster=" << cluster;
   if (tma_epilogue) os << ",epilogue=tma";  // left out when off: texts stored before the field still match
+  if (splits > 1) os << ",splits=" << splits;  // likewise
   return os.str();
 }
 
@@ -78,6 +84,8 @@ Sm90GemmConfig Sm90GemmConfig::parse(const std::string& text) {
     } else if (k == "epilogue") {
       if (v != "regs" && v != "tma") throw_invalid("sm_90a gemm config: epilogue=" + v + " must be regs or tma" + kForm);
       c.tma_epilogue = v == "tma";
+    } else if (k == "splits") {
+      c.splits = static_cast<int>(parse_integer("sm_90a gemm config splits", v, 1, kMaxSplits));
     } else {
       throw_invalid("sm_90a gemm config: unknown field '" + k + "'" + kForm);
     }
@@ -108,6 +116,8 @@ void Sm90GemmConfig::validate() const {
     throw_invalid("sm_90a gemm config: inflight=" + std::to_string(inflight) + " must be 0 or 1");
   if (cluster != 1 && cluster != 2)
     throw_invalid("sm_90a gemm config: cluster=" + std::to_string(cluster) + " must be 1 or 2");
+  if (splits < 1 || splits > kMaxSplits)
+    throw_invalid("sm_90a gemm config: splits=" + std::to_string(splits) + " must be in 1.." + std::to_string(kMaxSplits));
 }
 
 Sm90GemmConfig default_sm90_gemm_config(DType in, DType out) {
@@ -145,7 +155,33 @@ Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count)
   } else if (wide_tiles >= 8LL * sm_count) {
     c.cluster = 2;
   }
+  // At most half the SMs busy with whole tiles: cut K into as many slices as fill the GPU, none shorter
+  // than kMinSliceBlocks k-blocks.
+  const long long tiles = ((m + tpl::kSm90Bm - 1) / tpl::kSm90Bm) * ((n + c.bn - 1) / c.bn);
+  if (2 * tiles <= sm_count) {
+    const long long by_sms = sm_count / std::max(1LL, tiles);
+    const long long by_k = ((p.k + tpl::kSm90Bk - 1) / tpl::kSm90Bk) / kMinSliceBlocks;
+    c.splits = static_cast<int>(std::max(1LL, std::min({by_sms, by_k, 16LL})));
+  }
   return c;
+}
+
+int gemm_sm90_k_splits(const Sm90GemmConfig& cfg, long long k) {
+  if (k <= 0) return cfg.splits > 1 ? 0 : 1;
+  if (cfg.splits <= 1) return 1;
+  const long long kblocks = (k + tpl::kSm90Bk - 1) / tpl::kSm90Bk;
+  const long long per = (kblocks + cfg.splits - 1) / cfg.splits;  // k-blocks per slice
+  return static_cast<int>((kblocks + per - 1) / per);
+}
+
+std::size_t gemm_sm90_workspace_bytes(const Sm90GemmConfig& cfg, const GemmProblem& problem) {
+  cfg.validate();
+  const GemmProblem p = problem.resolved();
+  const int splits = gemm_sm90_k_splits(cfg, p.k);
+  if (cfg.splits <= 1 || splits == 0 || p.m == 0 || p.n == 0) return 0;
+  const long long m = p.c_order == MatrixOrder::RowMajor ? p.m : p.n, n = p.c_order == MatrixOrder::RowMajor ? p.n : p.m;
+  const long long bytes = static_cast<long long>(splits) * gemm_sm90_slice_rows(cfg, m) * gemm_splitk_workspace_ld(n) * 4;
+  return static_cast<std::size_t>((bytes + 255) / 256 * 256);
 }
 
 int gemm_sm90_smem_bytes(const Sm90GemmConfig& cfg) {
@@ -157,7 +193,7 @@ std::string gemm_sm90_name_expression(const Sm90GemmConfig& cfg) {
   cfg.validate();
   std::ostringstream os;
   os << (cfg.cluster == 2 ? "swz::tpl::gemm_sm90_cluster2_kernel<" : "swz::tpl::gemm_sm90_kernel<") << elem_kind(cfg.in)
-     << ", " << elem_kind(cfg.out) << ", " << cfg.bn << ", " << cfg.stages << ", " << cfg.raster << ", " << cfg.inflight
+     << ", " << elem_kind(cfg.kernel_out()) << ", " << cfg.bn << ", " << cfg.stages << ", " << cfg.raster << ", " << cfg.inflight
      << ", " << (cfg.a_mn_major() ? 1 : 0) << ", " << (cfg.b_mn_major() ? 1 : 0) << ", " << (cfg.tma_epilogue ? 1 : 0)
      << ">";
   return os.str();
@@ -221,21 +257,23 @@ Sm90Frame gemm_sm90_frame(const Sm90GemmConfig& cfg, const GemmProblem& problem,
   return f;
 }
 
-bool gemm_sm90_preferred(const Sm90Frame& frame, int sm_count) {
-  const long long tiles = ((frame.m + 127) / 128) * ((frame.n + 127) / 128);
+bool gemm_sm90_preferred(const Sm90GemmConfig& cfg, const Sm90Frame& frame, int sm_count) {
+  // Work units: 128 x 128 tiles, times the K slices of a split config.
+  const long long tiles = ((frame.m + 127) / 128) * ((frame.n + 127) / 128) * std::max(1, gemm_sm90_k_splits(cfg, frame.k));
   if (2 * tiles >= sm_count) return true;
   // Fewer tiles: the mma.sync family's split-K configs fill the GPU, which wins where most of each tile's
   // 128 rows are empty (M 16 or 64), not where they are full.
   return frame.m >= tpl::kSm90Bm && 5 * tiles >= sm_count;
 }
 
-LaunchShape gemm_sm90_launch_shape(const Sm90GemmConfig& cfg, long long m, long long n, int sm_count) {
+LaunchShape gemm_sm90_launch_shape(const Sm90GemmConfig& cfg, long long m, long long n, long long k, int sm_count) {
   cfg.validate();
   if (m < 0 || n < 0) throw_invalid("sm_90a gemm launch shape: m " + std::to_string(m) + " and n " + std::to_string(n) + " must be >= 0");
   if (sm_count < 1) throw_invalid("sm_90a gemm launch shape: sm_count " + std::to_string(sm_count) + " must be >= 1");
   // A cluster tile is `cluster` vertically adjacent tiles; one cluster of CTAs computes it.
   const long long rows = (m + tpl::kSm90Bm - 1) / tpl::kSm90Bm;
-  const long long tiles = (rows + cfg.cluster - 1) / cfg.cluster * ((n + cfg.bn - 1) / cfg.bn);
+  const long long tiles = (rows + cfg.cluster - 1) / cfg.cluster * ((n + cfg.bn - 1) / cfg.bn) *
+                          std::max(1, gemm_sm90_k_splits(cfg, k));
   const long long clusters =
       std::max(1LL, cfg.persistent ? std::min<long long>(tiles, std::max(1, sm_count / cfg.cluster)) : tiles);
   if (clusters * cfg.cluster > 2147483647LL)

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <string>
 
 #include "swzjit/device.hpp"
@@ -12,6 +13,7 @@
 #include "swzjit/jit.hpp"
 #include "swzjit/types.hpp"
 #include "templates/gemm_sm90.cuh"
+#include "templates/gemm_splitk.cuh"
 
 namespace swz {
 
@@ -44,6 +46,11 @@ struct Sm90GemmConfig {
   /// tile's main loop, where beta is 0 and C is 16-byte aligned with a pitch of a multiple of 16 bytes
   /// (other calls of such a kernel take the register path).
   bool tma_epilogue = false;
+  /// K slices (split-K, 1..32; text "splits=N", printed only when > 1): each tile's K is cut into this
+  /// many slices computed by different CTAs, which write f32 partials into a workspace
+  /// (gemm_sm90_workspace_bytes) that the split-K reduction (templates/gemm_splitk.cuh) sums into C with
+  /// alpha and beta. For shapes with fewer tiles than SMs (M <= 128 against a 4096-wide N).
+  int splits = 1;
 
   std::string to_string() const;
   /// @throws Error(InvalidArgument) naming the field for unknown keys, bad values or an invalid config.
@@ -54,6 +61,8 @@ struct Sm90GemmConfig {
   /// A is M-contiguous / B is N-contiguous in the kernel's frame (from `layout`).
   bool a_mn_major() const { return layout.size() == 2 && layout[0] == 'T'; }
   bool b_mn_major() const { return layout.size() == 2 && layout[1] == 'N'; }
+  /// What the kernel itself writes: f32 partials into the workspace when it splits K, else C's `out`.
+  DType kernel_out() const { return splits > 1 ? DType::F32 : out; }
 };
 
 /// The layout (Sm90GemmConfig::layout) `problem` has in the kernel's frame: its own for a row-major C; for a
@@ -64,7 +73,9 @@ std::string gemm_sm90_layout(const GemmProblem& problem);
 Sm90GemmConfig default_sm90_gemm_config(DType in, DType out);
 /// A config for a problem's layout and shape without tuning: the default with the problem's layout and the
 /// TMA-store epilogue, bn 128 when 128 x 256 tiles would
-/// leave SMs idle (fewer tiles than `sm_count`, e.g. M = 128), and clusters of two from 8 waves of tiles on.
+/// leave SMs idle (fewer tiles than `sm_count`, e.g. M = 128), clusters of two from 8 waves of tiles on, and
+/// K split into up to 16 slices (of at least 4 k-blocks) where whole tiles would keep at most half the SMs
+/// busy.
 Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count);
 
 /// Dynamic shared memory per block (stages + barriers + alignment slack).
@@ -96,11 +107,27 @@ Sm90Frame gemm_sm90_frame(const Sm90GemmConfig& cfg, const GemmProblem& problem,
 /// 128-row tiles from a fifth of them. Measured on the H100 (f16 NT, K 4096, TFLOP/s Hopper vs mma.sync):
 /// M 128 x N 4096 (32 tiles) 139 vs 100; M 16 / 64 x N 4096 17.7 / 70.4 vs 18.3 / 71.9; N 14336 (112
 /// tiles) at M 16 / 64 / 128: 32 / 135 / 268 vs 28 / 118 / 203.
-bool gemm_sm90_preferred(const Sm90Frame& frame, int sm_count);
+/// Work units count 128 x 128 tiles times `cfg`'s K slices at the frame's depth.
+bool gemm_sm90_preferred(const Sm90GemmConfig& cfg, const Sm90Frame& frame, int sm_count);
 
-/// Grid and block of a launch: x = cluster x min(cluster tiles, sm_count / cluster) when persistent, else
-/// cluster x cluster tiles (a cluster tile is `cluster` vertically adjacent tiles); block 384 threads.
-LaunchShape gemm_sm90_launch_shape(const Sm90GemmConfig& cfg, long long m, long long n, int sm_count);
+/// Grid and block of a launch: x = cluster x min(units, sm_count / cluster) when persistent, else
+/// cluster x units, where units = cluster tiles x K slices (a cluster tile is `cluster` vertically
+/// adjacent tiles; the slices gemm_sm90_k_splits gives for depth `k`); block 384 threads.
+LaunchShape gemm_sm90_launch_shape(const Sm90GemmConfig& cfg, long long m, long long n, long long k, int sm_count);
+
+/// The K slices a launch of `cfg` at depth `k` computes: cfg.splits, fewer where slices of whole 64-deep
+/// k-blocks run out (none is empty), 1 for an unsplit config, 0 for K = 0 (the reduction alone writes
+/// beta * C).
+int gemm_sm90_k_splits(const Sm90GemmConfig& cfg, long long k);
+/// Bytes of f32 workspace a launch of `cfg` on `problem` needs (256-byte multiple; 0 when it does not
+/// split K): one slice of every tile row per K slice.
+std::size_t gemm_sm90_workspace_bytes(const Sm90GemmConfig& cfg, const GemmProblem& problem);
+/// Rows of one K slice in the workspace for `m` rows of C (the kernel's frame): every row a tile (of a
+/// cluster) writes, so no slice runs into the next. Its pitch is gemm_splitk_workspace_ld(n).
+inline long long gemm_sm90_slice_rows(const Sm90GemmConfig& cfg, long long m) {
+  const long long tiles_m = (m + tpl::kSm90Bm - 1) / tpl::kSm90Bm;
+  return (tiles_m + cfg.cluster - 1) / cfg.cluster * cfg.cluster * tpl::kSm90Bm;
+}
 
 /// Everything one launch passes: the two tensor maps, the scalar parameters, grid, block and shared memory.
 /// Prepared once, launched any number of times (the maps are encoded on the host, no GPU work).
@@ -112,21 +139,35 @@ struct Sm90GemmLaunch {
   Dim3 grid, block;
   unsigned smem_bytes = 0;
   bool empty = false;  ///< m or n is 0: nothing to launch
+  /// Split-K (cfg.splits > 1): the GEMM writes f32 partials into the workspace, then the reduction kernel
+  /// (gemm_splitk_reduce_name_expression(out)) runs with `reduce` on `reduce_grid` x `reduce_block`.
+  /// With K = 0 only the reduction runs (`gemm` false).
+  bool split = false;
+  bool gemm = true;
+  tpl::GemmSplitKParams reduce{};
+  Dim3 reduce_grid, reduce_block;
 };
 
 /// Encodes the tensor maps (cuTensorMapEncodeTiled: 128-byte swizzle; a K-major operand in boxes of 64
 /// along K x its tile rows, an MN-major one in boxes of 64 x 64; zero fill out of bounds) and the parameters of C = alpha * A * B + beta * C (C not read when beta
 /// is 0). Needs a driver (the maps are encoded by libcuda, in `device`'s primary context), no kernel.
 /// @throws as gemm_sm90_frame, and Error(Driver) when the driver rejects a tensor map.
+/// A config that splits K needs `workspace`: gemm_sm90_workspace_bytes of device memory, 16-byte aligned,
+/// that no other launch uses until this one's reduction is done (stream order).
+/// @throws Error(InvalidArgument) when a split config gets no workspace or a misaligned one.
 Sm90GemmLaunch gemm_sm90_prepare(const Sm90GemmConfig& cfg, const GemmProblem& problem, DevicePtr a, DevicePtr b,
-                                 DevicePtr c, float alpha, float beta, int sm_count, int device = 0);
+                                 DevicePtr c, float alpha, float beta, int sm_count, int device = 0,
+                                 DevicePtr workspace = 0);
 
 /// The kernel's parameters of a prepared launch, in order (map_a, map_b, map_c, params), for callers that
 /// launch it themselves (cuLaunchKernel's kernelParams); pointers into `launch`.
 std::array<void*, 4> gemm_sm90_args(const Sm90GemmLaunch& launch);
 
 /// Launches a prepared GEMM on `stream` with `kernel` (compiled from gemm_sm90_compile_request(cfg) of
-/// the same cfg); raises the kernel's dynamic shared-memory limit first when `raise_smem` is set.
-void gemm_sm90_launch(const Kernel& kernel, const Sm90GemmLaunch& launch, CUstream stream, bool raise_smem = true);
+/// the same cfg), then for a split launch the reduction with `reduce`; raises the kernel's dynamic
+/// shared-memory limit first when `raise_smem` is set.
+/// @throws Error(InvalidArgument) when a split launch gets no reduction kernel.
+void gemm_sm90_launch(const Kernel& kernel, const Sm90GemmLaunch& launch, CUstream stream, bool raise_smem = true,
+                      const Kernel* reduce = nullptr);
 
 }  // namespace swz

@@ -61,7 +61,7 @@ void add_fills(OperandPlan& p, long long dst, int rows, int mn0, int stage, bool
 
 // The TMA-store epilogue of one tile (sm90_store_tile_tma): both consumers, every chunk, every st.shared.
 CStorePlan c_store_plan(const Sm90GemmConfig& cfg) {
-  const int ob = static_cast<int>(dtype_bytes(cfg.out));
+  const int ob = static_cast<int>(dtype_bytes(cfg.kernel_out()));
   const int chunk_cols = tpl::sm90_c_box_inner(ob);
   const int chunks = cfg.bn / chunk_cols;
   const long long cbase = kSm90AnalysisBase + tpl::sm90_stage_offset(cfg.bn, cfg.stages);
@@ -129,7 +129,7 @@ std::string c_buffer_error(const Sm90GemmConfig& cfg, const CStorePlan& c) {
 }
 
 std::vector<Sm90EpilogueOption> epilogue_options(const Sm90GemmConfig& cfg) {
-  const int eb = static_cast<int>(dtype_bytes(cfg.out));
+  const int eb = static_cast<int>(dtype_bytes(cfg.kernel_out()));
   std::vector<CTileLayout> layouts;
   CTileLayout c;
   c.rows = tpl::kSm90ConsumerRows;

@@ -1,9 +1,11 @@
 // runtime side of the Hopper (sm_90a) GEMM (gemm_sm90.hpp): tensor maps encoded through the lazily loaded
 // driver (cuTensorMapEncodeTiled), kernel parameters, and the launch with the raised shared-memory limit.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
 
+#include "generator/families/gemm/gemm_splitk.hpp"
 #include "generator/families/gemm_sm90/gemm_sm90.hpp"
 #include "runtime/driver/driver_api.hpp"
 #include "swzjit/error.hpp"
@@ -80,36 +82,66 @@ tpl::Sm90TmaMap encode_c(DType t, DevicePtr base, long long rows, long long cols
 }  // namespace
 
 Sm90GemmLaunch gemm_sm90_prepare(const Sm90GemmConfig& cfg, const GemmProblem& problem, DevicePtr a, DevicePtr b,
-                                 DevicePtr c, float alpha, float beta, int sm_count, int device) {
+                                 DevicePtr c, float alpha, float beta, int sm_count, int device, DevicePtr workspace) {
   const Sm90Frame f = gemm_sm90_frame(cfg, problem, a, b);
-  // cuTensorMapEncodeTiled needs a current context (CUDA_ERROR_INVALID_CONTEXT without one).
-  const detail::ContextGuard guard(device);
+  const int splits = gemm_sm90_k_splits(cfg, f.k);
   Sm90GemmLaunch l;
-  const LaunchShape s = gemm_sm90_launch_shape(cfg, f.m, f.n, sm_count);
+  const LaunchShape s = gemm_sm90_launch_shape(cfg, f.m, f.n, f.k, sm_count);
   l.grid = Dim3{s.grid[0], s.grid[1], s.grid[2]};
   l.block = Dim3{s.block[0], s.block[1], s.block[2]};
   l.smem_bytes = static_cast<unsigned>(gemm_sm90_smem_bytes(cfg));
   l.empty = f.m == 0 || f.n == 0;
   if (l.empty) return l;
+  l.split = cfg.splits > 1;
+  if (l.split) {
+    // The GEMM writes f32 partials (alpha 1, beta 0) into slices of the workspace; the reduction applies
+    // the call's alpha and beta. K = 0: no partials, the reduction alone writes beta * C.
+    const long long ldw = gemm_splitk_workspace_ld(f.n), slice_rows = gemm_sm90_slice_rows(cfg, f.m);
+    if (splits > 0 && workspace == 0)
+      throw_invalid("sm_90a gemm: config " + cfg.to_string() + " splits K and needs a workspace of " +
+                    std::to_string(gemm_sm90_workspace_bytes(cfg, problem)) + " bytes (gemm_sm90_workspace_bytes)");
+    if (workspace % 16 != 0) throw_invalid("sm_90a gemm: the split-K workspace must be 16-byte aligned");
+    l.gemm = splits > 0;
+    l.reduce = tpl::GemmSplitKParams{reinterpret_cast<const float*>(static_cast<std::uintptr_t>(workspace)),
+                                     reinterpret_cast<void*>(static_cast<std::uintptr_t>(c)),
+                                     static_cast<int>(f.m), static_cast<int>(f.n), ldw, slice_rows * ldw, f.ldc, 0, 1,
+                                     splits, alpha, beta};
+    const LaunchShape rs = gemm_splitk_reduce_launch_shape(f.m, f.n, 1);
+    l.reduce_grid = Dim3{rs.grid[0], rs.grid[1], rs.grid[2]};
+    l.reduce_block = Dim3{rs.block[0], rs.block[1], rs.block[2]};
+    if (!l.gemm) return l;
+  }
+  // cuTensorMapEncodeTiled needs a current context (CUDA_ERROR_INVALID_CONTEXT without one).
+  const detail::ContextGuard guard(device);
   const DevicePtr ka = f.swapped ? b : a, kb = f.swapped ? a : b;
   l.map_a = encode("A", cfg.in, ka, f.m, f.k, f.lda, tpl::kSm90Bm, f.a_mn);
   // Each CTA of a cluster loads its part of B (an MN-major B in boxes of 64 whatever the part).
   l.map_b = encode("B", cfg.in, kb, f.n, f.k, f.ldb, tpl::sm90_b_part(cfg.bn, cfg.cluster), f.b_mn);
   tpl::Sm90GemmParams& p = l.params;
-  p.c = reinterpret_cast<void*>(static_cast<std::uintptr_t>(c));
   p.m = static_cast<int>(f.m);
   p.n = static_cast<int>(f.n);
   p.k = static_cast<int>(f.k);
   p.tiles_m = static_cast<int>((f.m + tpl::kSm90Bm - 1) / tpl::kSm90Bm);
   p.tiles_n = static_cast<int>((f.n + cfg.bn - 1) / cfg.bn);
-  const long long ob = dtype_bytes(cfg.out);
-  p.c_pairs = (c % static_cast<DevicePtr>(2 * ob) == 0 && f.ldc % 2 == 0) ? 1 : 0;
+  const long long kblocks = (f.k + tpl::kSm90Bk - 1) / tpl::kSm90Bk;
+  p.splits = std::max(1, splits);
+  p.kb_per_split = static_cast<int>((kblocks + p.splits - 1) / p.splits);
+  // What the kernel writes: C itself, or (split) the workspace's slices, one after the other.
+  const DType kout = cfg.kernel_out();
+  const long long ob = dtype_bytes(kout);
+  const DevicePtr out = l.split ? workspace : c;
+  const long long ld = l.split ? l.reduce.ldw : f.ldc;
+  const long long rows = l.split ? l.reduce.stride_w / ld * splits : f.m;
+  p.c = reinterpret_cast<void*>(static_cast<std::uintptr_t>(out));
+  p.slice_rows = l.split ? static_cast<int>(l.reduce.stride_w / ld) : 0;
+  p.c_pairs = (out % static_cast<DevicePtr>(2 * ob) == 0 && ld % 2 == 0) ? 1 : 0;
+  const float kbeta = l.split ? 0.0f : beta;
   // The TMA-store epilogue never reads C, so it runs only for beta = 0; TMA needs C and its pitch aligned.
-  p.c_tma = (cfg.tma_epilogue && beta == 0.0f && c % 16 == 0 && (f.ldc * ob) % 16 == 0) ? 1 : 0;
-  if (p.c_tma) l.map_c = encode_c(cfg.out, c, f.m, f.n, f.ldc);
-  p.ldc = f.ldc;
-  p.alpha = alpha;
-  p.beta = beta;
+  p.c_tma = (cfg.tma_epilogue && kbeta == 0.0f && out % 16 == 0 && (ld * ob) % 16 == 0) ? 1 : 0;
+  if (p.c_tma) l.map_c = encode_c(kout, out, rows, f.n, ld);
+  p.ldc = ld;
+  p.alpha = l.split ? 1.0f : alpha;
+  p.beta = kbeta;
   return l;
 }
 
@@ -118,15 +150,24 @@ std::array<void*, 4> gemm_sm90_args(const Sm90GemmLaunch& launch) {
           const_cast<tpl::Sm90TmaMap*>(&launch.map_c), const_cast<tpl::Sm90GemmParams*>(&launch.params)};
 }
 
-void gemm_sm90_launch(const Kernel& kernel, const Sm90GemmLaunch& launch, CUstream stream, bool raise_smem) {
+void gemm_sm90_launch(const Kernel& kernel, const Sm90GemmLaunch& launch, CUstream stream, bool raise_smem,
+                      const Kernel* reduce) {
   if (launch.empty) return;
-  if (raise_smem) {
-    Kernel k = kernel;  // copies share the CUfunction, whose attribute this sets
-    k.set_max_dynamic_smem(static_cast<int>(launch.smem_bytes));
+  if (launch.split && reduce == nullptr)
+    throw_invalid("sm_90a gemm: a split-K launch needs the reduction kernel (gemm_splitk_reduce_name_expression)");
+  if (launch.gemm) {
+    if (raise_smem) {
+      Kernel k = kernel;  // copies share the CUfunction, whose attribute this sets
+      k.set_max_dynamic_smem(static_cast<int>(launch.smem_bytes));
+    }
+    // cuLaunchKernel copies the parameters at the call, so pointers into `launch` are enough.
+    std::array<void*, 4> args = gemm_sm90_args(launch);
+    kernel.launch(launch.grid, launch.block, launch.smem_bytes, stream, args.data());
   }
-  // cuLaunchKernel copies the parameters at the call, so pointers into `launch` are enough.
-  std::array<void*, 4> args = gemm_sm90_args(launch);
-  kernel.launch(launch.grid, launch.block, launch.smem_bytes, stream, args.data());
+  if (launch.split) {
+    void* rargs[] = {const_cast<tpl::GemmSplitKParams*>(&launch.reduce)};
+    reduce->launch(launch.reduce_grid, launch.reduce_block, 0, stream, rargs);
+  }
 }
 
 }  // namespace swz

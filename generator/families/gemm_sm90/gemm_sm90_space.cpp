@@ -2,6 +2,8 @@
 // rule that decides where the variant runs by default.
 #include "generator/families/gemm_sm90/gemm_sm90_space.hpp"
 
+#include <algorithm>
+
 #include "swzjit/error.hpp"
 
 namespace swz {
@@ -28,7 +30,7 @@ std::optional<Sm90GemmConfig> sm90_default_choice(const GemmProblem& problem, De
   if (p.dtype == DType::F32 || p.batch != 1 || p.k == 0) return std::nullopt;
   try {
     const Sm90GemmConfig cfg = choose_sm90_gemm_config(p, sm_count);
-    if (gemm_sm90_preferred(gemm_sm90_frame(cfg, p, a, b), sm_count)) return cfg;
+    if (gemm_sm90_preferred(cfg, gemm_sm90_frame(cfg, p, a, b), sm_count)) return cfg;
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::Unsupported) throw;
   }
@@ -48,23 +50,34 @@ std::vector<Sm90GemmConfig> sm90_gemm_space(const Sm90GemmConfig& base) {
   struct TileStages {
     int bn, stages;
   };
+  // A split base has few tiles: tile order and clusters (whose second CTA would have no tile row) do not
+  // matter there, the number of K slices does.
+  std::vector<int> clusters = {1, 2}, rasters = {8, 16, 4}, splits = {base.splits};
+  if (base.splits > 1) {
+    clusters = {1};
+    rasters = {base.raster};
+    splits = {base.splits, std::max(2, base.splits / 2), std::min(32, base.splits * 2)};
+    if (splits[1] == splits[0]) splits.erase(splits.begin() + 1);
+  }
   // Stage counts: the deepest ring that fits 227 KiB and one step shallower (less smem, same speed when
   // the loads keep up).
   for (const TileStages ts : {TileStages{256, 4}, TileStages{256, 3}, TileStages{128, 6}, TileStages{128, 4}})
-    for (const int cluster : {1, 2})
-      for (const int raster : {8, 16, 4}) {
-        Sm90GemmConfig c = base;
-        c.bn = ts.bn;
-        c.stages = ts.stages;
-        c.cluster = cluster;
-        c.raster = raster;
-        try {
-          c.validate();  // e.g. a deeper ring beside a shared-memory epilogue may not fit
-        } catch (const Error&) {
-          continue;
+    for (const int cluster : clusters)
+      for (const int raster : rasters)
+        for (const int split : splits) {
+          Sm90GemmConfig c = base;
+          c.bn = ts.bn;
+          c.stages = ts.stages;
+          c.cluster = cluster;
+          c.raster = raster;
+          c.splits = split;
+          try {
+            c.validate();  // e.g. a deeper ring beside a shared-memory epilogue may not fit
+          } catch (const Error&) {
+            continue;
+          }
+          space.push_back(c);
         }
-        space.push_back(c);
-      }
   return space;
 }
 

@@ -619,6 +619,21 @@ TEST_CASE("gemm on sm_90: the Hopper kernel runs what it takes, the mma.sync fam
       c.workspace = 1;  // its workspace size is 0, and a caller's workspace changes nothing
       check_case(engine, c, rng);
     }
+  // Skinny M against a long K: the Hopper kernel cuts K into slices (f32 partials in the engine's or the
+  // caller's NaN-poisoned workspace, then the reduction applies alpha and beta), C either order.
+  for (const Pair& pr : {Pair{DType::F16, DType::F16}, Pair{DType::BF16, DType::F32}})
+    for (MatrixOrder co : kOrders) {
+      Engine engine(EngineOptions{0, TunePolicy::Default, temp_cache_dir(), true});
+      Case c;
+      c.in = pr.in, c.out = pr.out, c.co = co;
+      c.m = co == MatrixOrder::RowMajor ? 16 : 4096, c.n = co == MatrixOrder::RowMajor ? 4096 : 100, c.k = 4104;
+      c.ld_multiple = 8, c.alpha = 0.5f, c.beta = 0.25f, c.samples = 2000;
+      check_case(engine, c, rng);
+      CHECK_MESSAGE(ran_sm90(engine), c.label() << ": expected the Hopper kernel");
+      c.workspace = 1;
+      c.beta = 0.0f;
+      check_case(engine, c, rng);
+    }
   // What it does not take runs on the mma.sync family: a misaligned A, few tiles, batches, the option off.
   struct Other {
     const char* what;

@@ -3,8 +3,8 @@
 // shapes (M, N, K off the tiles; skinny M), alpha/beta, beta = 0 over NaN-poisoned C, padded and odd C
 // pitches, column-major C, many tiles per persistent block, clusters of two sharing B by multicast (odd tile
 // rows leave the second CTA outside M), all four operand layouts (A column-major and B row-major through
-// the MN-major path), the TMA-store epilogue (beta = 0; its register fallback otherwise); guard regions and
-// pitch gaps must stay untouched.
+// the MN-major path), the TMA-store epilogue (beta = 0; its register fallback otherwise), split-K into an
+// NaN-poisoned f32 workspace and the reduction; guard regions and pitch gaps must stay untouched.
 // Skips visibly without a GPU or on another architecture.
 #include <doctest/doctest.h>
 
@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "generator/families/gemm/gemm_splitk.hpp"
 #include "generator/families/gemm_sm90/gemm_sm90.hpp"
 #include "swzjit/device.hpp"
 #include "swzjit/error.hpp"
@@ -55,6 +56,21 @@ const Kernel& kernel_for(const Sm90GemmConfig& cfg) {
   if (it == kernels.end()) {
     const CompiledKernel k = compile(gemm_sm90_compile_request(cfg));
     it = kernels.emplace(cfg.to_string(), Module(k, 0).kernel()).first;
+  }
+  return it->second;
+}
+
+// The split-K reduction for C of `out` (split configs' second kernel), compiled once per run.
+const Kernel& reduce_for(DType out) {
+  static std::map<DType, Kernel> kernels;
+  auto it = kernels.find(out);
+  if (it == kernels.end()) {
+    CompileRequest req;
+    req.source = gemm_splitk_reduce_source(out);
+    req.source_name = gemm_splitk_reduce_source_name(out);
+    req.name_expression = gemm_splitk_reduce_name_expression(out);
+    req.arch = device_info(0).arch();
+    it = kernels.emplace(out, Module(compile(req), 0).kernel()).first;
   }
   return it->second;
 }
@@ -132,10 +148,18 @@ Outcome run_case(const Case& c, std::mt19937_64& rng) {
   db.copy_from_host(hb.data(), hb.size());
   dc.copy_from_host(hc.data(), hc.size());
   const int sms = c.sm_count > 0 ? c.sm_count : device_info(0).sm_count;
-  const Sm90GemmLaunch launch =
-      gemm_sm90_prepare(cfg, p, da.ptr(), db.ptr(), dc.ptr() + c_off, c.alpha, c.beta, sms, 0);
+  // Split configs: the f32 workspace starts NaN-poisoned, so a partial the reduction sums but no slice
+  // wrote shows up as a non-finite C.
+  const std::size_t ws_bytes = gemm_sm90_workspace_bytes(cfg, p);
+  DeviceBuffer dw(std::max<std::size_t>(ws_bytes, 256));
+  if (ws_bytes > 0) {
+    const std::vector<std::uint8_t> poison(ws_bytes, kPoisonByte);
+    dw.copy_from_host(poison.data(), poison.size());
+  }
+  const Sm90GemmLaunch launch = gemm_sm90_prepare(cfg, p, da.ptr(), db.ptr(), dc.ptr() + c_off, c.alpha, c.beta, sms,
+                                                  0, ws_bytes > 0 ? dw.ptr() : 0);
   Stream stream;
-  gemm_sm90_launch(kernel_for(cfg), launch, stream.handle());
+  gemm_sm90_launch(kernel_for(cfg), launch, stream.handle(), true, cfg.splits > 1 ? &reduce_for(out) : nullptr);
   stream.synchronize();
   std::vector<std::uint8_t> got(hc.size());
   dc.copy_to_host(got.data(), got.size());
@@ -311,4 +335,60 @@ TEST_CASE("gemm_sm90 gpu: all four layouts (NT, NN, TN, TT) with C either order,
         check_case(c, rng);
       }
     }
+}
+
+TEST_CASE("gemm_sm90 gpu: split-K: slices of K into a poisoned workspace, then the reduction, every layout") {
+  SWZ_REQUIRE_SM90();
+  std::mt19937_64 rng(std::random_device{}());
+  const char* configs[] = {"in=f16,out=f16,bn=128,stages=6,splits=4,epilogue=tma", "in=bf16,out=f32,splits=3",
+                           "in=f16,out=bf16,bn=128,stages=6,splits=8,cluster=2,epilogue=tma",
+                           "in=bf16,out=bf16,bn=128,splits=5,inflight=0,persistent=0"};
+  // Shapes: K of 65 k-blocks and in fewer k-blocks than slices (fewer, non-empty slices), one k-block,
+  // skinny and odd M and N.
+  const long long shapes[][3] = {{127, 129, 4104}, {1, 300, 1000}, {128, 256, 200}, {300, 260, 520}, {129, 127, 8},
+                                 {16, 513, 2056}};
+  for (const char* cfg : configs) {
+    Case c;
+    c.cfg = cfg_of(cfg);
+    for (const auto& s : shapes) {
+      c.m = s[0], c.n = s[1], c.k = s[2];
+      check_case(c, rng);  // beta = 0 over NaN-poisoned C
+    }
+    c.m = 131, c.n = 270, c.k = 1032;
+    c.alpha = 0.5f, c.beta = -1.5f;  // the reduction reads and scales C
+    check_case(c, rng);
+    c.ldc_pad = 3;  // odd pitch
+    c.c_misalign = 1;
+    check_case(c, rng);
+    c.ldc_pad = 0, c.c_misalign = 0;
+    c.c_col_major = true;
+    c.beta = 0.0f;
+    check_case(c, rng);
+    c.c_col_major = false;
+    c.k = 0;  // no slice: the reduction alone writes beta * C
+    c.beta = 0.25f;
+    check_case(c, rng);
+    c.m = 1000, c.n = 1000, c.k = 3000;
+    c.sm_count = 3;  // many units per persistent block: slices of different tiles follow each other
+    c.samples = 3000;
+    c.beta = 1.0f;
+    check_case(c, rng);
+    c.sm_count = 0;
+    c.m = 16, c.n = 4096, c.k = 4096;  // the decode shape split-K is for
+    c.beta = 0.0f;
+    c.samples = 2000;
+    check_case(c, rng);
+  }
+  for (int layout = 1; layout < 4; ++layout) {  // NT ran above
+    Case c;
+    c.cfg = cfg_of(configs[layout % 2 == 1 ? 0 : 1]);
+    c.a_col_major = (layout & 1) != 0;
+    c.b_row_major = (layout & 2) != 0;
+    c.m = 127, c.n = 200, c.k = 4104;
+    c.samples = 1500;
+    check_case(c, rng);
+    c.m = 128, c.n = 4096, c.k = 4096;
+    c.beta = 1.0f;
+    check_case(c, rng);
+  }
 }

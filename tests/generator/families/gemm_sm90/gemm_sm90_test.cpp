@@ -4,10 +4,13 @@
 // sm_90a with ptxas's report: no local memory, no ignored setmaxnreg (C7508), no serialized wgmma (C7510).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "generator/families/gemm_sm90/gemm_sm90.hpp"
+#include "generator/families/gemm_sm90/gemm_sm90_space.hpp"
 #include "swzjit/error.hpp"
 #include "swzjit/jit.hpp"
 
@@ -132,21 +135,21 @@ TEST_CASE("gemm_sm90: source, name expression, shared memory, launch shape") {
   CHECK(gemm_sm90_smem_bytes(c) == 4 * 49152 + 64 + 1024);
   CHECK(gemm_sm90_smem_bytes(c) <= tpl::kSm90MaxSmem);
 
-  const LaunchShape s = gemm_sm90_launch_shape(c, 4096, 4096, 132);
+  const LaunchShape s = gemm_sm90_launch_shape(c, 4096, 4096, 4096, 132);
   CHECK(s.grid[0] == 132);  // 32 x 16 = 512 tiles, persistent
   CHECK(s.block[0] == 384);
   c.persistent = false;
-  CHECK(gemm_sm90_launch_shape(c, 4096, 4096, 132).grid[0] == 512);
-  CHECK(gemm_sm90_launch_shape(c, 127, 257, 132).grid[0] == 2);  // 1 x 2 tiles
-  CHECK(gemm_sm90_launch_shape(c, 0, 257, 132).grid[0] == 1);
+  CHECK(gemm_sm90_launch_shape(c, 4096, 4096, 4096, 132).grid[0] == 512);
+  CHECK(gemm_sm90_launch_shape(c, 127, 257, 4096, 132).grid[0] == 2);  // 1 x 2 tiles
+  CHECK(gemm_sm90_launch_shape(c, 0, 257, 4096, 132).grid[0] == 1);
   // Clusters of two: 3 tile rows make 2 cluster rows; the grid is a whole number of clusters.
   c.cluster = 2;
-  CHECK(gemm_sm90_launch_shape(c, 300, 257, 132).grid[0] == 2 * 2 * 2);
+  CHECK(gemm_sm90_launch_shape(c, 300, 257, 4096, 132).grid[0] == 2 * 2 * 2);
   c.persistent = true;
-  CHECK(gemm_sm90_launch_shape(c, 4096, 4096, 132).grid[0] == 132);  // 66 clusters of 256 cluster tiles
-  CHECK(gemm_sm90_launch_shape(c, 4096, 4096, 131).grid[0] == 130);
-  CHECK(gemm_sm90_launch_shape(c, 127, 100, 132).grid[0] == 2);
-  CHECK(contains(error_of(ErrorKind::InvalidArgument, [&] { gemm_sm90_launch_shape(c, -1, 1, 132); }), "m -1"));
+  CHECK(gemm_sm90_launch_shape(c, 4096, 4096, 4096, 132).grid[0] == 132);  // 66 clusters of 256 cluster tiles
+  CHECK(gemm_sm90_launch_shape(c, 4096, 4096, 4096, 131).grid[0] == 130);
+  CHECK(gemm_sm90_launch_shape(c, 127, 100, 4096, 132).grid[0] == 2);
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [&] { gemm_sm90_launch_shape(c, -1, 1, 4096, 132); }), "m -1"));
 }
 
 TEST_CASE("gemm_sm90: the shape-based choice: 128-wide tiles when 256-wide ones leave SMs idle, pairs for many tiles") {
@@ -175,14 +178,15 @@ TEST_CASE("gemm_sm90: where the Hopper kernel is preferred to the mma.sync famil
     f.m = m, f.n = n, f.k = 4096;
     return f;
   };
-  CHECK(gemm_sm90_preferred(frame(4096, 4096), 132));
-  CHECK(gemm_sm90_preferred(frame(128, 4096), 132));     // 32 full tiles: 139 vs 100 TFLOP/s
-  CHECK_FALSE(gemm_sm90_preferred(frame(64, 4096), 132));  // half-empty tiles: mma.sync split-K
-  CHECK_FALSE(gemm_sm90_preferred(frame(16, 4096), 132));
-  CHECK(gemm_sm90_preferred(frame(16, 14336), 132));     // 112 tiles
-  CHECK(gemm_sm90_preferred(frame(64, 14336), 132));
-  CHECK_FALSE(gemm_sm90_preferred(frame(128, 2048), 132));  // 16 tiles
-  CHECK_FALSE(gemm_sm90_preferred(frame(0, 4096), 132));
+  const Sm90GemmConfig unsplit;
+  CHECK(gemm_sm90_preferred(unsplit, frame(4096, 4096), 132));
+  CHECK(gemm_sm90_preferred(unsplit, frame(128, 4096), 132));     // 32 full tiles: 139 vs 100 TFLOP/s
+  CHECK_FALSE(gemm_sm90_preferred(unsplit, frame(64, 4096), 132));  // half-empty tiles: mma.sync split-K
+  CHECK_FALSE(gemm_sm90_preferred(unsplit, frame(16, 4096), 132));
+  CHECK(gemm_sm90_preferred(unsplit, frame(16, 14336), 132));     // 112 tiles
+  CHECK(gemm_sm90_preferred(unsplit, frame(64, 14336), 132));
+  CHECK_FALSE(gemm_sm90_preferred(unsplit, frame(128, 2048), 132));  // 16 tiles
+  CHECK_FALSE(gemm_sm90_preferred(unsplit, frame(0, 4096), 132));
 }
 
 TEST_CASE("gemm_sm90: problems TMA cannot take are Unsupported, with the reason") {
@@ -324,4 +328,71 @@ TEST_CASE("gemm_sm90: the default configs and all layouts compile for sm_90a wit
     CHECK(r.registers <= tpl::kSm90ConsumerRegs);
     CHECK(128 * tpl::kSm90ProducerRegs + 256 * tpl::kSm90ConsumerRegs <= 65536);
   }
+}
+
+TEST_CASE("gemm_sm90: split-K configs: text, slices, launch shape, workspace, the default rule and the space") {
+  Sm90GemmConfig c = Sm90GemmConfig::parse("in=f16,out=f16,bn=128,stages=6,splits=4");
+  CHECK(c.splits == 4);
+  CHECK(c.to_string() == "in=f16,out=f16,layout=NT,bn=128,stages=6,raster=8,persistent=1,inflight=1,cluster=1,splits=4");
+  CHECK(Sm90GemmConfig::parse(c.to_string()) == c);
+  CHECK_FALSE(contains(Sm90GemmConfig().to_string(), "splits"));  // unsplit texts stay as stored before
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("splits=0"); }), "splits"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("splits=33"); }), "splits"));
+  // The kernel writes f32 partials whatever C's type: the f32-out instantiation.
+  CHECK(c.kernel_out() == DType::F32);
+  CHECK(gemm_sm90_name_expression(c) == "swz::tpl::gemm_sm90_kernel<0, 2, 128, 6, 8, 1, 0, 0, 0>");
+  CHECK(Sm90GemmConfig().kernel_out() == DType::F16);
+
+  // Slices of whole k-blocks, none empty: 4096 = 64 k-blocks in 4; 4 k-blocks cannot make 8 slices.
+  CHECK(gemm_sm90_k_splits(c, 4096) == 4);
+  CHECK(gemm_sm90_k_splits(c, 4104) == 4);  // 65 k-blocks: 17 + 17 + 17 + 14
+  c.splits = 8;
+  CHECK(gemm_sm90_k_splits(c, 256) == 4);
+  CHECK(gemm_sm90_k_splits(c, 8) == 1);
+  CHECK(gemm_sm90_k_splits(c, 0) == 0);  // the reduction alone
+  CHECK(gemm_sm90_k_splits(Sm90GemmConfig(), 0) == 1);
+  CHECK(gemm_sm90_k_splits(Sm90GemmConfig(), 4096) == 1);
+
+  c.splits = 4;
+  CHECK(gemm_sm90_launch_shape(c, 128, 4096, 4096, 132).grid[0] == 128);  // 32 tiles x 4 slices
+  CHECK(gemm_sm90_launch_shape(c, 128, 4096, 64, 132).grid[0] == 32);     // one k-block: one slice
+  CHECK(gemm_sm90_launch_shape(c, 1024, 4096, 4096, 132).grid[0] == 132);  // 1024 units, persistent
+
+  // Workspace: one slice of whole tile rows (of a cluster) per K slice, rows padded to 4 floats.
+  const GemmProblem skinny = nt_problem(DType::F16, DType::F16, 16, 4094, 4096);
+  CHECK(gemm_sm90_workspace_bytes(c, skinny) == 4ull * 128 * 4096 * 4);
+  c.cluster = 2;
+  CHECK(gemm_sm90_workspace_bytes(c, nt_problem(DType::F16, DType::F16, 129, 100, 4096)) == 4ull * 256 * 100 * 4);
+  c.cluster = 1;
+  GemmProblem t = nt_problem(DType::F16, DType::F16, 4094, 16, 4096);
+  t.c_order = MatrixOrder::ColMajor;  // C^T: the kernel's m is 16, n 4094
+  CHECK(gemm_sm90_workspace_bytes(c, t) == 4ull * 128 * 4096 * 4);
+  CHECK(gemm_sm90_workspace_bytes(Sm90GemmConfig(), skinny) == 0);
+  CHECK(gemm_sm90_workspace_bytes(c, nt_problem(DType::F16, DType::F16, 16, 4094, 0)) == 0);
+
+  // The default: split where whole tiles keep at most half the SMs busy.
+  const Sm90GemmConfig d = choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 4096, 4096), 132);
+  CHECK(d.bn == 128);
+  CHECK(d.splits == 4);  // 32 tiles x 4 = 128 units
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 4096, 14336), 132).splits == 4);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 128, 4096), 132).splits == 16);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 128, 128), 132).splits == 1);  // 2 k-blocks
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 11008, 4096), 132).splits == 1);  // 86 tiles
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 4096, 4096, 4096), 132).splits == 1);
+  Sm90Frame f;
+  f.m = 16, f.n = 4096, f.k = 4096;
+  CHECK(gemm_sm90_preferred(d, f, 132));  // 128 units
+  CHECK_FALSE(gemm_sm90_preferred(Sm90GemmConfig(), f, 132));
+
+  // The space around a split default: slice counts instead of clusters and tile orders.
+  const std::vector<Sm90GemmConfig> space = sm90_gemm_space(d);
+  CHECK(space.size() <= 12);
+  CHECK(space.size() >= 6);
+  std::set<int> splits;
+  for (const Sm90GemmConfig& s : space) {
+    CHECK(s.cluster == 1);
+    splits.insert(s.splits);
+  }
+  CHECK(splits == std::set<int>{2, 4, 8});
+  CHECK(std::find(space.begin(), space.end(), d) != space.end());
 }
