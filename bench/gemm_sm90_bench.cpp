@@ -2,7 +2,7 @@
 // process: layouts NT, NN, TN, TT (A row/col-major as N/T, B col/row-major as T/N, C row-major), f16 and
 // bf16, random data in [-1, 1], L2 flushed before every repetition, CUDA events, medians. Several configs
 // per shape; each result is checked against cuBLAS's (relative Frobenius error). The summary table comes last.
-//   swz_bench_gemm_sm90 [--reps N] [--dtype f16|bf16] [--shape MxNxK[,MxNxK...]] [--layout NT|NN|TN|TT[,...]]
+//   swz_bench_gemm_sm90 [--reps N] [--dtype f16|bf16] [--shape MxNxK[xBATCH][,...]] [--layout NT|NN|TN|TT[,...]]
 //                       [--configs "CFG;CFG..."] [--dump-cubin PREFIX]  (PREFIX.<layout>.cubin: each layout's first cubin, for cuobjdump -sass)
 //                       [--mma]  (also Engine::gemm with hopper_gemm off: the mma.sync family's untuned choice)
 #include <cublas_v2.h>
@@ -68,7 +68,7 @@ double rel_error(const void* got, const void* ref, std::size_t elems, DType t) {
 }
 
 struct Shape {
-  long long m, n, k;
+  long long m, n, k, batch = 1;
 };
 
 struct Row {
@@ -121,7 +121,9 @@ static int run(int argc, char** argv) {
       shapes.clear();
       for (const std::string& text : split(argv[++i], ',')) {
         Shape s{};
-        if (std::sscanf(text.c_str(), "%lldx%lldx%lld", &s.m, &s.n, &s.k) != 3) return 2;
+        const int got = std::sscanf(text.c_str(), "%lldx%lldx%lldx%lld", &s.m, &s.n, &s.k, &s.batch);
+        if (got < 3 || s.batch < 1) return 2;
+        if (got == 3) s.batch = 1;
         shapes.push_back(s);
       }
     } else if (a == "--layout" && i + 1 < argc) {
@@ -135,7 +137,7 @@ static int run(int argc, char** argv) {
     } else if (a == "--dump-cubin" && i + 1 < argc) {
       dump = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: %s [--reps N] [--dtype f16|bf16] [--shape MxNxK[,...]] [--layout NT|NN|TN|TT[,...]] "
+      std::fprintf(stderr, "usage: %s [--reps N] [--dtype f16|bf16] [--shape MxNxK[xBATCH][,...]] [--layout NT|NN|TN|TT[,...]] "
                    "[--configs \"CFG;...\"] [--dump-cubin FILE]\n", argv[0]);
       return 2;
     }
@@ -198,8 +200,10 @@ static int run(int argc, char** argv) {
     for (const std::string& layout : layouts) {
       const DType t = parse_dtype(dt);
       const std::size_t eb = static_cast<std::size_t>(dtype_bytes(t));
-      const std::size_t a_elems = static_cast<std::size_t>(s.m * s.k), b_elems = static_cast<std::size_t>(s.n * s.k),
-                        c_elems = static_cast<std::size_t>(s.m * s.n);
+      // Batches: packed matrices, one after the other.
+      const std::size_t a_elems = static_cast<std::size_t>(s.m * s.k * s.batch),
+                        b_elems = static_cast<std::size_t>(s.n * s.k * s.batch),
+                        c_elems = static_cast<std::size_t>(s.m * s.n * s.batch);
       void *a = nullptr, *b = nullptr, *c = nullptr, *cref = nullptr;
       check(cudaMalloc(&a, a_elems * eb), "cudaMalloc(A)");
       check(cudaMalloc(&b, b_elems * eb), "cudaMalloc(B)");
@@ -210,12 +214,14 @@ static int run(int argc, char** argv) {
       GemmProblem p;
       p.dtype = t, p.out_dtype = t;
       p.m = s.m, p.n = s.n, p.k = s.k;
+      p.batch = s.batch;
       // The layout's letters: A N = row-major (K-contiguous), T = column-major; B T = column-major, N = row-major.
       const bool a_col = layout[0] == 'T', b_row = layout[1] == 'N';
       p.a_order = a_col ? MatrixOrder::ColMajor : MatrixOrder::RowMajor;
       p.b_order = b_row ? MatrixOrder::RowMajor : MatrixOrder::ColMajor;
       p.c_order = MatrixOrder::RowMajor;
-      const double flops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
+      const double flops =
+          2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) * static_cast<double>(s.batch);
       auto tflops = [&](double ms) { return flops / (ms * 1e-3) / 1e12; };
 
       // cuBLAS, column-major: C^T (n x m) = B^T * A^T. Seen column-major, a column-major B (k x n) is B: op T,
@@ -225,18 +231,26 @@ static int run(int argc, char** argv) {
       const cublasOperation_t op_b = b_row ? CUBLAS_OP_N : CUBLAS_OP_T, op_a = a_col ? CUBLAS_OP_T : CUBLAS_OP_N;
       const int ldb = static_cast<int>(b_row ? s.n : s.k), lda = static_cast<int>(a_col ? s.m : s.k);
       auto run_cublas = [&] {
-        cublas_check(cublasGemmEx(handle, op_b, op_a, static_cast<int>(s.n), static_cast<int>(s.m),
-                                  static_cast<int>(s.k), &one, b, cdt, ldb, a, cdt, lda, &zero, cref, cdt,
-                                  static_cast<int>(s.n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-                     "cublasGemmEx");
+        if (s.batch == 1) {
+          cublas_check(cublasGemmEx(handle, op_b, op_a, static_cast<int>(s.n), static_cast<int>(s.m),
+                                    static_cast<int>(s.k), &one, b, cdt, ldb, a, cdt, lda, &zero, cref, cdt,
+                                    static_cast<int>(s.n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                       "cublasGemmEx");
+        } else {
+          cublas_check(cublasGemmStridedBatchedEx(handle, op_b, op_a, static_cast<int>(s.n), static_cast<int>(s.m),
+                                                  static_cast<int>(s.k), &one, b, cdt, ldb, s.n * s.k, a, cdt, lda,
+                                                  s.m * s.k, &zero, cref, cdt, static_cast<int>(s.n), s.m * s.n,
+                                                  static_cast<int>(s.batch), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                       "cublasGemmStridedBatchedEx");
+        }
       };
       Row row;
       row.dtype = dt;
       row.layout = layout;
       row.s = s;
       row.cublas_tf = tflops(timer.time(run_cublas, reps).median);
-      std::printf("%s %s %lldx%lldx%lld  cuBLAS %s TFLOP/s\n", dt.c_str(), layout.c_str(), s.m, s.n, s.k,
-                  fmt(row.cublas_tf, 1).c_str());
+      std::printf("%s %s %lldx%lldx%lld batch %lld  cuBLAS %s TFLOP/s\n", dt.c_str(), layout.c_str(), s.m, s.n, s.k,
+                  s.batch, fmt(row.cublas_tf, 1).c_str());
       if (mma_engine) {
         auto run_mma = [&] {
           mma_engine->gemm(p, reinterpret_cast<DevicePtr>(a), reinterpret_cast<DevicePtr>(b),
@@ -302,7 +316,11 @@ static int run(int argc, char** argv) {
               "best", "auto/cb", "best/cb", "max.err", "mma.sync", "best config");
   for (const Row& r : rows) {
     char shape[64];
-    std::snprintf(shape, sizeof shape, "%lldx%lldx%lld", r.s.m, r.s.n, r.s.k);
+    if (r.s.batch > 1) {
+      std::snprintf(shape, sizeof shape, "%lldx%lldx%lldx%lld", r.s.m, r.s.n, r.s.k, r.s.batch);
+    } else {
+      std::snprintf(shape, sizeof shape, "%lldx%lldx%lld", r.s.m, r.s.n, r.s.k);
+    }
     std::printf("%-5s %-3s %-18s %8s %8s %8s %8s %7s %7s %9.2e %8s  %s\n", r.dtype.c_str(), r.layout.c_str(), shape, fmt(r.cublas_tf, 1).c_str(),
                 fmt(r.default_tf, 1).c_str(), fmt(r.auto_tf, 1).c_str(), fmt(r.best_tf, 1).c_str(),
                 fmt(r.auto_tf / r.cublas_tf, 3).c_str(), fmt(r.best_tf / r.cublas_tf, 3).c_str(), r.worst_err,

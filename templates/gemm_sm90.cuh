@@ -35,7 +35,7 @@ struct Sm90GemmParams {
   void* c;
   int m, n, k;
   int tiles_m, tiles_n;  // ceil(m / 128), ceil(n / BN)
-  int c_pairs;           // 1 when C and ldc allow two-element stores (the row pitch and pointer are aligned)
+  int c_pairs;           // 1 when C, ldc and stride_c allow two-element stores (pointer, pitch and stride aligned)
   int c_tma;             // 1: the TMA-store epilogue may run (its kernels only): C's map is valid and beta is 0
   long long ldc;
   float alpha, beta;
@@ -47,6 +47,10 @@ struct Sm90GemmParams {
   int splits;
   int kb_per_split;
   int slice_rows;
+  // Batches: `batch` matrices, A and B the third dimension of their tensor maps; C's at stride_c elements
+  // apart (unsplit), or (split) the workspace's slices, batch b's slice s at row (b * splits + s) * slice_rows.
+  int batch;
+  long long stride_c;
 };
 
 SWZ_HD constexpr int sm90_a_stage_bytes() { return kSm90Bm * kSm90Bk * 2; }
@@ -203,30 +207,40 @@ __device__ __forceinline__ void sm90_cluster_sync() {
 
 // --- TMA, registers, wgmma -------------------------------------------------------------------------
 
-/// One 2-D box of `map` at (inner c0, outer c1) into shared memory at `dst`, completing on `bar`.
-/// Elements outside the tensor are filled with zeros (and still count towards the transaction bytes).
+/// One box of a 2-D `map` at (inner c0, outer c1) into shared memory at `dst`, completing on `bar` (the
+/// layout probes' maps; the GEMM's are 3-D, below).
 __device__ __forceinline__ void sm90_tma_load_2d(unsigned dst, const Sm90TmaMap* map, int c0, int c1, unsigned bar) {
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar)
       : "memory");
 }
-/// The same box written to the same offset `dst` of every CTA in `mask` (cluster ranks), each completing
-/// on its own barrier at offset `bar`.
-__device__ __forceinline__ void sm90_tma_load_2d_multicast(unsigned dst, const Sm90TmaMap* map, int c0, int c1,
-                                                           unsigned bar, unsigned short mask) {
+// The GEMM's tensor maps are 3-D: {inner, outer, matrix of the batch}; a box is one matrix deep.
+/// One box of `map` at (inner c0, outer c1, matrix c2) into shared memory at `dst`, completing on `bar`.
+/// Elements outside the tensor are filled with zeros (and still count towards the transaction bytes).
+__device__ __forceinline__ void sm90_tma_load(unsigned dst, const Sm90TmaMap* map, int c0, int c1, int c2,
+                                              unsigned bar) {
   asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
-      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
-      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
       : "memory");
 }
-/// One 2-D box from shared memory at `src` to `map` at (inner c0, outer c1), in this thread's bulk group;
-/// the parts of the box outside the tensor are not written.
-__device__ __forceinline__ void sm90_tma_store_2d(const Sm90TmaMap* map, unsigned src, int c0, int c1) {
-  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
+/// The same box written to the same offset `dst` of every CTA in `mask` (cluster ranks), each completing
+/// on its own barrier at offset `bar`.
+__device__ __forceinline__ void sm90_tma_load_multicast(unsigned dst, const Sm90TmaMap* map, int c0, int c1, int c2,
+                                                        unsigned bar, unsigned short mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar), "h"(mask)
+      : "memory");
+}
+/// One box from shared memory at `src` to `map` at (inner c0, outer c1, matrix c2), in this thread's bulk
+/// group; the parts of the box outside the tensor are not written.
+__device__ __forceinline__ void sm90_tma_store(const Sm90TmaMap* map, unsigned src, int c0, int c1, int c2) {
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(
                    reinterpret_cast<unsigned long long>(map)),
-               "r"(c0), "r"(c1), "r"(src)
+               "r"(c0), "r"(c1), "r"(c2), "r"(src)
                : "memory");
 }
 __device__ __forceinline__ void sm90_bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
@@ -326,13 +340,13 @@ template <int TA, int TB> struct Sm90Wgmma<kGemmBF16, 256, TA, TB> {
 
 /// C[row][col], C[row][col + 1] = alpha * (v0, v1) + beta * C (C read only when beta != 0), each
 /// element predicated on the matrix bounds; one paired store where the row's alignment allows it.
-/// `row_base`: the K slice's first row in the split-K workspace (0 unsplit).
+/// `c_base`: elements from p.c to the unit's matrix (unsplit: its batch's C) or K slice of the workspace.
 template <int OUT_KIND>
 __device__ __forceinline__ void sm90_store_pair(const Sm90GemmParams& p, int row, int col, float v0, float v1,
-                                                int row_base) {
+                                                long long c_base) {
   typedef typename GemmElem<OUT_KIND>::type T;
   if (row >= p.m || col >= p.n) return;
-  T* c = static_cast<T*>(p.c) + static_cast<long long>(row_base + row) * p.ldc + col;
+  T* c = static_cast<T*>(p.c) + c_base + static_cast<long long>(row) * p.ldc + col;
   const bool both = col + 1 < p.n;
   v0 *= p.alpha;
   v1 *= p.alpha;
@@ -363,7 +377,7 @@ __device__ __forceinline__ void sm90_store_pair(const Sm90GemmParams& p, int row
 template <int OUT_KIND, int BN>
 __device__ __forceinline__ void sm90_store_tile_tma(const Sm90TmaMap& map_c, const Sm90GemmParams& p, const float (&d)[BN / 2],
                                                     unsigned bufs, int consumer, int t, int row0, int col0,
-                                                    int& chunk_seq) {
+                                                    int matrix, int& chunk_seq) {
   constexpr int kOutBytes = OUT_KIND == kGemmF32 ? 4 : 2;
   constexpr int kChunkCols = sm90_c_box_inner(kOutBytes);  // 64 (16-bit) or 32 (f32) columns per 128-byte row
   const int warp = t / 32, lane = t % 32;
@@ -394,7 +408,7 @@ __device__ __forceinline__ void sm90_store_tile_tma(const Sm90TmaMap& map_c, con
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     sm90_warpgroup_sync(1 + consumer);
     if (t == 0) {
-      sm90_tma_store_2d(&map_c, buf, col0 + ch * kChunkCols, row0);
+      sm90_tma_store(&map_c, buf, col0 + ch * kChunkCols, row0, matrix);
       sm90_bulk_commit();
     }
     ++chunk_seq;
@@ -404,8 +418,8 @@ __device__ __forceinline__ void sm90_store_tile_tma(const Sm90TmaMap& map_c, con
 // --- the kernel ------------------------------------------------------------------------------------
 
 /// C tile (tm, tn) of 128 x BN per iteration of a static schedule over clusters of CLUSTER (1 or 2) CTAs:
-/// work unit u = cluster id + i * clusters is K slice u / tiles (all of K unsplit) of cluster tile
-/// c = u % tiles, mapped through grouped rasterization (RASTER rows of cluster
+/// work unit u = cluster id + i * clusters is matrix b, K slice s (all of K unsplit) of cluster tile
+/// c = u % tiles, with u / tiles = b * splits + s, mapped through grouped rasterization (RASTER rows of cluster
 /// tiles per group); CTA r of the cluster takes tile row tm = c_m * CLUSTER + r, and the cluster shares B:
 /// each CTA loads BN / CLUSTER rows of it and multicasts them to both (a stage is freed in both CTAs).
 /// Warpgroup 0 produces: its thread 0 waits for a free stage, announces the stage's bytes and issues the
@@ -461,7 +475,8 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
   const int tiles = tiles_mc * p.tiles_n;
   const int cluster_id = blockIdx.x / CLUSTER, clusters = gridDim.x / CLUSTER;
   const int kblocks = (p.k + kSm90Bk - 1) / kSm90Bk;
-  const int units = tiles * p.splits;  // (tile, K slice) pairs; the slices of one tile are `tiles` units apart
+  // (matrix, K slice, tile): unit = (b * splits + s) * tiles + tile; the slices of one tile are `tiles` apart.
+  const int units = tiles * p.splits * p.batch;
 
   if (wg == 0) {
     sm90_setmaxnreg_dec<kSm90ProducerRegs>();
@@ -469,7 +484,8 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
       int stage = 0;
       unsigned phase = 0;
       for (int unit = cluster_id; unit < units; unit += clusters) {
-        const int tile = unit % tiles, split = unit / tiles;
+        const int tile = unit % tiles, slab = unit / tiles;  // slab = b * splits + s
+        const int split = slab % p.splits, b = slab / p.splits;
         const int tm = gemm_raster_m(tile, tiles_mc, p.tiles_n, RASTER) * CLUSTER + static_cast<int>(rank);
         const int tn = gemm_raster_n(tile, tiles_mc, p.tiles_n, RASTER);
         const int kb_end = min(kblocks, (split + 1) * p.kb_per_split);
@@ -482,9 +498,9 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
           if (A_MN) {
 #pragma unroll
             for (int h = 0; h < kSm90Bm / kSm90MnBox; ++h)
-              sm90_tma_load_2d(dst + sm90_mn_box_offset(h), &map_a, tm * kSm90Bm + h * kSm90MnBox, kb * kSm90Bk, full);
+              sm90_tma_load(dst + sm90_mn_box_offset(h), &map_a, tm * kSm90Bm + h * kSm90MnBox, kb * kSm90Bk, b, full);
           } else {
-            sm90_tma_load_2d(dst, &map_a, kb * kSm90Bk, tm * kSm90Bm, full);
+            sm90_tma_load(dst, &map_a, kb * kSm90Bk, tm * kSm90Bm, b, full);
           }
           // This CTA's part of B (all of it without a cluster): kBPart rows of 128 bytes in either layout.
           const unsigned b_dst = dst + sm90_b_rank_offset(BN, CLUSTER, rank);
@@ -493,16 +509,16 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
 #pragma unroll
             for (int j = 0; j < kBPart / kSm90MnBox; ++j) {
               if (CLUSTER > 1) {
-                sm90_tma_load_2d_multicast(b_dst + sm90_mn_box_offset(j), &map_b, b_row + j * kSm90MnBox, kb * kSm90Bk,
-                                           full, (1u << CLUSTER) - 1);
+                sm90_tma_load_multicast(b_dst + sm90_mn_box_offset(j), &map_b, b_row + j * kSm90MnBox, kb * kSm90Bk, b,
+                                        full, (1u << CLUSTER) - 1);
               } else {
-                sm90_tma_load_2d(b_dst + sm90_mn_box_offset(j), &map_b, b_row + j * kSm90MnBox, kb * kSm90Bk, full);
+                sm90_tma_load(b_dst + sm90_mn_box_offset(j), &map_b, b_row + j * kSm90MnBox, kb * kSm90Bk, b, full);
               }
             }
           } else if (CLUSTER > 1) {
-            sm90_tma_load_2d_multicast(b_dst, &map_b, kb * kSm90Bk, b_row, full, (1u << CLUSTER) - 1);
+            sm90_tma_load_multicast(b_dst, &map_b, kb * kSm90Bk, b_row, b, full, (1u << CLUSTER) - 1);
           } else {
-            sm90_tma_load_2d(b_dst, &map_b, kb * kSm90Bk, b_row, full);
+            sm90_tma_load(b_dst, &map_b, kb * kSm90Bk, b_row, b, full);
           }
           if (++stage == STAGES) {
             stage = 0;
@@ -530,11 +546,14 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
       }
     };
     for (int unit = cluster_id; unit < units; unit += clusters) {
-      const int tile = unit % tiles, split = unit / tiles;
+      const int tile = unit % tiles, slab = unit / tiles;
+      const int split = slab % p.splits, b = slab / p.splits;
       const int tm = gemm_raster_m(tile, tiles_mc, p.tiles_n, RASTER) * CLUSTER + static_cast<int>(rank);
       const int tn = gemm_raster_n(tile, tiles_mc, p.tiles_n, RASTER);
       const int kb_begin = split * p.kb_per_split, kb_end = min(kblocks, kb_begin + p.kb_per_split);
-      const int row_base = split * p.slice_rows;  // the slice's rows of the workspace (0 unsplit)
+      // Where the unit's C goes: its slab's rows of the workspace (split), else its matrix of C.
+      const int row_base = p.splits > 1 ? slab * p.slice_rows : 0;
+      const int c_matrix = p.splits > 1 ? 0 : b;
       int reading = -1;  // the stage the k-block still in flight reads (INFLIGHT = 1)
       for (int kb = kb_begin; kb < kb_end; ++kb) {
         sm90_mbar_wait(full0 + 8 * stage, phase);
@@ -570,16 +589,17 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
       }
       if (EPI && p.c_tma) {
         sm90_store_tile_tma<OUT_KIND, BN>(map_c, p, d, cbuf0 + sm90_c_consumer_offset(consumer), consumer, t,
-                                          row_base + tm * kSm90Bm + consumer * 64, tn * BN, chunk_seq);
+                                          row_base + tm * kSm90Bm + consumer * 64, tn * BN, c_matrix, chunk_seq);
         continue;
       }
       // Accumulator layout of m64nNk16: warp w holds rows 16w + lane/4 (+ 8), columns 8j + 2 (lane % 4) (+ 1).
       const int row = tm * kSm90Bm + consumer * 64 + warp * 16 + lane / 4;
       const int col = tn * BN + 2 * (lane % 4);
+      const long long c_base = static_cast<long long>(row_base) * p.ldc + c_matrix * p.stride_c;
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j) {
-        sm90_store_pair<OUT_KIND>(p, row, col + 8 * j, d[4 * j], d[4 * j + 1], row_base);
-        sm90_store_pair<OUT_KIND>(p, row + 8, col + 8 * j, d[4 * j + 2], d[4 * j + 3], row_base);
+        sm90_store_pair<OUT_KIND>(p, row, col + 8 * j, d[4 * j], d[4 * j + 1], c_base);
+        sm90_store_pair<OUT_KIND>(p, row + 8, col + 8 * j, d[4 * j + 2], d[4 * j + 3], c_base);
       }
     }
     // The stores still in flight must finish reading this CTA's shared memory before it exits.

@@ -474,7 +474,7 @@ struct HopperWinner {
 // class covers TMA's 16-byte rule.
 std::optional<Sm90GemmConfig> hopper_choice(Engine& engine, detail::GemmState& st, const GemmProblem& p, DevicePtr a,
                                             DevicePtr b) {
-  if (!engine.options().hopper_gemm || p.dtype == DType::F32 || p.batch != 1 || p.k == 0) return std::nullopt;
+  if (!engine.options().hopper_gemm || p.dtype == DType::F32 || p.k == 0) return std::nullopt;
   if (engine_arch(st, engine.options().device) != "sm_90") return std::nullopt;
   const int align = p.max_vec_bytes(a, b);
   const std::string key = p.key(align);

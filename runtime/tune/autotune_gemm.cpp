@@ -239,9 +239,9 @@ detail::TuneSetup hopper_setup(Engine& engine, const GemmProblem& problem, int m
     return e;
   };
   f.threads = [](int) { return tpl::kSm90Threads; };
-  f.shape = [configs, frame, sm_count, k = problem.k](int i, detail::worker::BenchJob& job) {
+  f.shape = [configs, frame, sm_count, k = problem.k, batch = problem.batch](int i, detail::worker::BenchJob& job) {
     const Sm90GemmConfig& cfg = (*configs)[static_cast<std::size_t>(i)];
-    const LaunchShape s = gemm_sm90_launch_shape(cfg, frame.m, frame.n, k, sm_count);
+    const LaunchShape s = gemm_sm90_launch_shape(cfg, frame.m, frame.n, k, sm_count, batch);
     for (int d = 0; d < 3; ++d) {
       job.grid[d] = s.grid[d];
       job.block[d] = s.block[d];

@@ -134,6 +134,11 @@ CUresult GemmTarget::launch(const BenchJob& job, CUfunction f, std::string* what
       p.ldb = d_.ldb;
       p.ldc = d_.ldc;
       p.batch = d_.batch;
+      if (d_.batch > 1) {
+        p.stride_a = d_.stride_a;
+        p.stride_b = d_.stride_b;
+        p.stride_c = d_.stride_c;
+      }
       const Sm90GemmConfig cfg = parse_sm90_candidate(job.config);
       // A split candidate's f32 partials go into the worker's split-K workspace (grown, never shrunk: the
       // prepared launches of earlier candidates keep pointing into it).

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "generator/core/checked_arith.hpp"
 #include "generator/core/config_text.hpp"
 #include "generator/families/gemm/gemm_splitk.hpp"
 #include "generator/families/gemm_sm90/gemm_sm90_analysis.hpp"
@@ -145,7 +146,7 @@ Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count)
   // layouts); its 32 KiB of C buffers leave bn 256 its 4 stages and bn 128 6.
   c.tma_epilogue = true;
   const long long m = p.c_order == MatrixOrder::RowMajor ? p.m : p.n, n = p.c_order == MatrixOrder::RowMajor ? p.n : p.m;
-  const long long wide_tiles = ((m + tpl::kSm90Bm - 1) / tpl::kSm90Bm) * ((n + 255) / 256);
+  const long long wide_tiles = ((m + tpl::kSm90Bm - 1) / tpl::kSm90Bm) * ((n + 255) / 256) * std::max(1LL, p.batch);
   // Measured on the H100 (bench/results_gemm_sm90_h100.log): M = 128 x N = 4096 (16 wide tiles) runs 1.5x
   // faster on 128-wide tiles; B shared by clusters of two gains 4% at 8192^3 (2048 tiles) and nothing at
   // 512 or 896 tiles.
@@ -157,7 +158,7 @@ Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count)
   }
   // At most half the SMs busy with whole tiles: cut K into as many slices as fill the GPU, none shorter
   // than kMinSliceBlocks k-blocks.
-  const long long tiles = ((m + tpl::kSm90Bm - 1) / tpl::kSm90Bm) * ((n + c.bn - 1) / c.bn);
+  const long long tiles = ((m + tpl::kSm90Bm - 1) / tpl::kSm90Bm) * ((n + c.bn - 1) / c.bn) * std::max(1LL, p.batch);
   if (2 * tiles <= sm_count) {
     const long long by_sms = sm_count / std::max(1LL, tiles);
     const long long by_k = ((p.k + tpl::kSm90Bk - 1) / tpl::kSm90Bk) / kMinSliceBlocks;
@@ -180,7 +181,9 @@ std::size_t gemm_sm90_workspace_bytes(const Sm90GemmConfig& cfg, const GemmProbl
   const int splits = gemm_sm90_k_splits(cfg, p.k);
   if (cfg.splits <= 1 || splits == 0 || p.m == 0 || p.n == 0) return 0;
   const long long m = p.c_order == MatrixOrder::RowMajor ? p.m : p.n, n = p.c_order == MatrixOrder::RowMajor ? p.n : p.m;
-  const long long bytes = static_cast<long long>(splits) * gemm_sm90_slice_rows(cfg, m) * gemm_splitk_workspace_ld(n) * 4;
+  const long long bytes = detail::checked_mul(
+      detail::checked_mul(static_cast<long long>(splits) * p.batch, gemm_sm90_slice_rows(cfg, m), "sm_90a split-K workspace"),
+      gemm_splitk_workspace_ld(n) * 4, "sm_90a split-K workspace bytes");
   return static_cast<std::size_t>((bytes + 255) / 256 * 256);
 }
 
@@ -237,9 +240,12 @@ Sm90Frame gemm_sm90_frame(const Sm90GemmConfig& cfg, const GemmProblem& problem,
                   (p.b_order == MatrixOrder::RowMajor ? "row" : "col") + ", C " +
                   (p.c_order == MatrixOrder::RowMajor ? "row" : "col") + "-major) but the config's is " + cfg.layout +
                   "; use layout=" + layout);
-  if (p.batch != 1) unsupported("batch " + std::to_string(p.batch) + " (only single matrices)");
   const long long eb = dtype_bytes(p.dtype);
   if (a % 16 != 0 || b % 16 != 0) unsupported("TMA needs A and B 16-byte aligned (the pointers are not)");
+  if (p.batch > 1 && p.k > 0 && ((p.stride_a * eb) % 16 != 0 || (p.stride_b * eb) % 16 != 0))
+    unsupported("TMA needs batch strides that are multiples of 16 bytes (stride_a " + std::to_string(p.stride_a) +
+                ", stride_b " + std::to_string(p.stride_b) + " elements of " + std::to_string(eb) + " bytes)");
+  if (p.batch > 2147483647LL) unsupported("batch " + std::to_string(p.batch) + " exceeds 2^31 - 1");
   // K = 0 loads nothing (C = beta * C), so its pitches do not matter.
   if (p.k > 0 && ((p.lda * eb) % 16 != 0 || (p.ldb * eb) % 16 != 0))
     unsupported("TMA needs row pitches that are multiples of 16 bytes (lda " + std::to_string(p.lda) + ", ldb " +
@@ -247,37 +253,44 @@ Sm90Frame gemm_sm90_frame(const Sm90GemmConfig& cfg, const GemmProblem& problem,
   Sm90Frame f;
   f.k = p.k;
   f.ldc = p.ldc;
+  f.batch = p.batch;
+  f.stride_c = p.stride_c;
   f.a_mn = cfg.a_mn_major();
   f.b_mn = cfg.b_mn_major();
   if (p.c_order == MatrixOrder::RowMajor) {
-    f.m = p.m, f.n = p.n, f.lda = p.lda, f.ldb = p.ldb;
+    f.m = p.m, f.n = p.n, f.lda = p.lda, f.ldb = p.ldb, f.stride_a = p.stride_a, f.stride_b = p.stride_b;
   } else {  // C^T (n x m, row-major with pitch ldc) = B^T A^T: the pitches go with the operands
-    f.m = p.n, f.n = p.m, f.lda = p.ldb, f.ldb = p.lda, f.swapped = true;
+    f.m = p.n, f.n = p.m, f.lda = p.ldb, f.ldb = p.lda, f.stride_a = p.stride_b, f.stride_b = p.stride_a;
+    f.swapped = true;
   }
   return f;
 }
 
 bool gemm_sm90_preferred(const Sm90GemmConfig& cfg, const Sm90Frame& frame, int sm_count) {
   // Work units: 128 x 128 tiles, times the K slices of a split config.
-  const long long tiles = ((frame.m + 127) / 128) * ((frame.n + 127) / 128) * std::max(1, gemm_sm90_k_splits(cfg, frame.k));
+  const long long tiles = ((frame.m + 127) / 128) * ((frame.n + 127) / 128) *
+                          std::max(1, gemm_sm90_k_splits(cfg, frame.k)) * std::max(1LL, frame.batch);
   if (2 * tiles >= sm_count) return true;
   // Fewer tiles: the mma.sync family's split-K configs fill the GPU, which wins where most of each tile's
   // 128 rows are empty (M 16 or 64), not where they are full.
   return frame.m >= tpl::kSm90Bm && 5 * tiles >= sm_count;
 }
 
-LaunchShape gemm_sm90_launch_shape(const Sm90GemmConfig& cfg, long long m, long long n, long long k, int sm_count) {
+LaunchShape gemm_sm90_launch_shape(const Sm90GemmConfig& cfg, long long m, long long n, long long k, int sm_count,
+                                   long long batch) {
   cfg.validate();
   if (m < 0 || n < 0) throw_invalid("sm_90a gemm launch shape: m " + std::to_string(m) + " and n " + std::to_string(n) + " must be >= 0");
   if (sm_count < 1) throw_invalid("sm_90a gemm launch shape: sm_count " + std::to_string(sm_count) + " must be >= 1");
   // A cluster tile is `cluster` vertically adjacent tiles; one cluster of CTAs computes it.
   const long long rows = (m + tpl::kSm90Bm - 1) / tpl::kSm90Bm;
+  if (batch < 1) throw_invalid("sm_90a gemm launch shape: batch " + std::to_string(batch) + " must be >= 1");
   const long long tiles = (rows + cfg.cluster - 1) / cfg.cluster * ((n + cfg.bn - 1) / cfg.bn) *
-                          std::max(1, gemm_sm90_k_splits(cfg, k));
+                          std::max(1, gemm_sm90_k_splits(cfg, k)) * batch;
   const long long clusters =
       std::max(1LL, cfg.persistent ? std::min<long long>(tiles, std::max(1, sm_count / cfg.cluster)) : tiles);
-  if (clusters * cfg.cluster > 2147483647LL)
-    throw_invalid("sm_90a gemm: " + std::to_string(tiles) + " tiles exceed the grid limit");
+  // The kernel counts its work units in int.
+  if (tiles * cfg.cluster > 2147483647LL)
+    throw_invalid("sm_90a gemm: " + std::to_string(tiles) + " work units (tiles x K slices x matrices) exceed 2^31 - 1");
   LaunchShape s{};
   s.grid[0] = static_cast<unsigned>(clusters * cfg.cluster);
   s.grid[1] = s.grid[2] = 1;

@@ -93,11 +93,13 @@ struct Sm90Frame {
   long long lda = 0, ldb = 0, ldc = 0;  ///< elements: the pitch between rows of the operand as stored
   bool swapped = false;                 ///< C column-major: computed as C^T = B^T A^T (A and B swap roles)
   bool a_mn = false, b_mn = false;      ///< A M-contiguous / B N-contiguous (the config's layout)
+  long long batch = 1;                  ///< matrices, each operand's stride_* elements apart
+  long long stride_a = 0, stride_b = 0, stride_c = 0;
 };
 
-/// Checks that `problem` can run on `cfg` and maps it onto the kernel's frame. Any order of A, B and C;
-/// batch 1, the config's dtypes and layout (gemm_sm90_layout), and what TMA needs: A and B 16-byte
-/// aligned with pitches (lda, ldb) a multiple of 16 bytes.
+/// Checks that `problem` can run on `cfg` and maps it onto the kernel's frame. Any order of A, B and C,
+/// any batch; the config's dtypes and layout (gemm_sm90_layout), and what TMA needs: A and B 16-byte
+/// aligned with pitches (lda, ldb) and, for batches, strides (stride_a, stride_b) of multiples of 16 bytes.
 /// @throws Error(Unsupported) for what this kernel cannot take (the caller falls back to the mma.sync
 ///         family), naming the reason; Error(InvalidArgument) for an invalid problem or config.
 Sm90Frame gemm_sm90_frame(const Sm90GemmConfig& cfg, const GemmProblem& problem, DevicePtr a, DevicePtr b);
@@ -111,16 +113,17 @@ Sm90Frame gemm_sm90_frame(const Sm90GemmConfig& cfg, const GemmProblem& problem,
 bool gemm_sm90_preferred(const Sm90GemmConfig& cfg, const Sm90Frame& frame, int sm_count);
 
 /// Grid and block of a launch: x = cluster x min(units, sm_count / cluster) when persistent, else
-/// cluster x units, where units = cluster tiles x K slices (a cluster tile is `cluster` vertically
+/// cluster x units, where units = cluster tiles x K slices x matrices (a cluster tile is `cluster` vertically
 /// adjacent tiles; the slices gemm_sm90_k_splits gives for depth `k`); block 384 threads.
-LaunchShape gemm_sm90_launch_shape(const Sm90GemmConfig& cfg, long long m, long long n, long long k, int sm_count);
+LaunchShape gemm_sm90_launch_shape(const Sm90GemmConfig& cfg, long long m, long long n, long long k, int sm_count,
+                                   long long batch = 1);
 
 /// The K slices a launch of `cfg` at depth `k` computes: cfg.splits, fewer where slices of whole 64-deep
 /// k-blocks run out (none is empty), 1 for an unsplit config, 0 for K = 0 (the reduction alone writes
 /// beta * C).
 int gemm_sm90_k_splits(const Sm90GemmConfig& cfg, long long k);
 /// Bytes of f32 workspace a launch of `cfg` on `problem` needs (256-byte multiple; 0 when it does not
-/// split K): one slice of every tile row per K slice.
+/// split K): one slice of every tile row per K slice and matrix.
 std::size_t gemm_sm90_workspace_bytes(const Sm90GemmConfig& cfg, const GemmProblem& problem);
 /// Rows of one K slice in the workspace for `m` rows of C (the kernel's frame): every row a tile (of a
 /// cluster) writes, so no slice runs into the next. Its pitch is gemm_splitk_workspace_ld(n).

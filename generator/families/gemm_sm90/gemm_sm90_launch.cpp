@@ -26,23 +26,31 @@ constexpr CUtensorMapSwizzle swizzle_mode() {
 // between rows, read in boxes of 64 along K (128 bytes: one swizzle row) x `box_rows`. MN-major: contiguous
 // along the rows with pitch `ld` between K rows, read in boxes of 64 x 64 (tpl::kSm90MnBox along M/N, the
 // k-tile along K). Out-of-bounds elements of a box are zero-filled (a box wholly outside too).
+// The batch stride of a map over one matrix (never stepped): the matrix's extent, or its pitch where the
+// extent is past TMA's 2^40-byte stride limit.
+cuuint64_t single_stride(cuuint64_t pitch, cuuint64_t rows) {
+  return rows < (cuuint64_t{1} << 40) / pitch ? pitch * rows : pitch;
+}
+
+// The third dimension is the batch: `batch` matrices `stride` elements apart (a stand-in stride for one).
 tpl::Sm90TmaMap encode(const char* what, DType t, DevicePtr base, long long rows, long long k, long long ld,
-                       int box_rows, bool mn_major) {
+                       int box_rows, bool mn_major, long long batch, long long stride) {
   const detail::DriverApi& api = detail::driver_api();
   const long long eb = dtype_bytes(t);
   // K = 0 runs no k-block (nothing is loaded), but a map needs extents >= 1: encode a K-major stand-in.
   if (k <= 0) mn_major = false;
   const cuuint64_t r = static_cast<cuuint64_t>(rows > 0 ? rows : 1);
   const cuuint64_t kk = static_cast<cuuint64_t>(k > 0 ? k : 1);
-  const cuuint64_t dims[2] = {mn_major ? r : kk, mn_major ? kk : r};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(k > 0 ? ld * eb : 16)};
-  const cuuint32_t box[2] = {static_cast<cuuint32_t>(tpl::sm90_box_inner(mn_major)),
-                             static_cast<cuuint32_t>(tpl::sm90_box_outer(mn_major, box_rows))};
-  const cuuint32_t elem_strides[2] = {1, 1};
+  const cuuint64_t dims[3] = {mn_major ? r : kk, mn_major ? kk : r, static_cast<cuuint64_t>(std::max(1LL, batch))};
+  const cuuint64_t pitch = static_cast<cuuint64_t>(k > 0 ? ld * eb : 16);
+  const cuuint64_t strides[2] = {pitch, batch > 1 && k > 0 ? static_cast<cuuint64_t>(stride * eb) : single_stride(pitch, dims[1])};
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(tpl::sm90_box_inner(mn_major)),
+                             static_cast<cuuint32_t>(tpl::sm90_box_outer(mn_major, box_rows)), 1};
+  const cuuint32_t elem_strides[3] = {1, 1, 1};
   CUtensorMap map;
   std::memset(&map, 0, sizeof map);
   const CUresult res = api.cuTensorMapEncodeTiled(
-      &map, t == DType::F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
+      &map, t == DType::F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3,
       reinterpret_cast<void*>(static_cast<std::uintptr_t>(base)), dims, strides, box, elem_strides,
       CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle_mode(), CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
@@ -53,22 +61,27 @@ tpl::Sm90TmaMap encode(const char* what, DType t, DevicePtr base, long long rows
   return out;
 }
 
-// C (rows x cols, row-major, pitch ld elements of `t`) for the TMA-store epilogue: boxes of one 128-byte
-// row (64 16-bit or 32 f32 elements) x 64 rows with the 128-byte swizzle; the store clips the edges.
-tpl::Sm90TmaMap encode_c(DType t, DevicePtr base, long long rows, long long cols, long long ld) {
+// C (`batch` matrices of rows x cols, row-major, pitch ld elements of `t`, `stride` apart) for the
+// TMA-store epilogue: boxes of one 128-byte row (64 16-bit or 32 f32 elements) x 64 rows of one matrix with
+// the 128-byte swizzle; the store clips the edges.
+tpl::Sm90TmaMap encode_c(DType t, DevicePtr base, long long rows, long long cols, long long ld, long long batch,
+                         long long stride) {
   const detail::DriverApi& api = detail::driver_api();
   const long long eb = dtype_bytes(t);
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld * eb)};
-  const cuuint32_t box[2] = {static_cast<cuuint32_t>(tpl::sm90_c_box_inner(static_cast<int>(eb))),
-                             static_cast<cuuint32_t>(tpl::kSm90CBoxOuter)};
-  const cuuint32_t elem_strides[2] = {1, 1};
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows),
+                              static_cast<cuuint64_t>(std::max(1LL, batch))};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(ld * eb),
+                                 batch > 1 ? static_cast<cuuint64_t>(stride * eb)
+                                           : single_stride(static_cast<cuuint64_t>(ld * eb), dims[1])};
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(tpl::sm90_c_box_inner(static_cast<int>(eb))),
+                             static_cast<cuuint32_t>(tpl::kSm90CBoxOuter), 1};
+  const cuuint32_t elem_strides[3] = {1, 1, 1};
   const CUtensorMapDataType dt = t == DType::F16    ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                  : t == DType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                                     : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
   CUtensorMap map;
   std::memset(&map, 0, sizeof map);
-  const CUresult res = api.cuTensorMapEncodeTiled(&map, dt, 2, reinterpret_cast<void*>(static_cast<std::uintptr_t>(base)),
+  const CUresult res = api.cuTensorMapEncodeTiled(&map, dt, 3, reinterpret_cast<void*>(static_cast<std::uintptr_t>(base)),
                                                   dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
                                                   swizzle_mode(), CU_TENSOR_MAP_L2_PROMOTION_NONE,
                                                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
@@ -86,7 +99,7 @@ Sm90GemmLaunch gemm_sm90_prepare(const Sm90GemmConfig& cfg, const GemmProblem& p
   const Sm90Frame f = gemm_sm90_frame(cfg, problem, a, b);
   const int splits = gemm_sm90_k_splits(cfg, f.k);
   Sm90GemmLaunch l;
-  const LaunchShape s = gemm_sm90_launch_shape(cfg, f.m, f.n, f.k, sm_count);
+  const LaunchShape s = gemm_sm90_launch_shape(cfg, f.m, f.n, f.k, sm_count, std::max(1LL, f.batch));
   l.grid = Dim3{s.grid[0], s.grid[1], s.grid[2]};
   l.block = Dim3{s.block[0], s.block[1], s.block[2]};
   l.smem_bytes = static_cast<unsigned>(gemm_sm90_smem_bytes(cfg));
@@ -104,9 +117,9 @@ Sm90GemmLaunch gemm_sm90_prepare(const Sm90GemmConfig& cfg, const GemmProblem& p
     l.gemm = splits > 0;
     l.reduce = tpl::GemmSplitKParams{reinterpret_cast<const float*>(static_cast<std::uintptr_t>(workspace)),
                                      reinterpret_cast<void*>(static_cast<std::uintptr_t>(c)),
-                                     static_cast<int>(f.m), static_cast<int>(f.n), ldw, slice_rows * ldw, f.ldc, 0, 1,
-                                     splits, alpha, beta};
-    const LaunchShape rs = gemm_splitk_reduce_launch_shape(f.m, f.n, 1);
+                                     static_cast<int>(f.m), static_cast<int>(f.n), ldw, slice_rows * ldw, f.ldc,
+                                     f.stride_c, f.batch, splits, alpha, beta};
+    const LaunchShape rs = gemm_splitk_reduce_launch_shape(f.m, f.n, f.batch);
     l.reduce_grid = Dim3{rs.grid[0], rs.grid[1], rs.grid[2]};
     l.reduce_block = Dim3{rs.block[0], rs.block[1], rs.block[2]};
     if (!l.gemm) return l;
@@ -114,9 +127,9 @@ Sm90GemmLaunch gemm_sm90_prepare(const Sm90GemmConfig& cfg, const GemmProblem& p
   // cuTensorMapEncodeTiled needs a current context (CUDA_ERROR_INVALID_CONTEXT without one).
   const detail::ContextGuard guard(device);
   const DevicePtr ka = f.swapped ? b : a, kb = f.swapped ? a : b;
-  l.map_a = encode("A", cfg.in, ka, f.m, f.k, f.lda, tpl::kSm90Bm, f.a_mn);
+  l.map_a = encode("A", cfg.in, ka, f.m, f.k, f.lda, tpl::kSm90Bm, f.a_mn, f.batch, f.stride_a);
   // Each CTA of a cluster loads its part of B (an MN-major B in boxes of 64 whatever the part).
-  l.map_b = encode("B", cfg.in, kb, f.n, f.k, f.ldb, tpl::sm90_b_part(cfg.bn, cfg.cluster), f.b_mn);
+  l.map_b = encode("B", cfg.in, kb, f.n, f.k, f.ldb, tpl::sm90_b_part(cfg.bn, cfg.cluster), f.b_mn, f.batch, f.stride_b);
   tpl::Sm90GemmParams& p = l.params;
   p.m = static_cast<int>(f.m);
   p.n = static_cast<int>(f.n);
@@ -131,14 +144,19 @@ Sm90GemmLaunch gemm_sm90_prepare(const Sm90GemmConfig& cfg, const GemmProblem& p
   const long long ob = dtype_bytes(kout);
   const DevicePtr out = l.split ? workspace : c;
   const long long ld = l.split ? l.reduce.ldw : f.ldc;
-  const long long rows = l.split ? l.reduce.stride_w / ld * splits : f.m;
+  // Split: one 2-D stack of slabs (matrix b's slice s at rows (b * splits + s) * slice_rows).
+  const long long rows = l.split ? l.reduce.stride_w / ld * splits * f.batch : f.m;
   p.c = reinterpret_cast<void*>(static_cast<std::uintptr_t>(out));
   p.slice_rows = l.split ? static_cast<int>(l.reduce.stride_w / ld) : 0;
-  p.c_pairs = (out % static_cast<DevicePtr>(2 * ob) == 0 && ld % 2 == 0) ? 1 : 0;
+  p.c_pairs = (out % static_cast<DevicePtr>(2 * ob) == 0 && ld % 2 == 0 && (l.split || f.batch == 1 || f.stride_c % 2 == 0))
+                  ? 1 : 0;
   const float kbeta = l.split ? 0.0f : beta;
   // The TMA-store epilogue never reads C, so it runs only for beta = 0; TMA needs C and its pitch aligned.
-  p.c_tma = (cfg.tma_epilogue && kbeta == 0.0f && out % 16 == 0 && (ld * ob) % 16 == 0) ? 1 : 0;
-  if (p.c_tma) l.map_c = encode_c(kout, out, rows, f.n, ld);
+  p.c_tma = (cfg.tma_epilogue && kbeta == 0.0f && out % 16 == 0 && (ld * ob) % 16 == 0 &&
+             (l.split || f.batch == 1 || (f.stride_c * ob) % 16 == 0)) ? 1 : 0;
+  if (p.c_tma) l.map_c = encode_c(kout, out, rows, f.n, ld, l.split ? 1 : f.batch, f.stride_c);
+  p.batch = static_cast<int>(f.batch);
+  p.stride_c = l.split ? 0 : f.stride_c;
   p.ldc = ld;
   p.alpha = l.split ? 1.0f : alpha;
   p.beta = kbeta;

@@ -27,7 +27,7 @@ Sm90GemmConfig parse_sm90_candidate(const std::string& text) {
 
 std::optional<Sm90GemmConfig> sm90_default_choice(const GemmProblem& problem, DevicePtr a, DevicePtr b, int sm_count) {
   const GemmProblem p = problem.resolved();
-  if (p.dtype == DType::F32 || p.batch != 1 || p.k == 0) return std::nullopt;
+  if (p.dtype == DType::F32 || p.k == 0) return std::nullopt;
   try {
     const Sm90GemmConfig cfg = choose_sm90_gemm_config(p, sm_count);
     if (gemm_sm90_preferred(cfg, gemm_sm90_frame(cfg, p, a, b), sm_count)) return cfg;

@@ -21,7 +21,7 @@ Sm90GemmConfig parse_sm90_candidate(const std::string& text);
 
 /// The Hopper variant's default for a problem on an sm_90 device with `sm_count` SMs, or nullopt where
 /// the mma.sync family runs instead: a problem the kernel does not take (gemm_sm90_frame says why: f32,
-/// batches, TMA's 16-byte alignment of `a`, `b` and their pitches), K = 0, or a shape where the mma.sync
+/// TMA's 16-byte alignment of `a`, `b`, their pitches and batch strides), K = 0, or a shape where the mma.sync
 /// family's split-K configs do better (gemm_sm90_preferred). The caller checks the device's arch.
 std::optional<Sm90GemmConfig> sm90_default_choice(const GemmProblem& problem, DevicePtr a, DevicePtr b, int sm_count);
 /// As above for a problem known only by its alignment class (the tuner's view): `max_vec_bytes` is

@@ -4,7 +4,8 @@
 // pitches, column-major C, many tiles per persistent block, clusters of two sharing B by multicast (odd tile
 // rows leave the second CTA outside M), all four operand layouts (A column-major and B row-major through
 // the MN-major path), the TMA-store epilogue (beta = 0; its register fallback otherwise), split-K into an
-// NaN-poisoned f32 workspace and the reduction; guard regions and pitch gaps must stay untouched.
+// NaN-poisoned f32 workspace and the reduction, batches with gaps between matrices; guard regions, pitch
+// gaps and batch gaps must stay untouched.
 // Skips visibly without a GPU or on another architecture.
 #include <doctest/doctest.h>
 
@@ -82,6 +83,8 @@ struct Case {
   bool a_col_major = false, b_row_major = false;     // the problem's A and B (NT by default)
   bool c_col_major = false;
   int c_misalign = 0;  // elements C is moved off its aligned start
+  long long batch = 1;
+  long long ab_stride_pad = 0, c_stride_pad = 0;  // elements between matrices of A and B / of C (gaps untouched)
   float alpha = 1.0f, beta = 0.0f;
   int sm_count = 0;    // 0: the device's; smaller forces many tiles per persistent block
   int samples = 0;     // > 0: check this many random elements plus the last row and column, else all
@@ -90,7 +93,8 @@ struct Case {
            std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " pads " +
            std::to_string(lda_pad) + "," + std::to_string(ldb_pad) + "," + std::to_string(ldc_pad) + " C " +
            (c_col_major ? "col" : "row") + " c_misalign " + std::to_string(c_misalign) + " alpha " +
-           std::to_string(alpha) + " beta " + std::to_string(beta) + " sms " + std::to_string(sm_count);
+           std::to_string(alpha) + " beta " + std::to_string(beta) + " sms " + std::to_string(sm_count) + " batch " +
+           std::to_string(batch) + " stride pads " + std::to_string(ab_stride_pad) + "," + std::to_string(c_stride_pad);
   }
 };
 
@@ -116,32 +120,41 @@ Outcome run_case(const Case& c, std::mt19937_64& rng) {
   p.lda = (c.a_col_major ? round_up8(c.m) : std::max(1LL, c.k)) + c.lda_pad;
   p.ldb = (c.b_row_major ? round_up8(c.n) : std::max(1LL, c.k)) + c.ldb_pad;
   p.ldc = std::max(1LL, c.c_col_major ? c.m : c.n) + c.ldc_pad;
+  const long long a_lines = c.a_col_major ? c.k : c.m, b_lines = c.b_row_major ? c.k : c.n;
+  const long long c_lines = c.c_col_major ? c.n : c.m;
+  p.batch = c.batch;
+  p.stride_a = a_lines * p.lda + c.ab_stride_pad;
+  p.stride_b = b_lines * p.ldb + c.ab_stride_pad;
+  p.stride_c = c_lines * p.ldc + c.c_stride_pad;
   Sm90GemmConfig cfg = c.cfg;
   cfg.layout = gemm_sm90_layout(p);  // the kernel-frame layout this problem needs
-  const long long a_lines = c.a_col_major ? c.k : c.m, b_lines = c.b_row_major ? c.k : c.n;
-  auto a_at = [&](long long i, long long kk) { return static_cast<std::size_t>(c.a_col_major ? kk * p.lda + i : i * p.lda + kk); };
-  auto b_at = [&](long long kk, long long j) { return static_cast<std::size_t>(c.b_row_major ? kk * p.ldb + j : j * p.ldb + kk); };
+  auto a_at = [&](long long b, long long i, long long kk) {
+    return static_cast<std::size_t>(b * p.stride_a + (c.a_col_major ? kk * p.lda + i : i * p.lda + kk));
+  };
+  auto b_at = [&](long long b, long long kk, long long j) {
+    return static_cast<std::size_t>(b * p.stride_b + (c.b_row_major ? kk * p.ldb + j : j * p.ldb + kk));
+  };
 
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<std::uint8_t> ha(static_cast<std::size_t>(std::max(1LL, a_lines * p.lda)) * ei, 0);
-  std::vector<std::uint8_t> hb(static_cast<std::size_t>(std::max(1LL, b_lines * p.ldb)) * ei, 0);
+  std::vector<std::uint8_t> ha(static_cast<std::size_t>(std::max(1LL, c.batch * p.stride_a)) * ei, 0);
+  std::vector<std::uint8_t> hb(static_cast<std::size_t>(std::max(1LL, c.batch * p.stride_b)) * ei, 0);
   for (std::size_t i = 0; i < ha.size(); i += ei) store_element(in, &ha[i], u(rng));
   for (std::size_t i = 0; i < hb.size(); i += ei) store_element(in, &hb[i], u(rng));
-  const long long c_lines = c.c_col_major ? c.n : c.m;
   const std::size_t c_off = kGuard + static_cast<std::size_t>(c.c_misalign) * eo;
-  std::vector<std::uint8_t> hc(c_off + static_cast<std::size_t>(c_lines * p.ldc) * eo + kGuard, kGuardByte);
-  auto c_index = [&](long long i, long long j) {
-    return c_off + static_cast<std::size_t>(c.c_col_major ? j * p.ldc + i : i * p.ldc + j) * eo;
+  std::vector<std::uint8_t> hc(c_off + static_cast<std::size_t>(c.batch * p.stride_c) * eo + kGuard, kGuardByte);
+  auto c_index = [&](long long b, long long i, long long j) {
+    return c_off + static_cast<std::size_t>(b * p.stride_c + (c.c_col_major ? j * p.ldc + i : i * p.ldc + j)) * eo;
   };
-  for (long long i = 0; i < c.m; ++i)
-    for (long long j = 0; j < c.n; ++j) {
-      std::uint8_t* e = &hc[c_index(i, j)];
-      if (c.beta != 0.0f) {
-        store_element(out, e, u(rng));
-      } else {
-        for (std::size_t b = 0; b < eo; ++b) e[b] = kPoisonByte;
+  for (long long b = 0; b < c.batch; ++b)
+    for (long long i = 0; i < c.m; ++i)
+      for (long long j = 0; j < c.n; ++j) {
+        std::uint8_t* e = &hc[c_index(b, i, j)];
+        if (c.beta != 0.0f) {
+          store_element(out, e, u(rng));
+        } else {
+          for (std::size_t x = 0; x < eo; ++x) e[x] = kPoisonByte;
+        }
       }
-    }
 
   DeviceBuffer da(ha.size()), db(hb.size()), dc(hc.size());
   da.copy_from_host(ha.data(), ha.size());
@@ -166,9 +179,10 @@ Outcome run_case(const Case& c, std::mt19937_64& rng) {
 
   Outcome o;
   std::vector<bool> is_elem(hc.size(), false);
-  for (long long i = 0; i < c.m; ++i)
-    for (long long j = 0; j < c.n; ++j)
-      for (std::size_t b = 0; b < eo; ++b) is_elem[c_index(i, j) + b] = true;
+  for (long long b = 0; b < c.batch; ++b)
+    for (long long i = 0; i < c.m; ++i)
+      for (long long j = 0; j < c.n; ++j)
+        for (std::size_t x = 0; x < eo; ++x) is_elem[c_index(b, i, j) + x] = true;
   for (std::size_t i = 0; i < got.size(); ++i)
     if (!is_elem[i] && got[i] != hc[i]) {
       o.guards_ok = false;
@@ -176,14 +190,15 @@ Outcome run_case(const Case& c, std::mt19937_64& rng) {
       break;
     }
   double num = 0, den = 0;
+  long long bb = 0;  // the matrix being checked
   auto check = [&](long long i, long long j) {
     double ref = 0;
     for (long long kk = 0; kk < c.k; ++kk)
-      ref += static_cast<double>(load_element(in, &ha[a_at(i, kk) * ei])) *
-             static_cast<double>(load_element(in, &hb[b_at(kk, j) * ei]));
+      ref += static_cast<double>(load_element(in, &ha[a_at(bb, i, kk) * ei])) *
+             static_cast<double>(load_element(in, &hb[b_at(bb, kk, j) * ei]));
     ref *= c.alpha;
-    if (c.beta != 0.0f) ref += static_cast<double>(c.beta) * load_element(out, &hc[c_index(i, j)]);
-    const double v = load_element(out, &got[c_index(i, j)]);
+    if (c.beta != 0.0f) ref += static_cast<double>(c.beta) * load_element(out, &hc[c_index(bb, i, j)]);
+    const double v = load_element(out, &got[c_index(bb, i, j)]);
     if (!std::isfinite(v)) {
       ++o.non_finite;
       return;
@@ -191,14 +206,17 @@ Outcome run_case(const Case& c, std::mt19937_64& rng) {
     num += (v - ref) * (v - ref);
     den += ref * ref;
   };
-  if (c.samples > 0) {
-    for (int s = 0; s < c.samples; ++s)
-      check(static_cast<long long>(rng() % static_cast<std::uint64_t>(c.m)), static_cast<long long>(rng() % static_cast<std::uint64_t>(c.n)));
-    for (long long j = 0; j < c.n; j += std::max(1LL, c.n / 97)) check(c.m - 1, j);
-    for (long long i = 0; i < c.m; i += std::max(1LL, c.m / 97)) check(i, c.n - 1);
-  } else {
-    for (long long i = 0; i < c.m; ++i)
-      for (long long j = 0; j < c.n; ++j) check(i, j);
+  for (bb = 0; bb < c.batch; ++bb) {
+    if (c.samples > 0) {
+      for (int s = 0; s < c.samples; ++s)
+        check(static_cast<long long>(rng() % static_cast<std::uint64_t>(c.m)),
+              static_cast<long long>(rng() % static_cast<std::uint64_t>(c.n)));
+      for (long long j = 0; j < c.n; j += std::max(1LL, c.n / 97)) check(c.m - 1, j);
+      for (long long i = 0; i < c.m; i += std::max(1LL, c.m / 97)) check(i, c.n - 1);
+    } else {
+      for (long long i = 0; i < c.m; ++i)
+        for (long long j = 0; j < c.n; ++j) check(i, j);
+    }
   }
   o.rel_error = den > 0 ? std::sqrt(num / den) : (num == 0 ? 0.0 : 1.0);
   return o;
@@ -391,4 +409,35 @@ TEST_CASE("gemm_sm90 gpu: split-K: slices of K into a poisoned workspace, then t
     c.beta = 1.0f;
     check_case(c, rng);
   }
+}
+
+TEST_CASE("gemm_sm90 gpu: batches: strided matrices with gaps, every layout, split-K, TMA and register epilogues") {
+  SWZ_REQUIRE_SM90();
+  std::mt19937_64 rng(std::random_device{}());
+  const char* configs[] = {"in=f16,out=f16,epilogue=tma", "in=bf16,out=f32,bn=128,stages=6,cluster=2,epilogue=tma",
+                           "in=f16,out=bf16,bn=128,stages=6,splits=3,epilogue=tma",
+                           "in=bf16,out=bf16,persistent=0,inflight=0"};
+  for (int layout = 0; layout < 4; ++layout)
+    for (const char* cfg : configs) {
+      Case c;
+      c.cfg = cfg_of(cfg);
+      c.a_col_major = (layout & 1) != 0;
+      c.b_row_major = (layout & 2) != 0;
+      c.batch = 3;
+      c.m = 131, c.n = 200, c.k = 264;
+      c.ab_stride_pad = 64;  // gaps between matrices (TMA needs strides of 16-byte multiples)
+      c.c_stride_pad = 8;    // C's matrices 16-byte apart: the TMA-store epilogue runs
+      check_case(c, rng);
+      c.c_stride_pad = 3;  // odd C stride: the register epilogue
+      c.alpha = 0.5f, c.beta = 1.25f;
+      check_case(c, rng);
+      c.c_col_major = true;
+      c.beta = 0.0f;
+      check_case(c, rng);
+      c.c_col_major = false;
+      c.batch = 7, c.m = 64, c.n = 129, c.k = 1000;
+      c.c_stride_pad = 0, c.ab_stride_pad = 0;
+      c.sm_count = 5;  // many units per persistent block, across matrices
+      check_case(c, rng);
+    }
 }

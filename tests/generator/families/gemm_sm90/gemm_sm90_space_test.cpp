@@ -61,7 +61,11 @@ TEST_CASE("gemm_sm90 variant: where it runs by default") {
   CHECK_FALSE(sm90_default_choice(nt(DType::F16, DType::F16, 4096, 4096, 0), 16, 132).has_value());
   GemmProblem batched = big;
   batched.batch = 2;
-  CHECK_FALSE(sm90_default_choice(batched.resolved(), 16, 132).has_value());
+  CHECK(sm90_default_choice(batched.resolved(), 16, 132).has_value());  // batches run it too
+  GemmProblem small = nt(DType::F16, DType::F16, 64, 512, 512);  // 4 tiles of 128 x 128: the mma.sync family
+  CHECK_FALSE(sm90_default_choice(small, 16, 132).has_value());
+  small.batch = 64;  // ... but 256 of them over 64 matrices fill the GPU
+  CHECK(sm90_default_choice(small.resolved(), 16, 132).has_value());
   // 16 x 4096: one row of 32 tiles of 128 x 128, cut into 4 K slices: 128 units (H100: 20.2 TFLOP/s against
   // the mma.sync family's 18.2).
   const auto skinny = sm90_default_choice(nt(DType::F16, DType::F16, 16, 4096, 4096), 16, 132);

@@ -220,9 +220,24 @@ TEST_CASE("gemm_sm90: problems TMA cannot take are Unsupported, with the reason"
   GemmProblem nn = p;
   nn.b_order = MatrixOrder::RowMajor;
   CHECK(contains(error_of(ErrorKind::InvalidArgument, [&] { gemm_sm90_frame(c, nn, p16, p16); }), "use layout=NN"));
+  // Batches: the strides go with their operands; TMA needs them in multiples of 16 bytes.
   GemmProblem batched = p;
   batched.batch = 2;
-  CHECK(contains(error_of(ErrorKind::Unsupported, [&] { gemm_sm90_frame(c, batched, p16, p16); }), "batch 2"));
+  const Sm90Frame fb = gemm_sm90_frame(c, batched.resolved(), p16, p16);
+  CHECK(fb.batch == 2);
+  CHECK(fb.stride_a == 127 * 4104);
+  CHECK(fb.stride_b == 129 * 4104);
+  CHECK(fb.stride_c == 127 * 129);
+  batched.c_order = MatrixOrder::ColMajor;
+  const Sm90Frame fbc = gemm_sm90_frame(c, batched.resolved(), p16, p16);
+  CHECK(fbc.stride_a == 129 * 4104);  // C^T = B^T A^T
+  CHECK(fbc.stride_b == 127 * 4104);
+  batched.c_order = MatrixOrder::RowMajor;
+  batched.stride_a = 127 * 4104 + 4;
+  CHECK(contains(error_of(ErrorKind::Unsupported, [&] { gemm_sm90_frame(c, batched, p16, p16); }), "batch strides"));
+  const Sm90GemmConfig dflt;
+  CHECK(gemm_sm90_launch_shape(dflt, 300, 300, 64, 132, 4).grid[0] == 3 * 2 * 4);  // units of every matrix
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [&] { gemm_sm90_launch_shape(dflt, 1, 1, 1, 132, 0); }), "batch 0"));
   CHECK(contains(error_of(ErrorKind::InvalidArgument,
                           [&] { gemm_sm90_frame(c, nt_problem(DType::BF16, DType::F16, 8, 8, 8), p16, p16); }),
                  "config is f16>f16"));
@@ -359,8 +374,11 @@ TEST_CASE("gemm_sm90: split-K configs: text, slices, launch shape, workspace, th
   CHECK(gemm_sm90_launch_shape(c, 1024, 4096, 4096, 132).grid[0] == 132);  // 1024 units, persistent
 
   // Workspace: one slice of whole tile rows (of a cluster) per K slice, rows padded to 4 floats.
-  const GemmProblem skinny = nt_problem(DType::F16, DType::F16, 16, 4094, 4096);
+  GemmProblem skinny = nt_problem(DType::F16, DType::F16, 16, 4094, 4096);
   CHECK(gemm_sm90_workspace_bytes(c, skinny) == 4ull * 128 * 4096 * 4);
+  skinny.batch = 3;  // per matrix
+  CHECK(gemm_sm90_workspace_bytes(c, skinny) == 3ull * 4 * 128 * 4096 * 4);
+  skinny.batch = 1;
   c.cluster = 2;
   CHECK(gemm_sm90_workspace_bytes(c, nt_problem(DType::F16, DType::F16, 129, 100, 4096)) == 4ull * 256 * 100 * 4);
   c.cluster = 1;
