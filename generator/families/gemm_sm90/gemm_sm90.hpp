@@ -73,7 +73,8 @@ std::string gemm_sm90_layout(const GemmProblem& problem);
 Sm90GemmConfig default_sm90_gemm_config(DType in, DType out);
 /// A config for a problem's layout and shape without tuning: the default with the problem's layout and the
 /// TMA-store epilogue, bn 128 when 128 x 256 tiles would
-/// leave SMs idle (fewer tiles than `sm_count`, e.g. M = 128), clusters of two from 8 waves of tiles on, and
+/// leave SMs idle (fewer tiles than `sm_count`, e.g. M = 128) or fill the last wave of SMs clearly better,
+/// clusters of two from 8 waves of tiles on, and
 /// K split into up to 16 slices (of at least 4 k-blocks) where whole tiles would keep at most half the SMs
 /// busy.
 Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count);

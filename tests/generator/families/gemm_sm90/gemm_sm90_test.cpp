@@ -161,6 +161,9 @@ TEST_CASE("gemm_sm90: the shape-based choice: 128-wide tiles when 256-wide ones 
   CHECK(big.cluster == 2);  // 2048 tiles: B shared by pairs of CTAs
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 4096, 4096), 132).cluster == 1);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 2048, 4096, 4096), 132).bn == 256);  // 256 tiles
+  // 688 wide tiles fill 87% of 6 waves' slots, 1376 narrow ones 95% of 11: the narrow ones.
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 2048, 11008, 4096), 132).bn == 128);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 8192, 11008, 4096), 132).bn == 256);
   const Sm90GemmConfig skinny = choose_sm90_gemm_config(nt_problem(DType::BF16, DType::F32, 128, 4096, 4096), 132);
   CHECK(skinny.bn == 128);
   CHECK(skinny.in == DType::BF16);
