@@ -232,6 +232,15 @@ void check_case(const Case& c, std::mt19937_64& rng) {
 
 Sm90GemmConfig cfg_of(const char* text) { return Sm90GemmConfig::parse(text); }
 
+// A case of config `cfg` in operand layout number `layout`: bit 0 A column-major, bit 1 B row-major (0: NT).
+Case layout_case(const char* cfg, int layout) {
+  Case c;
+  c.cfg = cfg_of(cfg);
+  c.a_col_major = (layout & 1) != 0;
+  c.b_row_major = (layout & 2) != 0;
+  return c;
+}
+
 }  // namespace
 
 TEST_CASE("gemm_sm90 gpu: 4096^3 f16 and bf16 NT match the f64 reference (sampled)") {
@@ -321,10 +330,7 @@ TEST_CASE("gemm_sm90 gpu: all four layouts (NT, NN, TN, TT) with C either order,
   const long long shapes[][3] = {{127, 200, 4104}, {1, 300, 1000}, {300, 260, 520}, {129, 127, 8}, {64, 64, 64}};
   for (int layout = 0; layout < 4; ++layout)
     for (const char* cfg : configs) {
-      Case c;
-      c.cfg = cfg_of(cfg);
-      c.a_col_major = (layout & 1) != 0;
-      c.b_row_major = (layout & 2) != 0;
+      Case c = layout_case(cfg, layout);
       for (const auto& s : shapes) {
         c.m = s[0], c.n = s[1], c.k = s[2];
         c.samples = c.k > 1000 ? 1500 : 0;  // long K: sampled, the last row and column in full
@@ -398,10 +404,7 @@ TEST_CASE("gemm_sm90 gpu: split-K: slices of K into a poisoned workspace, then t
     check_case(c, rng);
   }
   for (int layout = 1; layout < 4; ++layout) {  // NT ran above
-    Case c;
-    c.cfg = cfg_of(configs[layout % 2 == 1 ? 0 : 1]);
-    c.a_col_major = (layout & 1) != 0;
-    c.b_row_major = (layout & 2) != 0;
+    Case c = layout_case(configs[layout % 2 == 1 ? 0 : 1], layout);
     c.m = 127, c.n = 200, c.k = 4104;
     c.samples = 1500;
     check_case(c, rng);
@@ -419,10 +422,7 @@ TEST_CASE("gemm_sm90 gpu: batches: strided matrices with gaps, every layout, spl
                            "in=bf16,out=bf16,persistent=0,inflight=0"};
   for (int layout = 0; layout < 4; ++layout)
     for (const char* cfg : configs) {
-      Case c;
-      c.cfg = cfg_of(cfg);
-      c.a_col_major = (layout & 1) != 0;
-      c.b_row_major = (layout & 2) != 0;
+      Case c = layout_case(cfg, layout);
       c.batch = 3;
       c.m = 131, c.n = 200, c.k = 264;
       c.ab_stride_pad = 64;  // gaps between matrices (TMA needs strides of 16-byte multiples)
