@@ -205,6 +205,20 @@ __device__ __forceinline__ void sm90_cluster_sync() {
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
 }
 
+/// Stores four floats at the shared-memory offset `addr` of the cluster's CTA `rank` (distributed shared
+/// memory).
+__device__ __forceinline__ void sm90_st_cluster_v4(unsigned addr, unsigned rank, float a, float b, float c, float d) {
+  asm volatile("{\n .reg .b32 r;\n mapa.shared::cluster.u32 r, %0, %1;\n"
+               " st.shared::cluster.v4.f32 [r], {%2, %3, %4, %5};\n}\n" ::"r"(addr), "r"(rank), "f"(a), "f"(b),
+               "f"(c), "f"(d)
+               : "memory");
+}
+__device__ __forceinline__ float4 sm90_ld_shared_v4(unsigned addr) {
+  float4 v;
+  asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(addr) : "memory");
+  return v;
+}
+
 // --- TMA, registers, wgmma -------------------------------------------------------------------------
 
 /// One box of a 2-D `map` at (inner c0, outer c1) into shared memory at `dst`, completing on `bar` (the
@@ -434,11 +448,19 @@ __device__ __forceinline__ void sm90_store_tile_tma(const Sm90TmaMap& map_c, con
 /// it may (beta = 0, C fit for TMA), else, and always with EPI 0, straight from registers to global.
 /// The kernels below are this body with and without a compile-time cluster shape (a kernel declared with
 /// __cluster_dims__(1, 1, 1) ran 7-12% slower on the H100 than one without).
+/// SPLITC (2 or 4; 1: off): the CTAs of a cluster of SPLITC compute the K slices (their cluster rank) of
+/// one tile and sum them through distributed shared memory, no workspace: after the main loop each sends
+/// the columns the others own into their shared memory (over the then idle stage ring), and each sums its
+/// own columns in rank order (the same order whoever arrives first) and stores them from registers.
 template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int CLUSTER, int A_MN, int B_MN,
-          int EPI>
+          int EPI, int SPLITC = 1>
 __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm90TmaMap& map_b,
                                                const Sm90TmaMap& map_c, const Sm90GemmParams& p) {
   static_assert(BN == 128 || BN == 256, "BN is 128 or 256");
+  static_assert(SPLITC == 1 || (CLUSTER == 1 && (SPLITC == 2 || SPLITC == 4)), "SPLITC is 2 or 4, without CLUSTER");
+  static_assert(SPLITC == 1 || (SPLITC - 1) * (BN / 2 / SPLITC) * 2 * 128 * 4 <= STAGES * sm90_stage_bytes(BN),
+                "the cluster reduction's receive buffers fit in the stage ring");
+  constexpr int kCtas = CLUSTER * SPLITC;  // CTAs per cluster
   static_assert(STAGES >= 2, "at least two stages");
   static_assert(INFLIGHT == 0 || INFLIGHT == 1, "INFLIGHT is 0 or 1");
   static_assert(CLUSTER == 1 || CLUSTER == 2, "CLUSTER is 1 or 2");
@@ -465,7 +487,7 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
     sm90_prefetch_map(&map_b);
   }
   // The peer CTA multicasts into this one's stages and arrives on its barriers: all must be initialized.
-  if (CLUSTER > 1) {
+  if (kCtas > 1) {
     sm90_cluster_sync();
   } else {
     __syncthreads();
@@ -473,19 +495,31 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
   const unsigned rank = CLUSTER > 1 ? sm90_cluster_rank() : 0u;
   const int tiles_mc = (p.tiles_m + CLUSTER - 1) / CLUSTER;  // rows of cluster tiles
   const int tiles = tiles_mc * p.tiles_n;
-  const int cluster_id = blockIdx.x / CLUSTER, clusters = gridDim.x / CLUSTER;
+  const int cluster_id = blockIdx.x / kCtas, clusters = gridDim.x / kCtas;
   const int kblocks = (p.k + kSm90Bk - 1) / kSm90Bk;
   // (matrix, K slice, tile): unit = (b * splits + s) * tiles + tile; the slices of one tile are `tiles` apart.
-  const int units = tiles * p.splits * p.batch;
+  // With SPLITC the slice is the CTA's cluster rank instead.
+  const int unit_splits = SPLITC > 1 ? 1 : p.splits;
+  const int units = tiles * unit_splits * p.batch;
+  const int krank = SPLITC > 1 ? static_cast<int>(sm90_cluster_rank()) : 0;
+  const bool to_workspace = SPLITC == 1 && p.splits > 1;  // f32 partials for the split-K reduction
 
   if (wg == 0) {
     sm90_setmaxnreg_dec<kSm90ProducerRegs>();
-    if (threadIdx.x == 0) {
-      int stage = 0;
-      unsigned phase = 0;
-      for (int unit = cluster_id; unit < units; unit += clusters) {
+    int stage = 0;
+    unsigned phase = 0;
+    for (int unit = cluster_id; unit < units; unit += clusters) {
+      // The cluster reduction's three barriers per unit (see the consumers), which every thread passes.
+      if (SPLITC > 1 && threadIdx.x != 0) {
+        sm90_cluster_sync();
+        sm90_cluster_sync();
+        sm90_cluster_sync();
+        continue;
+      }
+      if (SPLITC == 1 && threadIdx.x != 0) break;
+      {
         const int tile = unit % tiles, slab = unit / tiles;  // slab = b * splits + s
-        const int split = slab % p.splits, b = slab / p.splits;
+        const int split = SPLITC > 1 ? krank : slab % unit_splits, b = slab / unit_splits;
         const int tm = gemm_raster_m(tile, tiles_mc, p.tiles_n, RASTER) * CLUSTER + static_cast<int>(rank);
         const int tn = gemm_raster_n(tile, tiles_mc, p.tiles_n, RASTER);
         const int kb_end = min(kblocks, (split + 1) * p.kb_per_split);
@@ -526,6 +560,11 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
           }
         }
       }
+      if (SPLITC > 1) {
+        sm90_cluster_sync();
+        sm90_cluster_sync();
+        sm90_cluster_sync();
+      }
     }
   } else {
     sm90_setmaxnreg_inc<kSm90ConsumerRegs>();
@@ -547,13 +586,13 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
     };
     for (int unit = cluster_id; unit < units; unit += clusters) {
       const int tile = unit % tiles, slab = unit / tiles;
-      const int split = slab % p.splits, b = slab / p.splits;
+      const int split = SPLITC > 1 ? krank : slab % unit_splits, b = slab / unit_splits;
       const int tm = gemm_raster_m(tile, tiles_mc, p.tiles_n, RASTER) * CLUSTER + static_cast<int>(rank);
       const int tn = gemm_raster_n(tile, tiles_mc, p.tiles_n, RASTER);
       const int kb_begin = split * p.kb_per_split, kb_end = min(kblocks, kb_begin + p.kb_per_split);
       // Where the unit's C goes: its slab's rows of the workspace (split), else its matrix of C.
-      const int row_base = p.splits > 1 ? slab * p.slice_rows : 0;
-      const int c_matrix = p.splits > 1 ? 0 : b;
+      const int row_base = to_workspace ? slab * p.slice_rows : 0;
+      const int c_matrix = to_workspace ? 0 : b;
       int reading = -1;  // the stage the k-block still in flight reads (INFLIGHT = 1)
       for (int kb = kb_begin; kb < kb_end; ++kb) {
         sm90_mbar_wait(full0 + 8 * stage, phase);
@@ -587,15 +626,61 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
 #pragma unroll
         for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
       }
+      // Accumulator layout of m64nNk16: warp w holds rows 16w + lane/4 (+ 8), columns 8j + 2 (lane % 4) (+ 1).
+      const int row = tm * kSm90Bm + consumer * 64 + warp * 16 + lane / 4;
+      const int col = tn * BN + 2 * (lane % 4);
+      const long long c_base = static_cast<long long>(row_base) * p.ldc + c_matrix * p.stride_c;
+      if (SPLITC > 1) {
+        // Rank q owns the column groups [q * kPart / 4, (q + 1) * kPart / 4): registers q * kPart.. of every
+        // thread. A receive slot per (sender, consumer) holds kPart floats of each of the 128 threads.
+        constexpr int kPart = BN / 2 / SPLITC, kPart4 = kPart / 4;
+        const auto slot_addr = [&](int slot, int i4) {
+          return base + static_cast<unsigned>(((slot * 2 + consumer) * kPart4 + i4) * 2048 + t * 16);
+        };
+        sm90_cluster_sync();  // A: every CTA of the cluster is done with its stage ring
+#pragma unroll
+        for (int q = 0; q < SPLITC; ++q) {
+          if (q == krank) continue;
+          const int slot = krank - (krank > q ? 1 : 0);  // this sender's slot at rank q
+#pragma unroll
+          for (int i4 = 0; i4 < kPart4; ++i4) {
+            const int i = q * kPart + 4 * i4;
+            sm90_st_cluster_v4(slot_addr(slot, i4), static_cast<unsigned>(q), d[i], d[i + 1], d[i + 2], d[i + 3]);
+          }
+        }
+        sm90_cluster_sync();  // B: the parts have landed (release / acquire at cluster scope)
+#pragma unroll
+        for (int q = 0; q < SPLITC; ++q) {
+          if (q != krank) continue;
+#pragma unroll
+          for (int i4 = 0; i4 < kPart4; ++i4) {
+            const int i = q * kPart + 4 * i4;
+            float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+            for (int src = 0; src < SPLITC; ++src) {  // rank order: the same sum in every run
+              const float4 v = src == q ? make_float4(d[i], d[i + 1], d[i + 2], d[i + 3])
+                                        : sm90_ld_shared_v4(slot_addr(src - (src > q ? 1 : 0), i4));
+              acc.x += v.x, acc.y += v.y, acc.z += v.z, acc.w += v.w;
+            }
+            d[i] = acc.x, d[i + 1] = acc.y, d[i + 2] = acc.z, d[i + 3] = acc.w;
+          }
+#pragma unroll
+          for (int jj = 0; jj < kPart4; ++jj) {
+            const int j = q * kPart4 + jj;
+            sm90_store_pair<OUT_KIND>(p, row, col + 8 * j, d[4 * j], d[4 * j + 1], c_base);
+            sm90_store_pair<OUT_KIND>(p, row + 8, col + 8 * j, d[4 * j + 2], d[4 * j + 3], c_base);
+          }
+        }
+        // The slots were written and read by the generic proxy; the next unit's TMA (async proxy) refills them.
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        sm90_cluster_sync();  // C: the receive slots are read; the stage ring may fill again
+        continue;
+      }
       if (EPI && p.c_tma) {
         sm90_store_tile_tma<OUT_KIND, BN>(map_c, p, d, cbuf0 + sm90_c_consumer_offset(consumer), consumer, t,
                                           row_base + tm * kSm90Bm + consumer * 64, tn * BN, c_matrix, chunk_seq);
         continue;
       }
-      // Accumulator layout of m64nNk16: warp w holds rows 16w + lane/4 (+ 8), columns 8j + 2 (lane % 4) (+ 1).
-      const int row = tm * kSm90Bm + consumer * 64 + warp * 16 + lane / 4;
-      const int col = tn * BN + 2 * (lane % 4);
-      const long long c_base = static_cast<long long>(row_base) * p.ldc + c_matrix * p.stride_c;
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j) {
         sm90_store_pair<OUT_KIND>(p, row, col + 8 * j, d[4 * j], d[4 * j + 1], c_base);
@@ -627,6 +712,21 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kSm90Threads, 1)
     gemm_sm90_cluster2_kernel(const __grid_constant__ Sm90TmaMap map_a, const __grid_constant__ Sm90TmaMap map_b,
                               const __grid_constant__ Sm90TmaMap map_c, const __grid_constant__ Sm90GemmParams p) {
   gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 2, A_MN, B_MN, EPI>(map_a, map_b, map_c, p);
+}
+/// Split-K in clusters of SPLITC CTAs (2 or 4), one K slice each, summed through distributed shared memory.
+template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int A_MN = 0, int B_MN = 0,
+          int EPI = 0>
+__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kSm90Threads, 1)
+    gemm_sm90_splitk2_kernel(const __grid_constant__ Sm90TmaMap map_a, const __grid_constant__ Sm90TmaMap map_b,
+                             const __grid_constant__ Sm90TmaMap map_c, const __grid_constant__ Sm90GemmParams p) {
+  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 1, A_MN, B_MN, EPI, 2>(map_a, map_b, map_c, p);
+}
+template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int A_MN = 0, int B_MN = 0,
+          int EPI = 0>
+__global__ void __cluster_dims__(4, 1, 1) __launch_bounds__(kSm90Threads, 1)
+    gemm_sm90_splitk4_kernel(const __grid_constant__ Sm90TmaMap map_a, const __grid_constant__ Sm90TmaMap map_b,
+                             const __grid_constant__ Sm90TmaMap map_c, const __grid_constant__ Sm90GemmParams p) {
+  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 1, A_MN, B_MN, EPI, 4>(map_a, map_b, map_c, p);
 }
 #endif
 

@@ -18,7 +18,7 @@ namespace swz {
 namespace {
 
 const char* const kForm =
-    " (form: in=f16|bf16,out=f16|bf16|f32,layout=NT|NN|TN|TT,bn=128|256,stages=N,raster=N,persistent=0|1,inflight=0|1,cluster=1|2,epilogue=regs|tma,splits=1..32)";
+    " (form: in=f16|bf16,out=f16|bf16|f32,layout=NT|NN|TN|TT,bn=128|256,stages=N,raster=N,persistent=0|1,inflight=0|1,cluster=1|2,epilogue=regs|tma,splits=1..32,reduce=workspace|cluster)";
 
 // Slices shorter than this many k-blocks (of 64) fill the pipeline more than they run it.
 constexpr long long kMinSliceBlocks = 4;
@@ -56,6 +56,7 @@ std::string Sm90GemmConfig::to_string() const {
      << ",inflight=" << inflight << ",cluster=" << cluster;
   if (tma_epilogue) os << ",epilogue=tma";  // left out when off: texts stored before the field still match
   if (splits > 1) os << ",splits=" << splits;  // likewise
+  if (reduce_cluster) os << ",reduce=cluster";
   return os.str();
 }
 
@@ -85,6 +86,10 @@ Sm90GemmConfig Sm90GemmConfig::parse(const std::string& text) {
     } else if (k == "epilogue") {
       if (v != "regs" && v != "tma") throw_invalid("sm_90a gemm config: epilogue=" + v + " must be regs or tma" + kForm);
       c.tma_epilogue = v == "tma";
+    } else if (k == "reduce") {
+      if (v != "workspace" && v != "cluster")
+        throw_invalid("sm_90a gemm config: reduce=" + v + " must be workspace or cluster" + kForm);
+      c.reduce_cluster = v == "cluster";
     } else if (k == "splits") {
       c.splits = static_cast<int>(parse_integer("sm_90a gemm config splits", v, 1, kMaxSplits));
     } else {
@@ -119,6 +124,20 @@ void Sm90GemmConfig::validate() const {
     throw_invalid("sm_90a gemm config: cluster=" + std::to_string(cluster) + " must be 1 or 2");
   if (splits < 1 || splits > kMaxSplits)
     throw_invalid("sm_90a gemm config: splits=" + std::to_string(splits) + " must be in 1.." + std::to_string(kMaxSplits));
+  if (reduce_cluster) {
+    if (splits != 2 && splits != 4)
+      throw_invalid("sm_90a gemm config: reduce=cluster sums splits=2 or 4 slices in a cluster (splits=" +
+                    std::to_string(splits) + "); use reduce=workspace for other counts");
+    if (cluster != 1) throw_invalid("sm_90a gemm config: reduce=cluster takes cluster=1 (its cluster is the K slices)");
+    if (tma_epilogue) throw_invalid("sm_90a gemm config: reduce=cluster stores C from registers; drop epilogue=tma");
+    // The receive slots (the other slices' columns of this CTA) overlay the stage ring.
+    const int recv = (splits - 1) * (bn / 2 / splits) * 2 * 128 * 4;
+    if (recv > stages * tpl::sm90_stage_bytes(bn))
+      throw_invalid("sm_90a gemm config: reduce=cluster needs " + std::to_string(recv) +
+                    " bytes of the stage ring for the other slices' columns; stages=" + std::to_string(stages) +
+                    " with bn=" + std::to_string(bn) + " has " + std::to_string(stages * tpl::sm90_stage_bytes(bn)) +
+                    "; use more stages");
+  }
 }
 
 Sm90GemmConfig default_sm90_gemm_config(DType in, DType out) {
@@ -179,6 +198,7 @@ Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count)
 }
 
 int gemm_sm90_k_splits(const Sm90GemmConfig& cfg, long long k) {
+  if (cfg.reduce_cluster) return cfg.splits;  // every CTA of the cluster, a slice of K or none
   if (k <= 0) return cfg.splits > 1 ? 0 : 1;
   if (cfg.splits <= 1) return 1;
   const long long kblocks = (k + tpl::kSm90Bk - 1) / tpl::kSm90Bk;
@@ -190,7 +210,7 @@ std::size_t gemm_sm90_workspace_bytes(const Sm90GemmConfig& cfg, const GemmProbl
   cfg.validate();
   const GemmProblem p = problem.resolved();
   const int splits = gemm_sm90_k_splits(cfg, p.k);
-  if (cfg.splits <= 1 || splits == 0 || p.m == 0 || p.n == 0) return 0;
+  if (!cfg.uses_workspace() || splits == 0 || p.m == 0 || p.n == 0) return 0;
   const long long m = p.c_order == MatrixOrder::RowMajor ? p.m : p.n, n = p.c_order == MatrixOrder::RowMajor ? p.n : p.m;
   const long long bytes = detail::checked_mul(
       detail::checked_mul(static_cast<long long>(splits) * p.batch, gemm_sm90_slice_rows(cfg, m), "sm_90a split-K workspace"),
@@ -206,7 +226,11 @@ int gemm_sm90_smem_bytes(const Sm90GemmConfig& cfg) {
 std::string gemm_sm90_name_expression(const Sm90GemmConfig& cfg) {
   cfg.validate();
   std::ostringstream os;
-  os << (cfg.cluster == 2 ? "swz::tpl::gemm_sm90_cluster2_kernel<" : "swz::tpl::gemm_sm90_kernel<") << elem_kind(cfg.in)
+  const char* kernel = cfg.reduce_cluster ? (cfg.splits == 2 ? "swz::tpl::gemm_sm90_splitk2_kernel<"
+                                                              : "swz::tpl::gemm_sm90_splitk4_kernel<")
+                       : cfg.cluster == 2 ? "swz::tpl::gemm_sm90_cluster2_kernel<"
+                                          : "swz::tpl::gemm_sm90_kernel<";
+  os << kernel << elem_kind(cfg.in)
      << ", " << elem_kind(cfg.kernel_out()) << ", " << cfg.bn << ", " << cfg.stages << ", " << cfg.raster << ", " << cfg.inflight
      << ", " << (cfg.a_mn_major() ? 1 : 0) << ", " << (cfg.b_mn_major() ? 1 : 0) << ", " << (cfg.tma_epilogue ? 1 : 0)
      << ">";
@@ -297,13 +321,17 @@ LaunchShape gemm_sm90_launch_shape(const Sm90GemmConfig& cfg, long long m, long 
   if (batch < 1) throw_invalid("sm_90a gemm launch shape: batch " + std::to_string(batch) + " must be >= 1");
   const long long tiles = (rows + cfg.cluster - 1) / cfg.cluster * ((n + cfg.bn - 1) / cfg.bn) *
                           std::max(1, gemm_sm90_k_splits(cfg, k)) * batch;
-  const long long clusters =
-      std::max(1LL, cfg.persistent ? std::min<long long>(tiles, std::max(1, sm_count / cfg.cluster)) : tiles);
-  // The kernel counts its work units in int.
+  // The kernel counts its work units in int. A cluster reduction runs one cluster of `splits` CTAs per
+  // (tile, matrix): its slices are in the cluster, not in the units.
   if (tiles * cfg.cluster > 2147483647LL)
     throw_invalid("sm_90a gemm: " + std::to_string(tiles) + " work units (tiles x K slices x matrices) exceed 2^31 - 1");
+  const long long ctas_per_cluster = cfg.reduce_cluster ? cfg.splits : cfg.cluster;
+  const long long clusters =
+      cfg.reduce_cluster ? tiles / cfg.splits
+                         : std::max(1LL, cfg.persistent ? std::min<long long>(tiles, std::max(1, sm_count / cfg.cluster))
+                                                        : tiles);
   LaunchShape s{};
-  s.grid[0] = static_cast<unsigned>(clusters * cfg.cluster);
+  s.grid[0] = static_cast<unsigned>(std::max(1LL, clusters) * ctas_per_cluster);
   s.grid[1] = s.grid[2] = 1;
   s.block[0] = tpl::kSm90Threads;
   s.block[1] = s.block[2] = 1;

@@ -51,6 +51,12 @@ struct Sm90GemmConfig {
   /// (gemm_sm90_workspace_bytes) that the split-K reduction (templates/gemm_splitk.cuh) sums into C with
   /// alpha and beta. For shapes with fewer tiles than SMs (M <= 128 against a 4096-wide N).
   int splits = 1;
+  /// How the K slices are summed (text "reduce=cluster", printed only when set): false, through the f32
+  /// workspace and the split-K reduction kernel; true, inside the kernel: the `splits` (2 or 4) slices of a
+  /// tile run on one cluster of CTAs that sum them through distributed shared memory and store C from
+  /// registers (no workspace, no second kernel; one cluster per tile, not persistent; epilogue=tma and
+  /// cluster=2 do not apply).
+  bool reduce_cluster = false;
 
   std::string to_string() const;
   /// @throws Error(InvalidArgument) naming the field for unknown keys, bad values or an invalid config.
@@ -62,7 +68,9 @@ struct Sm90GemmConfig {
   bool a_mn_major() const { return layout.size() == 2 && layout[0] == 'T'; }
   bool b_mn_major() const { return layout.size() == 2 && layout[1] == 'N'; }
   /// What the kernel itself writes: f32 partials into the workspace when it splits K, else C's `out`.
-  DType kernel_out() const { return splits > 1 ? DType::F32 : out; }
+  DType kernel_out() const { return splits > 1 && !reduce_cluster ? DType::F32 : out; }
+  /// Whether K slices go through the workspace and the reduction kernel.
+  bool uses_workspace() const { return splits > 1 && !reduce_cluster; }
 };
 
 /// The layout (Sm90GemmConfig::layout) `problem` has in the kernel's frame: its own for a row-major C; for a
@@ -143,7 +151,7 @@ struct Sm90GemmLaunch {
   Dim3 grid, block;
   unsigned smem_bytes = 0;
   bool empty = false;  ///< m or n is 0: nothing to launch
-  /// Split-K (cfg.splits > 1): the GEMM writes f32 partials into the workspace, then the reduction kernel
+  /// Split-K through the workspace (cfg.uses_workspace()): the GEMM writes f32 partials into the workspace, then the reduction kernel
   /// (gemm_splitk_reduce_name_expression(out)) runs with `reduce` on `reduce_grid` x `reduce_block`.
   /// With K = 0 only the reduction runs (`gemm` false).
   bool split = false;

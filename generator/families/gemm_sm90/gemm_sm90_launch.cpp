@@ -105,7 +105,7 @@ Sm90GemmLaunch gemm_sm90_prepare(const Sm90GemmConfig& cfg, const GemmProblem& p
   l.smem_bytes = static_cast<unsigned>(gemm_sm90_smem_bytes(cfg));
   l.empty = f.m == 0 || f.n == 0;
   if (l.empty) return l;
-  l.split = cfg.splits > 1;
+  l.split = cfg.uses_workspace();
   if (l.split) {
     // The GEMM writes f32 partials (alpha 1, beta 0) into slices of the workspace; the reduction applies
     // the call's alpha and beta. K = 0: no partials, the reduction alone writes beta * C.

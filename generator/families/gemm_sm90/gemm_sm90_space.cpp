@@ -78,6 +78,19 @@ std::vector<Sm90GemmConfig> sm90_gemm_space(const Sm90GemmConfig& base) {
           }
           space.push_back(c);
         }
+  // A split base also tries summing 2 or 4 slices inside the kernel, in a cluster (no workspace).
+  if (base.splits > 1)
+    for (const TileStages ts : {TileStages{128, 6}, TileStages{256, 4}})
+      for (const int split : {2, 4}) {
+        Sm90GemmConfig c = base;
+        c.bn = ts.bn;
+        c.stages = ts.stages;
+        c.cluster = 1;
+        c.splits = split;
+        c.reduce_cluster = true;
+        c.tma_epilogue = false;
+        if (std::find(space.begin(), space.end(), c) == space.end()) space.push_back(c);
+      }
   return space;
 }
 

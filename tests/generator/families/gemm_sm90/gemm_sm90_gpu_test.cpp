@@ -172,7 +172,7 @@ Outcome run_case(const Case& c, std::mt19937_64& rng) {
   const Sm90GemmLaunch launch = gemm_sm90_prepare(cfg, p, da.ptr(), db.ptr(), dc.ptr() + c_off, c.alpha, c.beta, sms,
                                                   0, ws_bytes > 0 ? dw.ptr() : 0);
   Stream stream;
-  gemm_sm90_launch(kernel_for(cfg), launch, stream.handle(), true, cfg.splits > 1 ? &reduce_for(out) : nullptr);
+  gemm_sm90_launch(kernel_for(cfg), launch, stream.handle(), true, cfg.uses_workspace() ? &reduce_for(out) : nullptr);
   stream.synchronize();
   std::vector<std::uint8_t> got(hc.size());
   dc.copy_to_host(got.data(), got.size());
@@ -361,12 +361,14 @@ TEST_CASE("gemm_sm90 gpu: all four layouts (NT, NN, TN, TT) with C either order,
     }
 }
 
-TEST_CASE("gemm_sm90 gpu: split-K: slices of K into a poisoned workspace, then the reduction, every layout") {
+TEST_CASE("gemm_sm90 gpu: split-K: slices of K into a poisoned workspace, then the reduction, or summed in a cluster, every layout") {
   SWZ_REQUIRE_SM90();
   std::mt19937_64 rng(std::random_device{}());
   const char* configs[] = {"in=f16,out=f16,bn=128,stages=6,splits=4,epilogue=tma", "in=bf16,out=f32,splits=3",
                            "in=f16,out=bf16,bn=128,stages=6,splits=8,cluster=2,epilogue=tma",
-                           "in=bf16,out=bf16,bn=128,splits=5,inflight=0,persistent=0"};
+                           "in=bf16,out=bf16,bn=128,splits=5,inflight=0,persistent=0",
+                           "in=f16,out=f16,bn=128,stages=6,splits=4,reduce=cluster",  // summed in a cluster
+                           "in=bf16,out=f32,splits=2,reduce=cluster"};
   // Shapes: K of 65 k-blocks and in fewer k-blocks than slices (fewer, non-empty slices), one k-block,
   // skinny and odd M and N.
   const long long shapes[][3] = {{127, 129, 4104}, {1, 300, 1000}, {128, 256, 200}, {300, 260, 520}, {129, 127, 8},
@@ -403,15 +405,16 @@ TEST_CASE("gemm_sm90 gpu: split-K: slices of K into a poisoned workspace, then t
     c.samples = 2000;
     check_case(c, rng);
   }
-  for (int layout = 1; layout < 4; ++layout) {  // NT ran above
-    Case c = layout_case(configs[layout % 2 == 1 ? 0 : 1], layout);
-    c.m = 127, c.n = 200, c.k = 4104;
-    c.samples = 1500;
-    check_case(c, rng);
-    c.m = 128, c.n = 4096, c.k = 4096;
-    c.beta = 1.0f;
-    check_case(c, rng);
-  }
+  for (int layout = 1; layout < 4; ++layout)  // NT ran above
+    for (const char* cfg : {configs[layout % 2 == 1 ? 0 : 1], configs[layout % 2 == 1 ? 4 : 5]}) {
+      Case c = layout_case(cfg, layout);
+      c.m = 127, c.n = 200, c.k = 4104;
+      c.samples = 1500;
+      check_case(c, rng);
+      c.m = 128, c.n = 4096, c.k = 4096;
+      c.beta = 1.0f;
+      check_case(c, rng);
+    }
 }
 
 TEST_CASE("gemm_sm90 gpu: batches: strided matrices with gaps, every layout, split-K, TMA and register epilogues") {
@@ -419,7 +422,7 @@ TEST_CASE("gemm_sm90 gpu: batches: strided matrices with gaps, every layout, spl
   std::mt19937_64 rng(std::random_device{}());
   const char* configs[] = {"in=f16,out=f16,epilogue=tma", "in=bf16,out=f32,bn=128,stages=6,cluster=2,epilogue=tma",
                            "in=f16,out=bf16,bn=128,stages=6,splits=3,epilogue=tma",
-                           "in=bf16,out=bf16,persistent=0,inflight=0"};
+                           "in=bf16,out=bf16,persistent=0,inflight=0", "in=f16,out=f32,bn=128,splits=4,reduce=cluster"};
   for (int layout = 0; layout < 4; ++layout)
     for (const char* cfg : configs) {
       Case c = layout_case(cfg, layout);

@@ -407,13 +407,47 @@ TEST_CASE("gemm_sm90: split-K configs: text, slices, launch shape, workspace, th
 
   // The space around a split default: slice counts instead of clusters and tile orders.
   const std::vector<Sm90GemmConfig> space = sm90_gemm_space(d);
-  CHECK(space.size() <= 12);
-  CHECK(space.size() >= 6);
+  CHECK(space.size() <= 16);
+  CHECK(space.size() >= 10);
   std::set<int> splits;
+  int in_cluster = 0;
   for (const Sm90GemmConfig& s : space) {
     CHECK(s.cluster == 1);
     splits.insert(s.splits);
+    in_cluster += s.reduce_cluster;
+    CHECK_NOTHROW(s.validate());
   }
   CHECK(splits == std::set<int>{2, 4, 8});
+  CHECK(in_cluster == 4);  // 2 or 4 slices, bn 128 or 256
   CHECK(std::find(space.begin(), space.end(), d) != space.end());
+}
+
+TEST_CASE("gemm_sm90: split-K in a cluster: text, rules, the kernel, launch shape, no workspace") {
+  Sm90GemmConfig c = Sm90GemmConfig::parse("in=bf16,out=bf16,bn=128,stages=6,splits=4,reduce=cluster");
+  CHECK(c.reduce_cluster);
+  CHECK(c.to_string() ==
+        "in=bf16,out=bf16,layout=NT,bn=128,stages=6,raster=8,persistent=1,inflight=1,cluster=1,splits=4,reduce=cluster");
+  CHECK(Sm90GemmConfig::parse(c.to_string()) == c);
+  CHECK(c.kernel_out() == DType::BF16);  // C itself, summed in the cluster
+  CHECK_FALSE(c.uses_workspace());
+  CHECK(gemm_sm90_name_expression(c) == "swz::tpl::gemm_sm90_splitk4_kernel<1, 1, 128, 6, 8, 1, 0, 0, 0>");
+  c.splits = 2;
+  CHECK(gemm_sm90_name_expression(c) == "swz::tpl::gemm_sm90_splitk2_kernel<1, 1, 128, 6, 8, 1, 0, 0, 0>");
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("splits=3,reduce=cluster"); }),
+                 "splits=2 or 4"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("splits=2,cluster=2,reduce=cluster"); }),
+                 "cluster=1"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("splits=2,epilogue=tma,reduce=cluster"); }),
+                 "epilogue=tma"));
+  // The receive slots (3 x 32 KB at bn 256) fit even a ring of two stages (2 x 48 KB).
+  CHECK_NOTHROW(Sm90GemmConfig::parse("bn=256,stages=2,splits=4,reduce=cluster"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("reduce=tree"); }), "reduce=tree"));
+  // One cluster of `splits` CTAs per tile and matrix, whatever `persistent` says; no workspace.
+  c.splits = 4;
+  CHECK(gemm_sm90_launch_shape(c, 128, 4096, 4096, 132).grid[0] == 128);    // 32 tiles x 4
+  CHECK(gemm_sm90_launch_shape(c, 1024, 4096, 4096, 132).grid[0] == 1024);  // 256 tiles x 4: waves of clusters
+  CHECK(gemm_sm90_launch_shape(c, 128, 4096, 64, 132).grid[0] == 128);      // slices without k-blocks add zeros
+  CHECK(gemm_sm90_launch_shape(c, 300, 300, 64, 132, 2).grid[0] == 3 * 3 * 2 * 4);
+  CHECK(gemm_sm90_k_splits(c, 64) == 4);
+  CHECK(gemm_sm90_workspace_bytes(c, nt_problem(DType::BF16, DType::BF16, 16, 4096, 4096)) == 0);
 }
