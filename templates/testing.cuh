@@ -9,7 +9,7 @@
 namespace swz {
 namespace tpl {
 
-enum MisbehaviourKind { kMisbehaveFault = 0, kMisbehaveHang = 1, kMisbehaveWrong = 2 };
+enum MisbehaviourKind { kMisbehaveFault = 0, kMisbehaveHang = 1, kMisbehaveWrong = 2, kMisbehaveOutOfBounds = 3 };
 
 #if SWZ_DEVICE_CODE
 
@@ -30,6 +30,7 @@ __global__ void misbehaving_transpose_kernel(const __grid_constant__ TransposePa
     return;
   }
   // kMisbehaveWrong: a correct naive transpose except one flipped bit in the first element.
+  // kMisbehaveOutOfBounds: a correct naive transpose, then one element written just past the output.
   const T* in = static_cast<const T*>(p.in);
   T* out = static_cast<T*>(p.out);
   const long long block = (static_cast<long long>(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
@@ -39,8 +40,10 @@ __global__ void misbehaving_transpose_kernel(const __grid_constant__ TransposePa
     const long long b = i / (p.rows * p.cols), rc = i - b * p.rows * p.cols;
     const long long r = rc / p.cols, c = rc - r * p.cols;
     const T v = in[b * p.stride_in + r * p.ld_in + c];
-    out[b * p.stride_out + c * p.ld_out + r] = i == 0 ? static_cast<T>(v ^ 1u) : v;
+    out[b * p.stride_out + c * p.ld_out + r] = MODE == kMisbehaveWrong && i == 0 ? static_cast<T>(v ^ 1u) : v;
   }
+  if (MODE == kMisbehaveOutOfBounds && block == 0 && threadIdx.x == 0)
+    out[(p.batch - 1) * p.stride_out + p.cols * p.ld_out] = in[0];
 }
 
 #endif  // SWZ_DEVICE_CODE

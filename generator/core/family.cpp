@@ -225,6 +225,9 @@ Family::Family(FamilyDef def) : impl_(std::make_unique<Impl>()) {
   if (!(def.tolerance > 0) || !std::isfinite(def.tolerance))
     throw_invalid("family.tolerance: must be a positive number");
   if (def.min_arch < 50 || def.min_arch > 200) throw_invalid("family.min_arch: 50..200 (80 = sm_80)");
+  if (def.space_fn && def.space_version.empty())
+    throw_invalid("family.space_version: a family with a space_fn must name the version of the code behind it "
+                  "(e.g. a hash of its sources): stored winners are valid only for the space that chose them");
   std::set<std::string> taken;
   if (def.dims.empty()) throw_invalid("family.dims: at least one problem dimension");
   for (const std::string& entry : def.dims) {
@@ -303,7 +306,9 @@ Family::Family(FamilyDef def) : impl_(std::make_unique<Impl>()) {
   m.templates_only = templates_only_source(def.source);
   m.def = std::move(def);
   m.source_hash = hash128(m.def.source);
-  m.definition_hash = hash128(m.def.to_text());
+  // The space function is code, not text: its version stands for it in the id winners are stored under.
+  m.definition_hash =
+      hash128(m.def.space_version.empty() ? m.def.to_text() : m.def.to_text() + "\n# space_version " + m.def.space_version);
 }
 
 Family::~Family() = default;

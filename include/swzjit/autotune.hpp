@@ -44,9 +44,10 @@ struct TuneOptions {
   int min_repetitions = 10;         ///< timed runs per candidate, at least
   int max_repetitions = 100;        ///< and at most
   double repetition_target_ms = 20; ///< between those, enough runs for about this much kernel time
-  /// TEST-ONLY: config string -> "fault", "hang" or "wrong". The named candidate is replaced by a
-  /// misbehaving kernel (templates/testing.cuh) that writes out of bounds, spins forever, or writes
-  /// one wrong value; its result is recorded (and stored) like any other, so use a scratch cache.
+  /// TEST-ONLY: config string -> "fault", "hang", "wrong" or "oob". The named candidate is replaced by a
+  /// misbehaving kernel (the family's FamilyDef::stand_in; transposes: templates/testing.cuh) that faults
+  /// on an illegal address, spins forever, writes one wrong value, or writes one element past its output;
+  /// its result is recorded (and stored) like any other, so use a scratch cache.
   std::map<std::string, std::string> inject;
   /// Seed of the random data candidates are verified on (0..2^32-1); < 0: the operation's fixed seed
   /// (TuneReport::seed says which was used).

@@ -150,6 +150,9 @@ class Engine {
   Cache& cache();
   EngineCounters counters() const;
 
+  // --- transpose: the typed API over the built-in family "transpose" (compile_family, family_config,
+  // autotune_family: the same kernels, cache entries and stored winners; runtime/engine/engine.cpp) ---
+
   /// Compile `cfg` for `arch` ("" = this engine's device), from the cache when possible.
   /// Works without a GPU when `arch` is given.
   KernelEntry compile_transpose(const TransposeConfig& cfg, const std::string& arch = {});
@@ -167,7 +170,8 @@ class Engine {
   void launch_transpose(const TransposeConfig& cfg, const TransposeProblem& problem, DevicePtr in, DevicePtr out,
                         CUstream stream);
 
-  /// The tuning key of a problem on this engine's device.
+  /// The tuning key of a problem on this engine's device: the transpose family's (operation
+  /// "family:transpose"); winners the typed tuner of earlier versions stored are read as a fallback.
   TuningProblemKey transpose_tuning_key(const TransposeProblem& problem, int max_vec_bytes);
 
   // --- GEMM (runtime/engine_gemm.cpp) -------------------------------------------------------------

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,26 @@ using SmemAccessMap = std::function<std::vector<SmemInstruction>(const FamilyVal
 /// enumerates a space, so like SmemAccessMap it is not part of the text form.
 using FamilySpaceFn = std::function<std::vector<FamilyValues>(const FamilyValues& problem)>;
 
+/// Where an earlier version of the library stored a family's winners, for a built-in family that took
+/// over an operation the typed API tuned before (transpose): the tuning key's operation and problem text,
+/// the space id, and how to read the stored config text (nullopt: unusable). Engine::family_config reads
+/// it when the family's own key has no winner, so a cache tuned by that version keeps its winners.
+struct FamilyLegacyWinner {
+  std::string operation;
+  std::string problem;
+  std::string space_id;
+  std::function<std::optional<FamilyValues>(const std::string& config)> parse;
+};
+using FamilyLegacyWinnerFn = std::function<std::optional<FamilyLegacyWinner>(const FamilyValues& problem)>;
+
+/// TEST-ONLY: a misbehaving kernel with the launch's signature that a tune runs instead of a candidate
+/// named in TuneOptions::inject ("fault", "hang", "wrong" or "oob"): its CUDA source and name expression.
+struct FamilyStandIn {
+  std::string source;
+  std::string name_expression;
+};
+using FamilyStandInFn = std::function<FamilyStandIn(const std::string& mode, const FamilyValues& problem)>;
+
 /// Everything the library needs to know about a family. Text form (FamilyDef::parse / to_text); '#'
 /// starts a comment, except in the source:
 ///
@@ -145,6 +166,14 @@ struct FamilyDef {
   SmemAccessMap smem_accesses;
   /// Optional, not part of the text form: see FamilySpaceFn.
   FamilySpaceFn space_fn;
+  /// Required with a space_fn (not part of the text form): a version of the code behind it, e.g. a hash
+  /// of its sources. It is part of definition_hash(), the id stored winners are valid for, so a winner
+  /// chosen from another space is never used; change it whenever the space function's output changes.
+  std::string space_version;
+  /// Optional, not part of the text form: see FamilyLegacyWinner.
+  FamilyLegacyWinnerFn legacy_winner;
+  /// Optional, TEST-ONLY, not part of the text form: see FamilyStandIn. Without it, a tune refuses inject.
+  FamilyStandInFn stand_in;
 
   /// Reads the text form. `base_dir` resolves `source = FILE`. @throws Error(InvalidArgument) naming
   /// the line and field.
@@ -241,8 +270,8 @@ class Family {
 
   /// XXH3-128 of the source bytes; part of every kernel key of the family.
   const std::string& source_hash() const noexcept;
-  /// XXH3-128 of the whole text form: a stored winner is valid only for the exact definition (space,
-  /// requirements, launch, source) that produced it.
+  /// XXH3-128 of the whole text form and the space_version: a stored winner is valid only for the exact
+  /// definition (space, space function, requirements, launch, source) that produced it.
   const std::string& definition_hash() const noexcept;
 
  private:

@@ -1,32 +1,22 @@
-// runtime: the Engine (include/swzjit/engine.hpp): generator config -> cache key -> cached cubin or
-// NVRTC compile -> module loaded once per device -> launch on the caller's stream.
+// runtime: the Engine (include/swzjit/engine.hpp) and its typed transpose API, a thin adapter over the
+// built-in family "transpose" (generator/families/transpose/transpose_family.hpp): every choice, compile,
+// tune and stored winner goes through the family path (runtime/engine/engine_family.cpp).
 #include "swzjit/engine.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <functional>
-#include <map>
+#include <memory>
 #include <mutex>
-#include <optional>
-#include <tuple>
 #include <sstream>
 
 #include "generator/core/checked_arith.hpp"
-#include "runtime/tune/autotune_internal.hpp"
+#include "generator/families/transpose/transpose_family.hpp"
 #include "runtime/engine/engine_impl.hpp"
-#include "runtime/engine/engine_tune_gate.hpp"
 #include "runtime/jit/jit_cache.hpp"
+#include "swzjit/autotune.hpp"
 #include "swzjit/error.hpp"
 #include "templates/transpose.cuh"
 
 namespace swz {
-
-namespace {
-
-
-
-
-}  // namespace
 
 TransposeProblem TransposeProblem::resolved() const {
   TransposeProblem p = *this;
@@ -93,16 +83,6 @@ TransposeConfig default_transpose_config(DType dtype, int max_vec_bytes) {
   return c;  // plain: correct, only slower
 }
 
-namespace {
-
-// `p` must be resolved.
-ProblemId problem_id(const TransposeProblem& p, int align) {
-  return {static_cast<int>(p.dtype), p.rows, p.cols, p.ld_in, p.ld_out, p.batch, p.batch > 1 ? p.stride_in : 0,
-          p.batch > 1 ? p.stride_out : 0, align};
-}
-
-}  // namespace
-
 Engine::Engine(EngineOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->options = options;
   if (options.use_cache) {
@@ -136,90 +116,64 @@ EngineCounters Engine::counters() const {
   return c;
 }
 
-
-KernelEntry Engine::compile_transpose(const TransposeConfig& cfg, const std::string& arch_in) {
-  cfg.validate();
-  std::string arch = arch_in;
-  if (arch.empty()) {
-    std::lock_guard<std::mutex> lock(impl_->mutex);
-    if (impl_->device_arch.empty()) impl_->device_arch = device_info(impl_->options.device).arch();
-    arch = impl_->device_arch;
-  }
-  CompileRequest req;
-  req.source = transpose_source(cfg);
-  req.source_name = transpose_source_name(cfg);
-  req.name_expression = transpose_name_expression(cfg);
-  req.arch = arch;
-  return detail::compile_through_cache(*impl_->cache, req, cfg.threads, 0, [this] { ++impl_->compiles; });
-}
-
-Kernel Engine::transpose_kernel(const TransposeConfig& cfg) {
-  const std::string id = cfg.to_string();
-  {
-    std::lock_guard<std::mutex> lock(impl_->mutex);
-    auto it = impl_->kernels.find(id);
-    if (it != impl_->kernels.end()) return it->second;
-  }
-  const KernelEntry e = compile_transpose(cfg);
-  std::string arch;
-  {
-    std::lock_guard<std::mutex> lock(impl_->mutex);
-    arch = impl_->device_arch;
-  }
-  Module m(detail::to_compiled(e, arch, transpose_name_expression(cfg)), impl_->options.device);
-  Kernel k = m.kernel();
-  ++impl_->loads;
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  return impl_->kernels.emplace(id, k).first->second;
-}
-
-TuningProblemKey Engine::transpose_tuning_key(const TransposeProblem& problem, int max_vec_bytes) {
-  return impl_->tuning_key("transpose", problem.key(max_vec_bytes));
-}
-
-
-TransposeConfig Engine::transpose_config(const TransposeProblem& problem_in, DevicePtr in, DevicePtr out) {
-  const TransposeProblem problem = problem_in.resolved();
-  const int align = problem.max_vec_bytes(in, out);
-  const ProblemId id = problem_id(problem, align);
-  {
-    std::lock_guard<std::mutex> lock(impl_->mutex);
-    auto it = impl_->choices.find(id);
-    if (it != impl_->choices.end()) return it->second.config;
-  }
-  const TuningProblemKey tkey = transpose_tuning_key(problem, align);
-  const std::function<std::optional<TransposeConfig>()> stored = [&]() -> std::optional<TransposeConfig> {
-    const auto winner = impl_->cache->load_winner(tkey, transpose_space_id(problem.dtype, align));
-    if (!winner) return std::nullopt;
-    try {
-      const TransposeConfig c = TransposeConfig::parse(winner->config);
-      if (c.vec * dtype_bytes(c.dtype) <= align && c.dtype == problem.dtype) return c;
-    } catch (const Error&) {
-    }
-    return std::nullopt;  // a stored winner this build cannot parse or use is a miss
-  };
-  bool remember = true;
-  const TransposeConfig chosen = detail::choose_config<TransposeConfig>(
-      *impl_, impl_->tuning, id, stored, true, [&] { return autotune_transpose_for_engine(*this, problem, align); },
-      [&] { return default_transpose_config(problem.dtype, align); }, &remember);
-  if (!remember) return chosen;  // another thread is tuning this problem: its winner is remembered
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  return impl_->choices.emplace(id, Impl::Choice{chosen, std::nullopt}).first->second.config;
-}
-
 namespace {
 
-// Launch `k` (compiled from `cfg`) on a resolved, non-empty problem.
-void launch_resolved(const Kernel& k, const TransposeConfig& cfg, const TransposeProblem& p, DevicePtr in,
-                     DevicePtr out, CUstream stream) {
+const Family& transpose_family_ref() {
+  static const std::shared_ptr<const Family> family = get_family("transpose");
+  return *family;
+}
+
+// `p` must be resolved; `align` is its alignment class (max_vec_bytes): both of the family's aligns take
+// it, so one typed problem is one family problem (and one tuning key) whatever the pointers' own bits.
+FamilyValues family_problem(const TransposeProblem& p, int align) {
+  return detail::transpose_family_problem(p.dtype, p.rows, p.cols, p.ld_in, p.ld_out, p.batch, p.stride_in,
+                                          p.stride_out, align, align);
+}
+
+// `p` must be resolved.
+ProblemId problem_id(const TransposeProblem& p, int align) {
+  return {static_cast<int>(p.dtype), p.rows, p.cols, p.ld_in, p.ld_out, p.batch, p.batch > 1 ? p.stride_in : 0,
+          p.batch > 1 ? p.stride_out : 0, align};
+}
+
+Engine::Impl::TransposePrepared prepared_of(const Kernel& k, const FamilyLaunchShape& s) {
+  return {k, Dim3{s.grid[0], s.grid[1], s.grid[2]}, Dim3{s.block[0], s.block[1], s.block[2]},
+          static_cast<unsigned>(s.dynamic_smem)};
+}
+
+// The kernel's one-struct argument (tpl::TransposeParams), as the family's launch packs it.
+void launch_prepared(const Engine::Impl::TransposePrepared& k, const TransposeProblem& p, DevicePtr in, DevicePtr out,
+                     CUstream stream) {
   tpl::TransposeParams params{reinterpret_cast<const void*>(in), reinterpret_cast<void*>(out), p.rows, p.cols,
                               p.ld_in, p.ld_out, p.batch, p.stride_in, p.stride_out};
   void* args[] = {&params};
-  const LaunchShape s = transpose_launch_shape(cfg, p.rows, p.cols, p.batch);
-  k.launch(Dim3{s.grid[0], s.grid[1], s.grid[2]}, Dim3{s.block[0], 1, 1}, 0, stream, args);
+  k.kernel.launch(k.grid, k.block, k.dynamic_smem, stream, args);
 }
 
 }  // namespace
+
+KernelEntry Engine::compile_transpose(const TransposeConfig& cfg, const std::string& arch) {
+  cfg.validate();
+  return compile_family(transpose_family_ref(), detail::transpose_family_config(cfg), arch,
+                        {{"dtype", static_cast<long long>(cfg.dtype)}});
+}
+
+Kernel Engine::transpose_kernel(const TransposeConfig& cfg) {
+  cfg.validate();
+  const Family& f = transpose_family_ref();
+  return detail::family_kernel(*impl_, f, f.name_expression(detail::transpose_family_config(cfg),
+                                                            {{"dtype", static_cast<long long>(cfg.dtype)}}));
+}
+
+TuningProblemKey Engine::transpose_tuning_key(const TransposeProblem& problem, int max_vec_bytes) {
+  return family_tuning_key(transpose_family_ref(), family_problem(problem.resolved(), max_vec_bytes));
+}
+
+TransposeConfig Engine::transpose_config(const TransposeProblem& problem_in, DevicePtr in, DevicePtr out) {
+  const TransposeProblem p = problem_in.resolved();
+  return detail::transpose_config_of(family_config(transpose_family_ref(), family_problem(p, p.max_vec_bytes(in, out))),
+                                     p.dtype);
+}
 
 void Engine::launch_transpose(const TransposeConfig& cfg, const TransposeProblem& problem_in, DevicePtr in,
                               DevicePtr out, CUstream stream) {
@@ -227,7 +181,10 @@ void Engine::launch_transpose(const TransposeConfig& cfg, const TransposeProblem
   if (p.rows == 0 || p.cols == 0 || p.batch == 0) return;
   if (cfg.dtype != p.dtype)
     throw_invalid("transpose: config dtype " + to_string(cfg.dtype) + " does not match the problem's " + to_string(p.dtype));
-  launch_resolved(transpose_kernel(cfg), cfg, p, in, out, stream);
+  const Kernel k = transpose_kernel(cfg);
+  const FamilyLaunchShape shape =
+      transpose_family_ref().shape(detail::transpose_family_config(cfg), family_problem(p, p.max_vec_bytes(in, out)));
+  launch_prepared(prepared_of(k, shape), p, in, out, stream);
   ++impl_->launches;
 }
 
@@ -247,29 +204,78 @@ void Engine::transpose(const TransposeProblem& problem_in, DevicePtr in, DeviceP
     launch_transpose(*config, p, in, out, stream);
     return;
   }
-  // Hot path: a problem seen before is one lookup for its config and loaded kernel.
+  // Hot path: a problem seen before is one lookup (no strings, no allocation) for its loaded kernel and shape.
   const ProblemId id = problem_id(p, align);
-  std::optional<Kernel> kernel;
-  TransposeConfig cfg;
   {
-    std::lock_guard<std::mutex> lock(impl_->mutex);
-    auto it = impl_->choices.find(id);
-    if (it != impl_->choices.end()) {
-      cfg = it->second.config;
-      kernel = it->second.kernel;
+    std::unique_lock<std::mutex> lock(impl_->mutex);
+    const auto it = impl_->transpose_prepared.find(id);
+    if (it != impl_->transpose_prepared.end()) {
+      const Impl::TransposePrepared prepared = it->second;
+      lock.unlock();
+      launch_prepared(prepared, p, in, out, stream);
+      ++impl_->launches;
+      return;
     }
   }
-  if (!kernel) {
-    cfg = transpose_config(p, in, out);
-    kernel = transpose_kernel(cfg);
-    // NOTE: the memo may hold another config than `cfg` (a tune by another thread finished meanwhile) or
-    // none (this call ran the default while that tune ran): the kernel goes only to its own config.
+  const Family& f = transpose_family_ref();
+  const FamilyValues problem = family_problem(p, align);
+  const FamilyValues values = family_config(f, problem);
+  const FamilyLaunchShape shape = f.shape(values, problem);
+  const Impl::TransposePrepared prepared = prepared_of(detail::family_kernel(*impl_, f, shape.name_expression), shape);
+  {
+    // NOTE: only the remembered choice is prepared: not the default a call runs while another thread
+    // tunes the problem (its winner is remembered when the tune ends).
     std::lock_guard<std::mutex> lock(impl_->mutex);
-    const auto it = impl_->choices.find(id);
-    if (it != impl_->choices.end() && it->second.config == cfg) it->second.kernel = kernel;
+    const auto it = impl_->family_choices.find(detail::family_choice_key(f, problem));
+    if (it != impl_->family_choices.end() && it->second.config == values)
+      impl_->transpose_prepared.emplace(id, prepared);
   }
-  launch_resolved(*kernel, cfg, p, in, out, stream);
+  launch_prepared(prepared, p, in, out, stream);
   ++impl_->launches;
+}
+
+TuneReport autotune_transpose(Engine& engine, const TransposeProblem& problem_in, int max_vec_bytes,
+                              const TuneOptions& options) {
+  const TransposeProblem problem = problem_in.resolved();
+  if (problem.rows == 0 || problem.cols == 0 || problem.batch == 0)
+    throw_invalid("autotune: the problem " + problem.key(max_vec_bytes) + " is empty; rows, cols and batch must be >= 1");
+  const int eb = dtype_bytes(problem.dtype);
+  if (max_vec_bytes < eb || max_vec_bytes > 16 || (max_vec_bytes & (max_vec_bytes - 1)) != 0)
+    throw_invalid("autotune: max_vec_bytes " + std::to_string(max_vec_bytes) + " must be a power of two from " +
+                  std::to_string(eb) + " to 16");
+  const Family& f = transpose_family_ref();
+  // Typed config strings in, typed config strings out: the family's own text never reaches the caller.
+  const auto to_family = [&](const std::string& text) {
+    const TransposeConfig c = TransposeConfig::parse(text);
+    if (c.dtype != problem.dtype)
+      throw_invalid("autotune: extra config " + text + " is for " + to_string(c.dtype) + ", the problem is " +
+                    to_string(problem.dtype));
+    return f.config_text(detail::transpose_family_config(c));
+  };
+  const auto to_typed = [&](const std::string& text) {
+    return text.empty() ? text : detail::transpose_config_of(f.parse_config(text), problem.dtype).to_string();
+  };
+  TuneOptions o = options;
+  o.extra_configs.clear();
+  for (const std::string& e : options.extra_configs) o.extra_configs.push_back(to_family(e));
+  o.inject.clear();
+  for (const auto& kv : options.inject) {
+    std::string key = kv.first;
+    try {
+      key = to_family(kv.first);
+    } catch (const Error&) {
+    }  // a name no candidate has: nothing is injected, as before
+    o.inject[key] = kv.second;
+  }
+  TuneReport report = autotune_family(engine, f, family_problem(problem, max_vec_bytes), o);
+  report.problem = problem.key(max_vec_bytes);
+  report.winner = to_typed(report.winner);
+  report.default_config = to_typed(report.default_config);
+  for (TuneCandidate& c : report.candidates) c.config = to_typed(c.config);
+  const double bytes = 2.0 * static_cast<double>(problem.rows) * static_cast<double>(problem.cols) *
+                       static_cast<double>(problem.batch) * eb;
+  report.winner_gbps = report.winner_ms > 0 ? bytes / (report.winner_ms * 1e6) : 0;
+  return report;
 }
 
 }  // namespace swz

@@ -17,10 +17,6 @@
 namespace swz {
 namespace {
 
-std::string choice_key(const Family& f, const FamilyValues& problem) {
-  return f.definition_hash() + " " + f.problem_text(problem);
-}
-
 // The pointer of each buffer the launch names, from the caller's map.
 detail::PackedArgs pack_args(const Family& f, const std::vector<FamilyKernelArg>& list,
                              const std::map<std::string, DevicePtr>& buffers, bool packed) {
@@ -98,20 +94,27 @@ TuningProblemKey Engine::family_tuning_key(const Family& family, const FamilyVal
 
 FamilyValues Engine::family_config(const Family& family, const FamilyValues& problem) {
   family.validate_problem(problem);
-  const std::string key = choice_key(family, problem);
+  const std::string key = detail::family_choice_key(family, problem);
   {
     std::lock_guard<std::mutex> lock(impl_->mutex);
     const auto it = impl_->family_choices.find(key);
     if (it != impl_->family_choices.end()) return it->second.config;
   }
   const std::function<std::optional<FamilyValues>()> stored = [&]() -> std::optional<FamilyValues> {
-    const auto winner = impl_->cache->load_winner(family_tuning_key(family, problem), family.definition_hash());
-    if (!winner) return std::nullopt;
-    try {
-      FamilyValues c = family.parse_config(winner->config);
-      if (family.check_config(c, problem).empty()) return c;
-    } catch (const Error&) {
+    if (const auto winner = impl_->cache->load_winner(family_tuning_key(family, problem), family.definition_hash())) {
+      try {
+        FamilyValues c = family.parse_config(winner->config);
+        if (family.check_config(c, problem).empty()) return c;
+      } catch (const Error&) {
+      }
     }
+    // A cache tuned by a version that stored this operation's winners elsewhere (legacy_winner).
+    const auto legacy = family.def().legacy_winner ? family.def().legacy_winner(problem) : std::nullopt;
+    if (!legacy) return std::nullopt;
+    const auto winner = impl_->cache->load_winner(impl_->tuning_key(legacy->operation, legacy->problem), legacy->space_id);
+    if (!winner) return std::nullopt;
+    std::optional<FamilyValues> c = legacy->parse(winner->config);
+    if (c && family.check_config(*c, problem).empty()) return c;
     return std::nullopt;  // a stored winner that no longer parses or fits is a miss
   };
   const std::function<FamilyValues()> fallback = [&] { return family.default_config(problem); };
@@ -146,11 +149,8 @@ void launch_shape(const Kernel& k, const FamilyLaunchShape& s, CUstream stream, 
 
 }  // namespace
 
-namespace {
-
-// The loaded kernel `id` of the engine's family map, compiled (through the cache) and loaded on first use.
-Kernel family_kernel(Engine::Impl& impl, const Family& family, const std::string& id,
-                     const std::string& name_expression) {
+Kernel detail::family_kernel(Engine::Impl& impl, const Family& family, const std::string& name_expression) {
+  const std::string id = family.definition_hash() + " " + name_expression;
   {
     std::lock_guard<std::mutex> lock(impl.mutex);
     const auto it = impl.family_kernels.find(id);
@@ -165,6 +165,8 @@ Kernel family_kernel(Engine::Impl& impl, const Family& family, const std::string
   std::lock_guard<std::mutex> lock(impl.mutex);
   return impl.family_kernels.emplace(id, k).first->second;
 }
+
+namespace {
 
 void launch_family(Engine::Impl& impl, Kernel kernel, const Family& family, const FamilyLaunchShape& shape,
                    const std::vector<FamilyKernelArg>& list, const std::map<std::string, DevicePtr>& buffers,
@@ -240,14 +242,13 @@ void Engine::run_family(const Family& family, const FamilyValues& problem_in,
     throw Error(ErrorKind::Unsupported, family.name() + " needs sm_" + std::to_string(family.def().min_arch) +
                                             " or newer; this GPU is " + impl_->arch());
   const FamilyLaunchShape shape = family.shape(cfg, problem);
-  Kernel k = family_kernel(*impl_, family, family.definition_hash() + " " + shape.name_expression,
-                           shape.name_expression);
+  Kernel k = detail::family_kernel(*impl_, family, shape.name_expression);
   if (memo) {
     // Only a remembered choice is prepared (not the default a call runs while another thread tunes).
     bool remembered;
     {
       std::lock_guard<std::mutex> lock(impl_->mutex);
-      remembered = impl_->family_choices.count(choice_key(family, problem)) > 0;
+      remembered = impl_->family_choices.count(detail::family_choice_key(family, problem)) > 0;
     }
     if (remembered) {
       if (shape.dynamic_smem > 48 * 1024) k.set_max_dynamic_smem(static_cast<int>(shape.dynamic_smem));
@@ -266,8 +267,7 @@ void Engine::run_family_reference(const Family& family, const FamilyValues& prob
   family.validate_problem(problem);
   check_buffers(family, buffers);
   const FamilyLaunchShape shape = family.reference_shape(problem);
-  const Kernel k = family_kernel(*impl_, family, family.definition_hash() + " " + shape.name_expression,
-                                 shape.name_expression);
+  const Kernel k = detail::family_kernel(*impl_, family, shape.name_expression);
   launch_family(*impl_, k, family, shape, family.reference_args(problem), buffers, stream, family.def().reference.packed);
 }
 

@@ -1,5 +1,5 @@
-// runtime/engine (internal): the Engine's state (include/swzjit/engine.hpp), shared by its transpose
-// path (runtime/engine/engine.cpp) and its declared-family path (runtime/engine/engine_family.cpp).
+// runtime/engine (internal): the Engine's state (include/swzjit/engine.hpp), shared by its declared-family
+// path (runtime/engine/engine_family.cpp) and the typed transpose API over it (runtime/engine/engine.cpp).
 #pragma once
 
 #include <atomic>
@@ -33,9 +33,13 @@ inline CompiledKernel to_compiled(const KernelEntry& e, const std::string& arch,
 /// the entry records 0 and every launch evaluates them (runtime/engine/engine_family.cpp).
 KernelEntry compile_family_kernel(Cache& cache, const Family& family, const std::string& name_expression,
                                   const std::string& arch, const std::function<void()>& on_compile);
+/// The key of a problem's remembered choice (Engine::Impl::family_choices).
+inline std::string family_choice_key(const Family& f, const FamilyValues& problem) {
+  return f.definition_hash() + " " + f.problem_text(problem);
+}
 }  // namespace detail
 
-// A resolved transpose problem's numbers and alignment class: the launch path's memo key.
+// A resolved transpose problem's numbers and alignment class: Engine::transpose's memo key.
 using ProblemId = std::tuple<int, long long, long long, long long, long long, long long, long long, long long, int>;
 
 struct Engine::Impl {
@@ -45,15 +49,15 @@ struct Engine::Impl {
   std::string nvrtc_version;
   std::string device_arch;  // filled on first GPU use
   mutable std::mutex mutex;
-  std::map<std::string, Kernel> kernels;  // by config (one device per engine)
-  // The launch path's memo: per problem (its resolved numbers and alignment class, no strings built),
-  // the chosen config and, once loaded, its kernel, so a repeated call is one map lookup.
-  struct Choice {
-    TransposeConfig config;
-    std::optional<Kernel> kernel;
+  // Engine::transpose's memo: per problem (its resolved numbers and alignment class, no strings built)
+  // the transpose family's remembered choice, loaded, with its launch shape, so a repeated call is one
+  // map lookup and a launch.
+  struct TransposePrepared {
+    Kernel kernel;
+    Dim3 grid, block;  // no name expression: a hit copies nothing that allocates
+    unsigned dynamic_smem = 0;
   };
-  std::map<ProblemId, Choice> choices;
-  detail::TuneGate<ProblemId> tuning;  // TuneOnMiss: the problems being tuned now
+  std::map<ProblemId, TransposePrepared> transpose_prepared;
   // Declared families: kernels by definition hash and config text; per problem (definition hash and
   // problem text) the chosen config and, once loaded, its kernel.
   struct FamilyChoice {
@@ -116,6 +120,9 @@ Config choose_config(Engine::Impl& impl, TuneGate<Key>& gate, const Key& key,
   if (impl.options.policy == TunePolicy::TuneOnMiss && can_tune) return gate.template choose<Config>(key, tune, fallback, remember);
   return fallback();
 }
+
+/// The kernel of `name_expression` in `family`'s source, compiled (through the cache) and loaded once.
+Kernel family_kernel(Engine::Impl& impl, const Family& family, const std::string& name_expression);
 
 /// The tuner and the GEMM half count their work on the engine they serve (EngineCounters).
 struct EngineAccess {

@@ -537,8 +537,8 @@ void Tuner::collect() {
 
 void validate_inject(const TuneOptions& o) {
   for (const auto& kv : o.inject)
-    if (kv.second != "fault" && kv.second != "hang" && kv.second != "wrong")
-      throw_invalid("autotune: inject '" + kv.second + "' for " + kv.first + " is not fault, hang or wrong");
+    if (kv.second != "fault" && kv.second != "hang" && kv.second != "wrong" && kv.second != "oob")
+      throw_invalid("autotune: inject '" + kv.second + "' for " + kv.first + " is not fault, hang, wrong or oob");
 }
 
 }  // namespace
@@ -568,7 +568,7 @@ TuneReport detail::run_tune(Engine& engine, const TuneOptions& options, const wo
   // The verification data's seed: each operation's fixed one unless the options name another.
   worker::HelloRequest seeded = hello;
   if (options.seed >= 0)
-    seeded.problem.seed = seeded.gemm.seed = seeded.family.seed = static_cast<std::uint32_t>(options.seed);
+    seeded.gemm.seed = seeded.family.seed = static_cast<std::uint32_t>(options.seed);
   if (!options.compile_only) {
     const int ordinal = engine.options().device;
     worker::HelloRequest h = seeded;
@@ -579,9 +579,7 @@ TuneReport detail::run_tune(Engine& engine, const TuneOptions& options, const wo
   }
   TuneSetup setup = prepare();
   TuneReport report;
-  report.seed = hello.kind == worker::ProblemKind::Gemm     ? seeded.gemm.seed
-                : hello.kind == worker::ProblemKind::Family ? seeded.family.seed
-                                                            : seeded.problem.seed;
+  report.seed = hello.kind == worker::ProblemKind::Gemm ? seeded.gemm.seed : seeded.family.seed;
   report.problem = setup.problem;
   report.space_size = static_cast<int>(setup.family.configs.size() + setup.rejected.size());
   report.static_rejected = static_cast<int>(setup.rejected.size());

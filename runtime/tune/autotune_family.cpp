@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "runtime/engine/engine_impl.hpp"
+#include "runtime/jit/jit_cache.hpp"
 #include "runtime/tune/autotune_tuner.hpp"
 #include "swzjit/autotune.hpp"
 #include "swzjit/error.hpp"
@@ -23,7 +24,8 @@ TuneReport autotune_family(Engine& engine, const Family& family, const FamilyVal
                            const TuneOptions& options) {
   family.validate_problem(problem);
   detail::validate_tune_options(options);
-  if (!options.inject.empty()) throw_invalid("autotune " + family.name() + ": inject is for transposes only");
+  if (!options.inject.empty() && !family.def().stand_in)
+    throw_invalid("autotune " + family.name() + ": inject needs the family's stand_in kernels (FamilyDef::stand_in)");
   if (family.def().reference.kernel.empty())
     throw_invalid("autotune " + family.name() +
                   ": the family has no reference kernel, so no candidate could be verified (add \"reference = ...\")");
@@ -108,6 +110,17 @@ TuneReport autotune_family(Engine& engine, const Family& family, const FamilyVal
       req.reference = detail::worker::KernelImage{e[0].image, e[0].is_ptx, arch, e[0].lowered_name};
       return req;
     };
+    if (family.def().stand_in)
+      f.inject = [&cache, &family, problem](int, const std::string& mode, const std::string& arch,
+                                            std::atomic<int>* compiles) {
+        const FamilyStandIn s = family.def().stand_in(mode, problem);
+        CompileRequest req;
+        req.source = s.source;
+        req.source_name = "swz_stand_in.cu";
+        req.name_expression = s.name_expression;
+        req.arch = arch;
+        return detail::compile_through_cache(cache, req, 0, 0, [compiles] { if (compiles) ++*compiles; });
+      };
     f.tuning_key = [&engine, &family, problem] { return engine.family_tuning_key(family, problem); };
     return setup;
   };

@@ -28,8 +28,6 @@ std::string transpose_space_id(DType dtype, int max_vec_bytes, bool keep_conflic
                                const std::vector<std::string>& extra_configs = {});
 /// search_space_hash() of the configs' canonical strings.
 std::string space_hash_of(const std::vector<TransposeConfig>& space);
-/// Engine::transpose_config's TuneOnMiss path: tune with default options and return the winner.
-TransposeConfig autotune_transpose_for_engine(Engine& engine, const TransposeProblem& problem, int max_vec_bytes);
 
 /// Identity of a GEMM tuning space for winner lookups, computed without enumerating it: the space
 /// code hash (SWZJIT_GEMM_SPACE_HASH, CMakeLists.txt), dtypes, kernel layout, alignment, whether conflicted configs were kept
@@ -190,20 +188,6 @@ struct TimeStats {
   int count = 0;
 };
 TimeStats summarize_times(std::vector<double> samples_ms);
-
-/// The autotuner's helper kernels, compiled like candidates and kept in the same kernel cache.
-enum class SupportKernel {
-  Check,       ///< swz::tpl::transpose_check_kernel<elem_bytes>: input fill and output verification
-  InjectFault, ///< TEST-ONLY stand-ins from templates/testing.cuh (TuneOptions::inject)
-  InjectHang,
-  InjectWrong,
-};
-
-/// Compile (or load from `cache`) a support kernel for `elem_bytes` and `arch`. `compiles` is
-/// incremented when NVRTC actually runs.
-/// @throws Error(Compile) and the like, as swz::compile does.
-KernelEntry compile_support_kernel(Cache& cache, SupportKernel which, int elem_bytes, const std::string& arch,
-                                   std::atomic<int>* compiles);
 
 }  // namespace detail
 }  // namespace swz

@@ -1,5 +1,6 @@
 // runtime (internal): the family-independent tuning loop (runtime/autotune.cpp) and what a kernel family
-// gives it (runtime/autotune.cpp for transposes, runtime/autotune_gemm.cpp for GEMMs): the space as
+// gives it (runtime/tune/autotune_family.cpp for declared families, the transpose among them;
+// runtime/tune/autotune_gemm.cpp for GEMMs): the space as
 // config strings, how to compile and launch a candidate, the support kernels and the worker's Hello.
 #pragma once
 

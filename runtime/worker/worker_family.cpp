@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <vector>
@@ -154,7 +155,8 @@ class FamilyTarget final : public Target {
                                   : std::to_string(k - tail) + " bytes after its end") + ")";
       }
       const int eb = dtype_bytes(b.dtype);
-      double err = 0, norm = 0;
+      double err = 0, norm = 0, worst = -1;
+      long long worst_at = 0;
       for (long long e = 0; e < b.elems; ++e) {
         const unsigned char* at = host.data() + head + static_cast<std::size_t>(e) * eb;
         if (b.untouched[static_cast<std::size_t>(e)]) {
@@ -169,11 +171,20 @@ class FamilyTarget final : public Target {
                  std::to_string(want) + "; not written?)";
         err += (got - want) * (got - want);
         norm += want * want;
+        if (std::fabs(got - want) > worst) worst = std::fabs(got - want), worst_at = e;
       }
       const double rel = std::sqrt(err) / std::max(std::sqrt(norm), 1e-30);
-      if (rel > family_.def().tolerance)
-        return defs[i].name + ": relative error " + std::to_string(rel) + " above the tolerance " +
-               std::to_string(family_.def().tolerance);
+      if (rel > family_.def().tolerance) {
+        // Where it is worst, in the reference's terms: the element and both values (all digits).
+        const double got = load_element(b.dtype, host.data() + head + static_cast<std::size_t>(worst_at) * eb);
+        char values[96];
+        std::snprintf(values, sizeof values, " (got %.9g, expected %.9g)", got,
+                      b.expected[static_cast<std::size_t>(worst_at)]);
+        char rels[64];
+        std::snprintf(rels, sizeof rels, "relative error %.3g above the tolerance %.3g", rel, family_.def().tolerance);
+        return defs[i].name + ": " + rels + "; largest difference at " + defs[i].name + "[" +
+               std::to_string(worst_at) + "]" + values;
+      }
     }
     return "";
   }

@@ -107,19 +107,6 @@ void Reader::finish() const {
 
 namespace {
 
-void write_problem(Writer& w, const ProblemDesc& p) {
-  w.u32(static_cast<std::uint32_t>(p.elem_bytes));
-  for (long long v : {p.rows, p.cols, p.ld_in, p.ld_out, p.batch, p.stride_in, p.stride_out}) w.i64(v);
-  w.u32(p.seed);
-}
-ProblemDesc read_problem(Reader& r) {
-  ProblemDesc p;
-  p.elem_bytes = static_cast<int>(r.u32());
-  for (long long* v : {&p.rows, &p.cols, &p.ld_in, &p.ld_out, &p.batch, &p.stride_in, &p.stride_out}) *v = r.i64();
-  p.seed = r.u32();
-  return p;
-}
-
 void write_gemm(Writer& w, const GemmDesc& g) {
   w.i64(g.in_kind);
   w.i64(g.out_kind);
@@ -214,29 +201,25 @@ void HelloRequest::write(Writer& w) const {
   w.u32(static_cast<std::uint32_t>(kind));
   if (kind == ProblemKind::Gemm) {
     write_gemm(w, gemm);
-  } else if (kind == ProblemKind::Family) {
+  } else {
     w.str(family.definition);
     w.str(family.problem);
     w.u32(family.seed);
-  } else {
-    write_problem(w, problem);
   }
 }
 HelloRequest HelloRequest::read(Reader& r) {
   HelloRequest m;
   m.device = static_cast<int>(r.i64());
   const std::uint32_t kind = r.u32();
-  if (kind > static_cast<std::uint32_t>(ProblemKind::Family))
+  if (kind != static_cast<std::uint32_t>(ProblemKind::Gemm) && kind != static_cast<std::uint32_t>(ProblemKind::Family))
     throw ProtocolError("unknown problem kind " + std::to_string(kind));
   m.kind = static_cast<ProblemKind>(kind);
   if (m.kind == ProblemKind::Gemm) {
     m.gemm = read_gemm(r);
-  } else if (m.kind == ProblemKind::Family) {
+  } else {
     m.family.definition = r.str();
     m.family.problem = r.str();
     m.family.seed = r.u32();
-  } else {
-    m.problem = read_problem(r);
   }
   return m;
 }

@@ -7,7 +7,7 @@
 // u64 length then the bytes; lists are a u64 count then the items. Every request gets exactly one
 // reply, in order:
 //   Hello{device, kind, problem}  -> HelloReply   the worker initializes CUDA and allocates buffers
-//                                                 (kind: transpose, GEMM or a declared family)
+//                                                 (kind: GEMM or a declared family)
 //   Support{check, reference,     -> SupportReply it loads the check kernel and fills the input (GEMM:
 //           splitk_reduce}                        and computes the reference C once)
 //   Bench{job, timing}            -> BenchReply   verify one candidate, then time it
@@ -29,8 +29,9 @@ namespace worker {
 
 constexpr std::uint32_t kMagic = 0x57575A53u;  // "SZWW" in memory order: 'S' 'Z' 'W' 'W'
 // 3: split-K (BenchJob k_splits/k_slice, Support splitk_reduce); 4: Retime warmup_rounds;
-// 5: declared families (ProblemKind::Family, FamilyDesc)
-constexpr std::uint16_t kProtocolVersion = 5;
+// 5: declared families (ProblemKind::Family, FamilyDesc); 6: no transpose kind (transposes are the
+// built-in family "transpose"; kind 0 and ProblemDesc are gone)
+constexpr std::uint16_t kProtocolVersion = 6;
 constexpr std::size_t kHeaderBytes = 16;
 constexpr std::uint64_t kMaxPayloadBytes = std::uint64_t{256} << 20;  // kernel images are far smaller
 
@@ -91,15 +92,8 @@ class Reader {
 
 // --- messages -----------------------------------------------------------------------------------
 
-/// A resolved transpose problem (sizes in elements) and the seed of its random input.
-struct ProblemDesc {
-  int elem_bytes = 4;
-  long long rows = 0, cols = 0, ld_in = 0, ld_out = 0, batch = 1, stride_in = 0, stride_out = 0;
-  std::uint32_t seed = 0;
-};
-
-/// What the worker tunes: the kind of problem a Hello carries.
-enum class ProblemKind : std::uint32_t { Transpose = 0, Gemm = 1, Family = 2 };
+/// What the worker tunes: the kind of problem a Hello carries (0, once the transpose kind, is refused).
+enum class ProblemKind : std::uint32_t { Gemm = 1, Family = 2 };
 
 /// A resolved GEMM problem in the kernels' frame (templates/gemm_common.cuh GemmParams: C is m x n
 /// row-major with pitch ldc; A and B K-contiguous or not), sizes in elements; element kinds are
@@ -141,8 +135,8 @@ struct TimingSettings {
   double target_ms = 20;
 };
 
-/// One candidate: its kernel (signature of swz::tpl::transpose_kernel, or of the GEMM kernels: one
-/// parameter struct either way) and launch shape, with its dynamic shared memory in bytes.
+/// One candidate: its kernel (a declared family's launch, or the GEMM kernels' one parameter struct)
+/// and launch shape, with its dynamic shared memory in bytes.
 /// GEMM split-K (k_splits > 1): the kernel computes k_slice-deep slices of K into the worker's f32
 /// workspace (grid z = batch * k_splits), and every launch of the candidate is followed by the
 /// Support request's reduction kernel; both are verified and timed together.
@@ -171,9 +165,8 @@ struct BenchResult {
 struct HelloRequest {
   static constexpr MessageType kType = MessageType::Hello;
   int device = 0;
-  ProblemKind kind = ProblemKind::Transpose;
-  ProblemDesc problem;  ///< kind == Transpose (only the problem of the kind travels)
-  GemmDesc gemm;        ///< kind == Gemm
+  ProblemKind kind = ProblemKind::Family;
+  GemmDesc gemm;        ///< kind == Gemm (only the problem of the kind travels)
   FamilyDesc family;    ///< kind == Family
   void write(Writer& w) const;
   static HelloRequest read(Reader& r);
@@ -194,8 +187,8 @@ struct HelloReply {
 
 struct SupportRequest {
   static constexpr MessageType kType = MessageType::Support;
-  KernelImage check;      ///< transpose_check_kernel<elem_bytes>, or gemm_check_kernel<in, out>
-  KernelImage reference;  ///< GEMM: gemm_reference_kernel for the problem (empty for transposes)
+  KernelImage check;      ///< GEMM: gemm_check_kernel<in, out> (empty for declared families)
+  KernelImage reference;  ///< GEMM: gemm_reference_kernel for the problem; a family's reference kernel
   /// GEMM: gemm_splitk_reduce_kernel for the output dtype; empty when no candidate splits K.
   KernelImage splitk_reduce;
   void write(Writer& w) const;

@@ -1,7 +1,7 @@
 // runtime: the benchmark worker (runtime/worker/worker_server.hpp). Owns one CUDA context, an L2-flush
-// buffer and the problem's Target (runtime/worker/worker_target.hpp: transposes, GEMMs and declared
-// families each own their buffers, support kernels and output check); loads, verifies and times each
-// candidate with CUDA events.
+// buffer and the problem's Target (runtime/worker/worker_target.hpp: GEMMs and declared families, the
+// transpose among them, each own their buffers, support kernels and output check); loads, verifies and
+// times each candidate with CUDA events.
 #include "generator/core/checked_arith.hpp"
 #include "runtime/worker/worker_server.hpp"
 
@@ -19,7 +19,6 @@
 #include "runtime/worker/worker_family.hpp"
 #include "runtime/worker/worker_gemm.hpp"
 #include "runtime/worker/worker_protocol.hpp"
-#include "runtime/worker/worker_transpose.hpp"
 #include "swzjit/device.hpp"
 #include "swzjit/error.hpp"
 #include "swzjit/jit.hpp"
@@ -104,10 +103,8 @@ HelloReply Worker::hello(const HelloRequest& req) {
     flush_ = DeviceBuffer(std::max(kMinFlushBytes, round_up(2 * static_cast<std::size_t>(info_.l2_bytes), 256)), device_);
     if (req.kind == ProblemKind::Gemm)
       target_ = std::make_unique<GemmTarget>(req.gemm, device_, info_, stream());
-    else if (req.kind == ProblemKind::Family)
-      target_ = make_family_target(req.family, device_, stream());
     else
-      target_ = make_transpose_target(req.problem, device_, info_, stream());
+      target_ = make_family_target(req.family, device_, stream());
     ready_ = true;
     reply.ok = true;
     reply.device_name = info_.name;

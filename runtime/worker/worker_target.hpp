@@ -1,7 +1,7 @@
 // runtime/worker (internal): what the benchmark worker (runtime/worker/worker_server.cpp) asks of the
 // problem it tunes, whatever its family: the support kernels, one candidate's launch, poisoning the
-// outputs before a verification run and checking them after. Transposes: runtime/worker/worker_transpose.cpp;
-// GEMMs: runtime/worker/worker_gemm.cpp; declared families: runtime/worker/worker_family.cpp.
+// outputs before a verification run and checking them after. GEMMs: runtime/worker/worker_gemm.cpp;
+// declared families (the transpose among them): runtime/worker/worker_family.cpp.
 #pragma once
 
 #include <string>

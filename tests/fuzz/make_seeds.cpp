@@ -10,6 +10,7 @@
 
 #include "runtime/worker/worker_protocol.hpp"
 #include "swzjit/cache.hpp"
+#include "swzjit/family.hpp"
 
 namespace w = swz::detail::worker;
 
@@ -122,12 +123,13 @@ int main(int argc, char** argv) {
   const std::string dir = argv[1];
   int bad = write_cache_seed(std::string(argv[2]) + "/made_export.db");
 
+  // A transpose is the built-in family "transpose" on the wire (protocol 6).
   w::HelloRequest hello_t;
-  hello_t.problem.rows = 4096;
-  hello_t.problem.cols = 2048;
-  hello_t.problem.ld_in = 2048;
-  hello_t.problem.ld_out = 4096;
-  hello_t.problem.seed = 7;
+  hello_t.kind = w::ProblemKind::Family;
+  hello_t.family.definition = swz::get_family("transpose")->def().to_text();
+  hello_t.family.problem = "dtype=f32,rows=4096,cols=2048,ld_in=2048,ld_out=4096,batch=1,stride_in=8388608,"
+                           "stride_out=8388608,align_in=16,align_out=16";
+  hello_t.family.seed = 7;
   bad |= write_file(dir, "hello_transpose", w::encode(hello_t));
 
   w::HelloRequest hello_g;

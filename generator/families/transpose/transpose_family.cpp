@@ -7,10 +7,15 @@
 
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 
+#include "swzjit/cache.hpp"
+#include "swzjit/engine.hpp"
 #include "swzjit/error.hpp"
+#include "swzjit_space_hashes.hpp"  // generated: SWZJIT_TRANSPOSE_SPACE_HASH
+#include "templates/testing.cuh"
 #include "templates/transpose.cuh"
 
 namespace swz {
@@ -152,6 +157,61 @@ std::vector<SmemInstruction> accesses_of(const FamilyValues& values) {
   return out;
 }
 
+// The space code hash of the last version whose typed API tuned transposes itself (its
+// SWZJIT_TRANSPOSE_SPACE_HASH): the winners it stored are read through legacy_winner_of.
+constexpr const char* kTypedSpaceHash = "4b669fbe58c5cac68ada8d1e0d25add2";
+
+TransposeProblem typed_problem(const FamilyValues& p) {
+  TransposeProblem t;
+  t.dtype = dtype_of(p);
+  t.rows = p.at("rows");
+  t.cols = p.at("cols");
+  t.ld_in = p.at("ld_in");
+  t.ld_out = p.at("ld_out");
+  t.batch = p.at("batch");
+  t.stride_in = p.at("stride_in");
+  t.stride_out = p.at("stride_out");
+  return t;
+}
+
+// Where the typed API stored a winner for the problem: operation "transpose", TransposeProblem::key of the
+// alignment class, and the id of its default (conflict-free, no extra configs) space.
+std::optional<FamilyLegacyWinner> legacy_winner_of(const FamilyValues& problem) {
+  const DType dtype = dtype_of(problem);
+  const int align = vec_bytes_of(problem);
+  FamilyLegacyWinner w;
+  w.operation = "transpose";
+  try {
+    w.problem = typed_problem(problem).key(align);
+  } catch (const Error&) {
+    return std::nullopt;  // not a problem the typed API could have tuned
+  }
+  w.space_id = search_space_hash({std::string("transpose-space/") + kTypedSpaceHash, to_string(dtype),
+                                  "align=" + std::to_string(align), "conflict-free"});
+  w.parse = [dtype](const std::string& text) -> std::optional<FamilyValues> {
+    try {
+      const TransposeConfig c = TransposeConfig::parse(text);
+      if (c.dtype == dtype) return transpose_family_config(c);
+    } catch (const Error&) {
+    }
+    return std::nullopt;
+  };
+  return w;
+}
+
+// TEST-ONLY stand-ins (templates/testing.cuh): the same one-struct signature as transpose_kernel.
+FamilyStandIn stand_in_of(const std::string& mode, const FamilyValues& problem) {
+  const int kind = mode == "fault" ? tpl::kMisbehaveFault
+                   : mode == "hang"  ? tpl::kMisbehaveHang
+                   : mode == "wrong" ? tpl::kMisbehaveWrong
+                   : mode == "oob"   ? tpl::kMisbehaveOutOfBounds
+                                     : -1;
+  if (kind < 0) throw_invalid("transpose: no stand-in for inject mode '" + mode + "' (fault, hang, wrong, oob)");
+  return {"#include \"testing.cuh\"\n", "swz::tpl::misbehaving_transpose_kernel<" +
+                                             std::to_string(dtype_bytes(dtype_of(problem))) + ", " +
+                                             std::to_string(kind) + ">"};
+}
+
 }  // namespace
 
 FamilyValues transpose_family_config(const TransposeConfig& c) {
@@ -209,6 +269,10 @@ FamilyValues transpose_family_problem(DType dtype, long long rows, long long col
 FamilyDef transpose_family() {
   FamilyDef d = FamilyDef::parse(definition_text());
   d.space_fn = space_of;
+  // The space function's code: transpose_search_space and what it calls (CMakeLists.txt hashes them).
+  d.space_version = std::string("transpose-space/") + SWZJIT_TRANSPOSE_SPACE_HASH;
+  d.legacy_winner = legacy_winner_of;
+  d.stand_in = stand_in_of;
   d.smem_accesses = accesses_of;
   return d;
 }

@@ -152,7 +152,14 @@ TEST_CASE("family contract: errors name what is wrong") {
     return std::vector<FamilyValues>{{{"VEC", 1}, {"BLOCK", 64}, {"X", 0}}, {{"VEC", 8}, {"BLOCK", 64}, {"X", 0}},
                                      {{"VEC", 1}, {"BLOCK", 2000}, {"X", 0}}};
   };
+  // A space function is code the text does not show: without its version no winner id could cover it.
+  CHECK(invalid([&] { Family unversioned(wide); }).find("space_version") != std::string::npos);
+  wide.space_version = "picker-1";
   const Family picked(wide);
+  FamilyDef wide2 = wide;
+  wide2.space_version = "picker-2";
+  CHECK(Family(wide2).definition_hash() != picked.definition_hash());
+  CHECK(w.definition_hash() != picked.definition_hash());
   CHECK(picked.space(p).size() == 1);  // VEC=8 breaks a requirement, BLOCK=2000 is not one of its values
   // The bank analysis sees the problem's values beside the params.
   FamilyDef analysed = FamilyDef::parse(good);

@@ -104,9 +104,18 @@ TEST_CASE("transpose family: registered, reserved to the library, and its text f
   FamilyDef other = FamilyDef::parse(f->def().to_text());
   other.about = "someone else's";
   CHECK_THROWS_AS(register_family(other), Error);
-  // The worker's copy: rebuilt from the text, without the C++ hooks, the same definition.
+  // The worker's copy: rebuilt from the text, without the C++ hooks, the same definition; the winners' id
+  // (definition_hash) covers the space function's version too, which the text does not carry.
   const Family text(FamilyDef::parse(f->def().to_text()));
-  CHECK(text.definition_hash() == f->definition_hash());
+  CHECK(text.def().to_text() == f->def().to_text());
+  CHECK(f->def().space_version.find("transpose-space/") == 0);
+  CHECK(text.definition_hash() != f->definition_hash());
+  FamilyDef versioned = FamilyDef::parse(f->def().to_text());
+  versioned.space_fn = f->def().space_fn;
+  versioned.space_version = f->def().space_version;
+  CHECK(Family(versioned).definition_hash() == f->definition_hash());
+  versioned.space_version += "+1";
+  CHECK(Family(versioned).definition_hash() != f->definition_hash());
   CHECK(!text.def().space_fn);
   CHECK(text.def().launch.packed);
   CHECK(text.problem_names() == std::vector<std::string>{"dtype", "rows", "cols", "ld_in", "ld_out", "batch",
@@ -243,4 +252,63 @@ TEST_CASE("transpose family: its kernels are the typed API's cache entries") {
   const KernelEntry r = detail::compile_family_kernel(engine.cache(), *f, f->reference_name_expression(p), "sm_80", {});
   CHECK(!r.image.empty());
   CHECK(r.lowered_name.find("transpose_reference_kernel") != std::string::npos);
+}
+
+TEST_CASE("transpose family: winners the typed API stored are found under its key and read back") {
+  const auto f = get_family("transpose");
+  REQUIRE(f->def().legacy_winner);
+  // A batched f16 problem whose output pitch allows 4-byte accesses only, whatever the pointers (16 bytes).
+  const TransposeProblem typed = TransposeProblem{DType::F16, 100, 70, 72, 102, 3, 0, 0}.resolved();
+  const int align = typed.max_vec_bytes(0, 0);
+  REQUIRE(align == 4);
+  const FamilyValues p = detail::transpose_family_problem(typed.dtype, typed.rows, typed.cols, typed.ld_in, typed.ld_out,
+                                                          typed.batch, typed.stride_in, typed.stride_out, 16, 16);
+  const auto w = f->def().legacy_winner(p);
+  REQUIRE(w);
+  // Exactly the key and space id the typed stack stored its winners under (its space code hash then).
+  CHECK(w->operation == "transpose");
+  CHECK(w->problem == typed.key(align));
+  CHECK(w->space_id == search_space_hash({"transpose-space/4b669fbe58c5cac68ada8d1e0d25add2", "f16", "align=4",
+                                          "conflict-free"}));
+  CHECK(w->space_id != f->definition_hash());
+  // Its config text is the typed string; another dtype's config or garbage is unusable.
+  TransposeConfig c = default_transpose_config(DType::F16, align);
+  const auto read = w->parse(c.to_string());
+  REQUIRE(read);
+  CHECK(*read == detail::transpose_family_config(c));
+  CHECK(f->check_config(*read, p).empty());
+  CHECK(!w->parse(default_transpose_config(DType::F32, align).to_string()));
+  CHECK(!w->parse("TILE_R=32"));
+  // A cache holding such a winner answers the legacy key (what Engine::family_config asks on a miss).
+  swz_cache_test::TempDir dir;
+  CacheSettings s;
+  s.directory = dir.path();
+  Cache cache(s);
+  TuningProblemKey key;
+  key.operation = w->operation;
+  key.problem = w->problem;
+  key.device_name = "NVIDIA H100 80GB HBM3";
+  key.arch = "sm_90";
+  key.sm_count = 132;
+  cache.store_winner(key, w->space_id, c.to_string(), 0.5);
+  const auto stored = cache.load_winner(key, w->space_id);
+  REQUIRE(stored);
+  CHECK(w->parse(stored->config) == read);
+}
+
+TEST_CASE("transpose family: TEST-ONLY stand-ins have the kernel's signature and compile") {
+  const auto f = get_family("transpose");
+  REQUIRE(f->def().stand_in);
+  const FamilyValues p = detail::transpose_family_problem(DType::BF16, 64, 64, 64, 64, 1, 4096, 4096, 16, 16);
+  int mode_number = 0;
+  for (const char* mode : {"fault", "hang", "wrong", "oob"}) {
+    const FamilyStandIn s = f->def().stand_in(mode, p);
+    CHECK(s.name_expression == "swz::tpl::misbehaving_transpose_kernel<2, " + std::to_string(mode_number++) + ">");
+    CompileRequest req;
+    req.source = s.source;
+    req.name_expression = s.name_expression;
+    req.arch = "sm_80";
+    CHECK(!compile(req).image.empty());
+  }
+  CHECK_THROWS_AS(f->def().stand_in("explode", p), Error);
 }

@@ -122,3 +122,41 @@ TEST_CASE("transpose family: a tune in the worker verifies every candidate (pitc
   // Every candidate honours the 4-byte class: VEC * 2 <= 4.
   for (const auto& c : r.candidates) CHECK(f->parse_config(c.config).at("VEC") <= 2);
 }
+
+TEST_CASE("transpose family: Engine::transpose uses a winner the typed API stored, not the default") {
+  EngineOptions eo;
+  eo.cache_dir = temp_dir();
+  Engine engine(eo);
+  const TransposeProblem p = TransposeProblem{DType::F32, 512, 384, 0, 0, 1, 0, 0}.resolved();
+  DeviceBuffer in(static_cast<std::size_t>(p.rows * p.cols) * 4), out(static_cast<std::size_t>(p.rows * p.cols) * 4);
+  const int align = p.max_vec_bytes(in.ptr(), out.ptr());
+  REQUIRE(align == 16);
+  // Stored the way the typed stack did: operation "transpose", TransposeProblem::key, its space id, a typed
+  // config string; the config is not the default, so using it shows the winner was read.
+  TransposeConfig stored;
+  stored.dtype = DType::F32;
+  stored.tile_rows = 32, stored.tile_cols = 32, stored.threads = 256, stored.vec = 1;
+  stored.smem = SmemLayout::Pad, stored.pad = 1;
+  REQUIRE(!(stored == default_transpose_config(DType::F32, align)));
+  TuningProblemKey key = engine.transpose_tuning_key(p, align);
+  key.operation = "transpose";
+  key.problem = p.key(align);
+  engine.cache().store_winner(
+      key, search_space_hash({"transpose-space/4b669fbe58c5cac68ada8d1e0d25add2", "f32", "align=16", "conflict-free"}),
+      stored.to_string(), 0.01);
+  CHECK(engine.transpose_config(p, in.ptr(), out.ptr()) == stored);
+  CHECK(engine.counters().tuned_hits == 1);
+  // And it runs: one transpose through the memo, exact.
+  std::vector<float> host(static_cast<std::size_t>(p.rows * p.cols)), back(host.size());
+  for (std::size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>(i);
+  in.copy_from_host(host.data(), host.size() * 4, 0);
+  Stream stream;
+  engine.transpose(p, in.ptr(), out.ptr(), stream.handle());
+  stream.synchronize();
+  out.copy_to_host(back.data(), back.size() * 4, 0);
+  bool exact = true;
+  for (long long r = 0; r < p.rows; ++r)
+    for (long long c = 0; c < p.cols; ++c)
+      exact = exact && back[static_cast<std::size_t>(c * p.rows + r)] == host[static_cast<std::size_t>(r * p.cols + c)];
+  CHECK(exact);
+}

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "generator/families/transpose/transpose_family.hpp"
 #include "runtime/tune/autotune_internal.hpp"
 #include "swzjit/autotune.hpp"
 #include "swzjit/device.hpp"
@@ -185,6 +186,11 @@ GemmProblem gemm_problem(DType in, DType out, MatrixOrder a, MatrixOrder b) {
   return p;
 }
 
+// A typed config string as the transpose family stores it (its candidates and winners in the cache).
+std::string family_text(const std::string& typed) {
+  return get_family("transpose")->config_text(detail::transpose_family_config(TransposeConfig::parse(typed)));
+}
+
 }  // namespace
 
 TEST_CASE("autotune: a tune of the f32 transpose space picks a winner that transposes exactly") {
@@ -229,12 +235,14 @@ TEST_CASE("autotune: a tune of the f32 transpose space picks a winner that trans
   CHECK(progress.back().phase == "done");
   CHECK(progress.back().benchmarked == static_cast<int>(space.size()));
 
-  // What was stored: every candidate, and the winner under the default space's hash.
+  // What was stored: every candidate, and the winner under the transpose family's definition (its id).
   const TuningProblemKey key = engine.transpose_tuning_key(p, 16);
+  CHECK(key.operation == "family:transpose");
   CHECK(engine.cache().load_candidates(key).size() == space.size());
-  const auto stored = engine.cache().load_winner(key, transpose_space_id(DType::F32, 16));
+  CHECK(r.space_hash == get_family("transpose")->definition_hash());
+  const auto stored = engine.cache().load_winner(key, r.space_hash);
   REQUIRE(stored.has_value());
-  CHECK(stored->config == r.winner);
+  CHECK(stored->config == family_text(r.winner));
 
   // The winner is correct, and the engine now chooses it by itself.
   const TransposeConfig winner = TransposeConfig::parse(r.winner);
@@ -255,12 +263,12 @@ TEST_CASE("autotune: a tune of the f32 transpose space picks a winner that trans
   CHECK(find(g, plain)->status == "ok");
   CHECK(!find(g, plain)->from_cache);
   CHECK(!g.winner.empty());
-  CHECK(g.space_hash != transpose_space_id(DType::F32, 16));
+  CHECK(g.space_hash != r.space_hash);
   CHECK(engine.counters().compiles == space.size() + 1);  // only the new config was compiled
 }
 
-TEST_CASE("autotune: injected fault, hang and wrong candidates are recorded; the winner is correct; the caller's "
-          "context stays healthy") {
+TEST_CASE("autotune: injected fault, hang, wrong and out-of-bounds candidates are recorded; the winner is correct; "
+          "the caller's context stays healthy") {
   const std::string dir = temp_cache_dir();
   EngineOptions eo;
   eo.cache_dir = dir;
@@ -273,11 +281,12 @@ TEST_CASE("autotune: injected fault, hang and wrong candidates are recorded; the
   DeviceBuffer mine(1 << 20);
   mine.memset32(0x12345678u);
 
-  const std::string fault = space[0].to_string(), hang = space[1].to_string(), wrong = space[2].to_string();
+  const std::string fault = space[0].to_string(), hang = space[1].to_string(), wrong = space[2].to_string(),
+                    oob = space[3].to_string();
   TuneOptions o;
   o.max_candidates = 6;
   o.candidate_timeout_s = 3;
-  o.inject = {{fault, "fault"}, {hang, "hang"}, {wrong, "wrong"}};
+  o.inject = {{fault, "fault"}, {hang, "hang"}, {wrong, "wrong"}, {oob, "oob"}};
   const TuneReport r = autotune_transpose(engine, p, 16, o);
   INFO(describe(r));
   REQUIRE(find(r, fault) != nullptr);
@@ -287,22 +296,26 @@ TEST_CASE("autotune: injected fault, hang and wrong candidates are recorded; the
   CHECK(find(r, fault)->reason.find("ILLEGAL_ADDRESS") != std::string::npos);
   CHECK(find(r, hang)->status == "timeout");
   CHECK(find(r, wrong)->status == "wrong-result");
-  CHECK(find(r, wrong)->reason.find("out[0][0][0]") != std::string::npos);
+  CHECK(find(r, wrong)->reason.find("largest difference at out[0]") != std::string::npos);
+  REQUIRE(find(r, oob) != nullptr);
+  CHECK(find(r, oob)->status == "wrong-result");
+  CHECK(find(r, oob)->reason.find("wrote outside out (0 bytes after its end)") != std::string::npos);
   CHECK(r.failures.at("launch-failed") == 1);
   CHECK(r.failures.at("timeout") == 1);
-  CHECK(r.failures.at("wrong-result") == 1);
+  CHECK(r.failures.at("wrong-result") == 2);
   CHECK(r.worker_restarts >= 2);  // after the fault and after the hang
   CHECK(r.budget_exhausted);      // max_candidates cut the space
   REQUIRE(!r.winner.empty());
   CHECK(r.winner != fault);
   CHECK(r.winner != hang);
   CHECK(r.winner != wrong);
+  CHECK(r.winner != oob);
 
   // The failures are data in the cache too.
   const auto stored = engine.cache().load_candidates(engine.transpose_tuning_key(p, 16));
-  REQUIRE(stored.count(hang) == 1);
-  CHECK(stored.at(hang).status == "timeout");
-  CHECK(stored.at(fault).status == "launch-failed");
+  REQUIRE(stored.count(family_text(hang)) == 1);
+  CHECK(stored.at(family_text(hang)).status == "timeout");
+  CHECK(stored.at(family_text(fault)).status == "launch-failed");
 
   // The caller's context never saw any of it.
   std::string why;

@@ -12,13 +12,13 @@
 #include <string>
 #include <vector>
 
+#include "generator/families/transpose/transpose_family.hpp"
 #include "runtime/tune/autotune_internal.hpp"
 #include "swzjit/autotune.hpp"
 #include "swzjit/device.hpp"
 #include "swzjit/engine.hpp"
 #include "swzjit/error.hpp"
 #include "swzjit/transpose.hpp"
-#include "templates/transpose_check.cuh"
 #include "tests/tools/cli_support.hpp"
 
 using namespace swz;
@@ -295,63 +295,17 @@ TEST_CASE("without a GPU a tune says so, and TuneOnMiss falls back to the defaul
   } catch (const Error& e) {
     CHECK(e.kind() == ErrorKind::NoDevice);
   }
-  // (4-byte alignment: the fallback path is what is under test here, not the default's choice.)
-  const TransposeConfig fallback = autotune_transpose_for_engine(engine, small_problem(), 4);
-  CHECK(fallback == default_transpose_config(DType::F32, 4));
+  // The typed tune is the transpose family's: the same error through autotune_family.
+  const TransposeProblem p = small_problem().resolved();
+  try {
+    autotune_family(engine, *get_family("transpose"),
+                    detail::transpose_family_problem(p.dtype, p.rows, p.cols, p.ld_in, p.ld_out, p.batch, p.stride_in,
+                                                     p.stride_out, 4, 4));
+    FAIL("a tune without a GPU should throw");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::NoDevice);
+  }
   CHECK(engine.counters().benchmark_runs == 0);
-}
-
-TEST_CASE("the autotuner's support kernels compile with NVRTC for both element sizes, through the cache") {
-  const std::string dir = temp_cache_dir();
-  Cache cache(dir);
-  std::atomic<int> compiles{0};
-  using detail::SupportKernel;
-  for (SupportKernel which :
-       {SupportKernel::Check, SupportKernel::InjectFault, SupportKernel::InjectHang, SupportKernel::InjectWrong})
-    for (int eb : {2, 4}) {
-      const KernelEntry e = detail::compile_support_kernel(cache, which, eb, "sm_90", &compiles);
-      CHECK(!e.image.empty());
-      CHECK(!e.is_ptx);
-      CHECK(e.lowered_name.find(which == SupportKernel::Check ? "transpose_check_kernel" : "misbehaving") !=
-            std::string::npos);
-    }
-  CHECK(compiles == 8);
-  detail::compile_support_kernel(cache, SupportKernel::Check, 4, "sm_90", &compiles);
-  CHECK(compiles == 8);  // the second request is a cache hit
-  CHECK_THROWS_AS(detail::compile_support_kernel(cache, SupportKernel::Check, 8, "sm_90", &compiles), Error);
-}
-
-TEST_CASE("the check kernel's input never equals the poison, in either element width") {
-  // The host evaluates the same constexpr function the fill kernel runs (templates/transpose_check.cuh).
-  for (int eb : {2, 4}) {
-    const unsigned poison = eb == 2 ? (tpl::kCheckPoison32 & 0xFFFFu) : tpl::kCheckPoison32;
-    std::set<unsigned> distinct;
-    long long poisoned = 0, too_wide = 0;
-    for (unsigned long long i = 0; i < 200000; ++i) {
-      const unsigned v = tpl::check_input_bits(i, 0x5EEDu, eb);
-      poisoned += v == poison;
-      too_wide += eb == 2 && v > 0xFFFFu;
-      distinct.insert(v);
-    }
-    CHECK(poisoned == 0);
-    CHECK(too_wide == 0);
-    CHECK(distinct.size() > (eb == 2 ? 60000u : 199000u));  // random-looking, not a constant
-  }
-  // The bit pattern that would have been the poison is remapped, not kept.
-  bool remapped = false;
-  for (unsigned long long i = 0; i < 3000000 && !remapped; ++i) {
-    unsigned long long x = i * 0x9E3779B97F4A7C15ull + 7;
-    x ^= x >> 31;
-    x *= 0xBF58476D1CE4E5B9ull;
-    x ^= x >> 29;
-    x *= 0x94D049BB133111EBull;
-    x ^= x >> 32;
-    if ((static_cast<unsigned>(x) & 0xFFFFu) == (tpl::kCheckPoison32 & 0xFFFFu)) {
-      CHECK(tpl::check_input_bits(i, 7, 2) == ((tpl::kCheckPoison32 & 0xFFFFu) ^ 1u));
-      remapped = true;
-    }
-  }
-  CHECK(remapped);
 }
 
 TEST_CASE("the tuning space id is cheap, stable and changes with every input that changes the space") {

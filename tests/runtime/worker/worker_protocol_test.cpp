@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "generator/families/transpose/transpose_family.hpp"
 #include "runtime/worker/worker_client.hpp"
 #include "runtime/worker/worker_protocol.hpp"
 #include "swzjit/error.hpp"
@@ -171,18 +172,16 @@ Frame frame_of(const std::string& bytes) {
 TEST_CASE("worker protocol: every message survives an encode/decode round trip") {
   HelloRequest hello;
   hello.device = 3;
-  hello.problem = ProblemDesc{2, 16384, 8192, 8200, 16400, 7, 16384LL * 8200, 8192LL * 16400, 0xC0FFEEu};
+  hello.kind = ProblemKind::Family;
+  hello.family.definition = "family = t\n--- source\n#include \"transpose.cuh\"\n";
+  hello.family.problem = "dtype=f16,rows=16384,cols=8192,ld_in=8200,ld_out=16400,batch=7,align_in=16,align_out=4";
+  hello.family.seed = 0xC0FFEEu;
   const HelloRequest h2 = decode<HelloRequest>(frame_of(encode(hello)));
   CHECK(h2.device == 3);
-  CHECK(h2.problem.elem_bytes == 2);
-  CHECK(h2.problem.rows == 16384);
-  CHECK(h2.problem.cols == 8192);
-  CHECK(h2.problem.ld_in == 8200);
-  CHECK(h2.problem.ld_out == 16400);
-  CHECK(h2.problem.batch == 7);
-  CHECK(h2.problem.stride_in == 16384LL * 8200);
-  CHECK(h2.problem.stride_out == 8192LL * 16400);
-  CHECK(h2.problem.seed == 0xC0FFEEu);
+  CHECK(h2.kind == ProblemKind::Family);
+  CHECK(h2.family.definition == hello.family.definition);
+  CHECK(h2.family.problem == hello.family.problem);
+  CHECK(h2.family.seed == 0xC0FFEEu);
 
   HelloReply hr;
   hr.ok = false;
@@ -288,13 +287,17 @@ TEST_CASE("worker protocol: GEMM Hello, the reference kernel in Support and dyna
   CHECK(d.beta == -0.25);
   CHECK(d.tolerance == 1e-2);
   CHECK(d.seed == 0x6E33u);
-  // Only the problem of the Hello's kind travels: a GEMM Hello is not a transpose Hello plus extras.
+  // Only the problem of the Hello's kind travels: a GEMM Hello is not a family Hello plus extras.
   HelloRequest t;
-  t.kind = ProblemKind::Transpose;
-  t.problem = ProblemDesc{4, 10, 20, 20, 10, 1, 200, 200, 7};
-  CHECK(decode<HelloRequest>(frame_of(encode(t))).kind == ProblemKind::Transpose);
-  CHECK(decode<HelloRequest>(frame_of(encode(t))).problem.cols == 20);
+  t.kind = ProblemKind::Family;
+  t.family.problem = "n=20";
+  CHECK(decode<HelloRequest>(frame_of(encode(t))).kind == ProblemKind::Family);
+  CHECK(decode<HelloRequest>(frame_of(encode(t))).family.problem == "n=20");
   CHECK(encode(t).size() != bytes.size());
+  // Kind 0 (the transpose kind of protocol versions before 6) is gone: refused like any unknown kind.
+  Frame old_kind = frame_of(bytes);
+  old_kind.payload[8] = 0;
+  CHECK_THROWS_AS(decode<HelloRequest>(old_kind), ProtocolError);
   // An unknown problem kind is a ProtocolError.
   Frame bad = frame_of(bytes);
   bad.payload[8] = 7;  // the u32 after the i64 device
@@ -473,7 +476,9 @@ TEST_CASE("swz-worker rejects a stream that is not its protocol, and stops quiet
 TEST_CASE("swz-worker without a driver answers Hello with NoDevice and exits; the session throws it") {
   const ScopedEnv no_driver("SWZJIT_LIBCUDA", "/nonexistent/libcuda.so.1");
   HelloRequest hello;
-  hello.problem = ProblemDesc{4, 64, 32, 32, 64, 1, 64 * 32, 32 * 64, 1};
+  hello.family.definition = swz::detail::transpose_family().to_text();
+  hello.family.problem = "dtype=f32,rows=64,cols=32,ld_in=32,ld_out=64,batch=1,stride_in=2048,stride_out=2048,"
+                         "align_in=16,align_out=16";
   {
     WorkerProcess w(worker_path());
     REQUIRE(w.send(encode(hello), 30.0));
