@@ -3,8 +3,9 @@
 // Outputs sit between 64 KiB guards filled with 0xFF bytes (NaN for floating types) before every
 // verification run; a candidate passes when its guards are untouched, it leaves untouched what the
 // reference does (a pitch's padding), and every other output is within the family's tolerance of the
-// reference (relative Frobenius error, f64 on the host, NaN never passes). A buffer an align measures is
-// placed at exactly that alignment.
+// reference (relative Frobenius error, sums in f64, NaN never passes). The comparison runs on the GPU
+// (templates/family_check.cuh); the host reads back a few numbers per buffer. A buffer an align measures
+// is placed at exactly that alignment.
 #include "runtime/worker/worker_family.hpp"
 
 #include <algorithm>
@@ -12,15 +13,17 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <map>
 #include <vector>
 
 #include "generator/core/checked_arith.hpp"
+#include "runtime/driver/driver_api.hpp"
 #include "runtime/jit/kernel_args.hpp"
+#include "runtime/worker/worker_family_check.hpp"
 #include "swzjit/device.hpp"
 #include "swzjit/error.hpp"
 #include "swzjit/family.hpp"
 #include "swzjit/jit.hpp"
+#include "templates/family_check.cuh"
 
 namespace swz {
 namespace detail {
@@ -43,7 +46,8 @@ std::uint64_t next(std::uint64_t& s) {
 class FamilyTarget final : public Target {
  public:
   FamilyTarget(const FamilyDesc& desc, int device, CUstream stream)
-      : family_(FamilyDef::parse(desc.definition)), device_(device), stream_(stream), seed_(desc.seed) {
+      : family_(FamilyDef::parse(desc.definition)), device_(device), stream_(stream), seed_(desc.seed),
+        result_(sizeof(tpl::FamilyCheckResult), device), sm_count_(std::max(1, device_info(device).sm_count)) {
     problem_ = family_.parse_problem(desc.problem);
     const std::vector<long long> elems = family_.buffer_elements(problem_);
     const auto& defs = family_.def().buffers;
@@ -91,6 +95,11 @@ class FamilyTarget final : public Target {
       }
       b.memory.copy_from_host(host.data(), b.bytes, b.offset, stream_);
     }
+    if (req.check.image.empty())
+      throw_invalid("family " + family_.name() + ": the tuner sent no check kernel (templates/family_check.cuh); "
+                    "the tuner and swz-worker must come from the same build");
+    check_module_ = std::make_unique<Module>(load_image(req.check, device_));
+    check_ = check_module_->kernel().handle();
     reference_module_ = std::make_unique<Module>(load_image(req.reference, device_));
     Kernel ref = reference_module_->kernel();
     const FamilyLaunchShape shape = family_.reference_shape(problem_);
@@ -100,27 +109,15 @@ class FamilyTarget final : public Target {
     detail::PackedArgs args = arguments(family_.reference_args(problem_), /*to_twins=*/true, family_.def().reference.packed);
     ref.launch(Dim3{shape.grid[0], shape.grid[1], shape.grid[2]}, Dim3{shape.block[0], shape.block[1], shape.block[2]},
                static_cast<unsigned>(shape.dynamic_smem), stream_, args.data());
+    // The reference checked against itself: an element it wrote that is not finite (an element it leaves
+    // poisoned is one a candidate must leave alone too, and is not counted).
     for (Buffer& b : buffers_) {
       if (!b.output) continue;
-      std::vector<unsigned char> host(b.bytes);
-      b.twin.copy_to_host(host.data(), b.bytes, b.offset, stream_);
-      b.expected.resize(static_cast<std::size_t>(b.elems));
-      b.untouched.assign(static_cast<std::size_t>(b.elems), false);
-      const int eb = dtype_bytes(b.dtype);
-      for (long long i = 0; i < b.elems; ++i) {
-        const unsigned char* at = host.data() + static_cast<std::size_t>(i) * eb;
-        // An element the reference leaves poisoned (a pitch's padding, a gap between matrices) is one a
-        // candidate must leave alone too.
-        if (std::all_of(at, at + eb, [](unsigned char c) { return c == kPoison; })) {
-          b.untouched[static_cast<std::size_t>(i)] = true;
-          continue;
-        }
-        const double v = load_element(b.dtype, at);
-        if (!std::isfinite(v))
-          throw_invalid("family " + family_.name() + ": the reference kernel wrote a non-finite value at element " +
-                        std::to_string(i) + " (or did not write it)");
-        b.expected[static_cast<std::size_t>(i)] = v;
-      }
+      const tpl::FamilyCheckResult r = run_check(b, tpl::kFamilyCheckCompare, 0, b.twin.ptr(), b.offset, b.offset + b.bytes,
+                                                 b.offset + b.bytes);
+      if (r.first_nonfinite != tpl::kFamilyCheckNone)
+        throw_invalid("family " + family_.name() + ": the reference kernel wrote a non-finite value at element " +
+                      std::to_string(r.first_nonfinite) + " (or did not write it)");
     }
   }
 
@@ -144,47 +141,26 @@ class FamilyTarget final : public Target {
     for (std::size_t i = 0; i < buffers_.size(); ++i) {
       const Buffer& b = buffers_[i];
       if (!b.output) continue;
-      std::vector<unsigned char> host(b.memory.size());
-      b.memory.copy_to_host(host.data(), host.size(), 0, stream_);
+      const std::string& name = defs[i].name;
       const std::size_t head = kGuardBytes + b.offset, tail = head + b.bytes;
-      for (std::size_t k = 0; k < host.size(); ++k) {
-        if (k >= head && k < tail) continue;
-        if (host[k] != kPoison)
-          return "wrote outside " + defs[i].name + " (" +
-                 (k < head ? std::to_string(head - k) + " bytes before it"
-                                  : std::to_string(k - tail) + " bytes after its end") + ")";
+      const tpl::FamilyCheckResult r = run_check(b, tpl::kFamilyCheckCompare, 0, b.memory.ptr(), head, tail, b.memory.size());
+      const FamilyCheckFinding f = family_check_finding(r, family_.def().tolerance);
+      unsigned long long at = f.at;
+      double got = 0, want = 0;
+      if (f.kind == FamilyCheckFinding::Pass) continue;
+      if (f.kind == FamilyCheckFinding::Tolerance) {
+        // A second pass finds the first element with the largest difference: only a failing candidate
+        // pays for it.
+        at = run_check(b, tpl::kFamilyCheckFindWorst, r.worst_bits, b.memory.ptr(), head, tail, b.memory.size()).worst_at;
+        if (at == tpl::kFamilyCheckNone)
+          throw Error(ErrorKind::Internal, "family " + family_.name() + ": the check's second pass did not find the "
+                                           "largest difference (please report)");
       }
-      const int eb = dtype_bytes(b.dtype);
-      double err = 0, norm = 0, worst = -1;
-      long long worst_at = 0;
-      for (long long e = 0; e < b.elems; ++e) {
-        const unsigned char* at = host.data() + head + static_cast<std::size_t>(e) * eb;
-        if (b.untouched[static_cast<std::size_t>(e)]) {
-          if (!std::all_of(at, at + eb, [](unsigned char c) { return c == kPoison; }))
-            return defs[i].name + "[" + std::to_string(e) + "] was written; the reference leaves it untouched";
-          continue;
-        }
-        const double got = load_element(b.dtype, at);
-        const double want = b.expected[static_cast<std::size_t>(e)];
-        if (!std::isfinite(got))
-          return defs[i].name + "[" + std::to_string(e) + "] is " + std::to_string(got) + " (expected " +
-                 std::to_string(want) + "; not written?)";
-        err += (got - want) * (got - want);
-        norm += want * want;
-        if (std::fabs(got - want) > worst) worst = std::fabs(got - want), worst_at = e;
+      if (f.kind == FamilyCheckFinding::NonFinite || f.kind == FamilyCheckFinding::Tolerance) {
+        got = got_at(b, static_cast<long long>(at));
+        want = want_at(b, static_cast<long long>(at));
       }
-      const double rel = std::sqrt(err) / std::max(std::sqrt(norm), 1e-30);
-      if (rel > family_.def().tolerance) {
-        // Where it is worst, in the reference's terms: the element and both values (all digits).
-        const double got = load_element(b.dtype, host.data() + head + static_cast<std::size_t>(worst_at) * eb);
-        char values[96];
-        std::snprintf(values, sizeof values, " (got %.9g, expected %.9g)", got,
-                      b.expected[static_cast<std::size_t>(worst_at)]);
-        char rels[64];
-        std::snprintf(rels, sizeof rels, "relative error %.3g above the tolerance %.3g", rel, family_.def().tolerance);
-        return defs[i].name + ": " + rels + "; largest difference at " + defs[i].name + "[" +
-               std::to_string(worst_at) + "]" + values;
-      }
+      return family_check_message(name, f, head, tail, at, got, want, family_.def().tolerance);
     }
     return "";
   }
@@ -197,9 +173,48 @@ class FamilyTarget final : public Target {
     std::size_t bytes = 0, offset = 0;  // offset: from the allocation's start to the buffer's (alignment class)
     DeviceBuffer memory, twin;  // twin: the reference's output
     DevicePtr data = 0;         // the buffer as kernels see it (past the guard for outputs)
-    std::vector<double> expected;
-    std::vector<bool> untouched;  // elements the reference does not write
   };
+
+  // One pass of the check kernel over output `b`: `got` is an allocation of `total` bytes whose bytes
+  // [head, tail) hold the buffer (the candidate's guarded one, or the reference's twin against itself).
+  tpl::FamilyCheckResult run_check(const Buffer& b, int mode, unsigned long long worst_bits, DevicePtr got,
+                                   std::size_t head, std::size_t tail, std::size_t total) {
+    tpl::FamilyCheckResult r{};
+    r.first_nonfinite = r.first_written = r.first_guard = r.worst_at = tpl::kFamilyCheckNone;
+    result_.copy_from_host(&r, sizeof r, 0, stream_);
+    tpl::FamilyCheckParams p{};
+    p.mode = mode;
+    p.dtype = static_cast<int>(b.dtype);
+    p.got = reinterpret_cast<const unsigned char*>(got);
+    p.want = reinterpret_cast<const unsigned char*>(b.twin.ptr() + b.offset);
+    p.total_bytes = total;
+    p.head_bytes = head;
+    p.tail_bytes = tail;
+    p.elems = b.elems;
+    p.worst_bits = worst_bits;
+    p.result = reinterpret_cast<tpl::FamilyCheckResult*>(result_.ptr());
+    void* args[] = {&p};
+    const long long work = std::max<long long>(b.elems, static_cast<long long>(total - (tail - head)));
+    const long long wanted = (work + tpl::kFamilyCheckThreads - 1) / tpl::kFamilyCheckThreads;
+    const unsigned blocks = static_cast<unsigned>(std::max(1LL, std::min<long long>(wanted, 16LL * sm_count_)));
+    check(driver_api().cuLaunchKernel(check_, blocks, 1, 1, tpl::kFamilyCheckThreads, 1, 1, 0, stream_, args, nullptr),
+          "launching the family output check");
+    result_.copy_to_host(&r, sizeof r, 0, stream_);
+    return r;
+  }
+  // Element e of the candidate's output and of the reference's, for a message.
+  double got_at(const Buffer& b, long long e) const {
+    unsigned char bytes[4];
+    const int eb = dtype_bytes(b.dtype);
+    b.memory.copy_to_host(bytes, static_cast<std::size_t>(eb), kGuardBytes + b.offset + static_cast<std::size_t>(e) * eb, stream_);
+    return load_element(b.dtype, bytes);
+  }
+  double want_at(const Buffer& b, long long e) const {
+    unsigned char bytes[4];
+    const int eb = dtype_bytes(b.dtype);
+    b.twin.copy_to_host(bytes, static_cast<std::size_t>(eb), b.offset + static_cast<std::size_t>(e) * eb, stream_);
+    return load_element(b.dtype, bytes);
+  }
   detail::PackedArgs arguments(const std::vector<FamilyKernelArg>& list, bool to_twins, bool packed) const {
     return detail::PackedArgs(list, [&](int index) {
       const Buffer& b = buffers_[static_cast<std::size_t>(index)];
@@ -213,7 +228,10 @@ class FamilyTarget final : public Target {
   std::uint64_t seed_ = 0;
   FamilyValues problem_;
   std::vector<Buffer> buffers_;
-  std::unique_ptr<Module> reference_module_;
+  std::unique_ptr<Module> reference_module_, check_module_;
+  CUfunction check_ = nullptr;
+  DeviceBuffer result_;  // one FamilyCheckResult
+  int sm_count_ = 1;
   std::string args_config_ = "\x01";  // no config yet
   detail::PackedArgs args_;
 };

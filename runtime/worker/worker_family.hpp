@@ -1,6 +1,7 @@
 // runtime/worker (internal): the benchmark worker's side of a declared family (include/swzjit/family.hpp):
 // buffers sized by the family's own expressions, random inputs, guarded and poisoned outputs, the
-// reference kernel's outputs computed once, and each candidate's outputs compared with them on the host.
+// reference kernel's outputs computed once, and each candidate's outputs compared with them on the GPU
+// (templates/family_check.cuh).
 #pragma once
 
 #include <memory>

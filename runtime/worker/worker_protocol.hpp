@@ -111,7 +111,8 @@ struct GemmDesc {
 /// A declared family's problem (include/swzjit/family.hpp): the definition in its text form (the worker
 /// rebuilds the Family from it: sizes, launch shapes and arguments come from the same expressions), the
 /// problem as "dim=value,..." text, and the seed of the random inputs. The Support request's `reference`
-/// is the family's reference kernel; outputs are compared by relative Frobenius error per buffer.
+/// is the family's reference kernel and its `check` the family check kernel (templates/family_check.cuh),
+/// which compares outputs on the GPU by relative Frobenius error per buffer.
 struct FamilyDesc {
   std::string definition;
   std::string problem;
@@ -187,7 +188,7 @@ struct HelloReply {
 
 struct SupportRequest {
   static constexpr MessageType kType = MessageType::Support;
-  KernelImage check;      ///< GEMM: gemm_check_kernel<in, out> (empty for declared families)
+  KernelImage check;      ///< GEMM: gemm_check_kernel<in, out>; a declared family: family_check_kernel
   KernelImage reference;  ///< GEMM: gemm_reference_kernel for the problem; a family's reference kernel
   /// GEMM: gemm_splitk_reduce_kernel for the output dtype; empty when no candidate splits K.
   KernelImage splitk_reduce;
