@@ -100,7 +100,7 @@ const char kHelp[] =
     "  swz cache export --sign app.key tuned.swzdb && swz cache import --key app.key tuned.swzdb\n"
     "  swz cache export --sign key tuned.swzdb && swz cache import --key key tuned.swzdb\n"
     "  swz cache explain kernel --name 'swz::transpose_kernel<float, 32, 8, 4>' --arch sm_90\n"
-    "  swz cache explain tuning --operation transpose --problem 'f32 16384x8192' --space-hash 3f0c...\n";
+    "  swz cache explain tuning --operation gemm --problem 'f16>f16 4096x4096x4096 A=row B=col C=row ld=4096,4096,4096 batch=1 align=16' --space-hash 3f0c...\n";
 
 // ---- output helpers (json_string: tools/output.hpp) ---------------------------------------------
 

@@ -265,11 +265,15 @@ def test_tuned_cache_is_shared_with_the_swz_tool(tmp_path):
         report = json.loads(child.stdout.strip().splitlines()[-1])
         assert report["winner"]
         assert swzjit.transpose_config(torch.empty(640, 1536, device="cuda", dtype=torch.float16)) == report["winner"]
+        # Transpose winners are stored in the transpose family's own terms (its params), under its problem.
         listing = swzjit.cache_ls()
-        assert any(report["winner"] in [w["config"] for w in t["winners"].values()] for t in listing["tuning"])
+        mine = [t for t in listing["tuning"] if t["operation"] == "family:transpose"
+                and "640" in t["problem"] and "1536" in t["problem"]]
+        assert mine and all(w["config"] for t in mine for w in t["winners"].values())
         tool = find_swz()
         ls = subprocess.run([tool, "cache", "--dir", str(cache), "ls"], capture_output=True, text=True, timeout=60)
-        assert ls.returncode == 0 and report["winner"] in ls.stdout
+        assert ls.returncode == 0 and "family:transpose" in ls.stdout
+        assert any(w["config"] in ls.stdout for t in mine for w in t["winners"].values())
     finally:
         swzjit.configure(cache_dir=before["cache_dir"] or "")
 

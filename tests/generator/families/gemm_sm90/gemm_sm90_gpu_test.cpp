@@ -444,3 +444,18 @@ TEST_CASE("gemm_sm90 gpu: batches: strided matrices with gaps, every layout, spl
       check_case(c, rng);
     }
 }
+
+TEST_CASE("gemm_sm90 gpu: split-K (workspace and cluster) and batches, sanitizer-sized") {
+  SWZ_REQUIRE_SM90();
+  std::mt19937_64 rng(std::random_device{}());
+  for (const char* cfg : {"in=f16,out=f16,bn=128,stages=4,splits=3,epilogue=tma", "in=bf16,out=f32,bn=128,splits=2,reduce=cluster",
+                          "in=f16,out=bf16,bn=128,stages=3,splits=4,reduce=cluster"}) {
+    Case c;
+    c.cfg = cfg_of(cfg);
+    c.m = 70, c.n = 130, c.k = 520;  // one tile row, two tile columns, 9 k-blocks in 2-4 slices
+    check_case(c, rng);
+    c.batch = 2;
+    c.alpha = 0.5f, c.beta = 1.0f;
+    check_case(c, rng);
+  }
+}
