@@ -93,25 +93,6 @@ const char kHelp[] =
     "  swz autotune transpose --rows 4096 --cols 4096 --dtype f16 --budget-s 2 --json\n"
     "  swz autotune transpose --rows 16384 --cols 8192 --compile-only --arch sm_90   # no GPU needed\n";
 
-std::string json_str(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
-
 std::string num(double v) {
   if (!(v == v) || v > 1e300 || v < -1e300) return "null";
   char buf[32];
@@ -173,11 +154,11 @@ void print_json(const std::string& family, const TuneReport& r, Engine& engine) 
   const EngineCounters e = engine.counters();
   const CacheCounters c = engine.cache().counters();
   std::string failures;
-  for (const auto& f : r.failures) failures += (failures.empty() ? "" : ", ") + json_str(f.first) + ": " + u(f.second);
+  for (const auto& f : r.failures) failures += (failures.empty() ? "" : ", ") + json_string(f.first) + ": " + u(f.second);
   std::string candidates;
   for (const auto& k : r.candidates)
-    candidates += std::string(candidates.empty() ? "" : ", ") + "{\"config\": " + json_str(k.config) +
-                  ", \"status\": " + json_str(k.status) + ", \"reason\": " + json_str(k.reason) +
+    candidates += std::string(candidates.empty() ? "" : ", ") + "{\"config\": " + json_string(k.config) +
+                  ", \"status\": " + json_string(k.status) + ", \"reason\": " + json_string(k.reason) +
                   ", \"median_ms\": " + num(k.median_ms) + ", \"p20_ms\": " + num(k.p20_ms) +
                   ", \"p80_ms\": " + num(k.p80_ms) + ", \"repetitions\": " + u(k.repetitions) +
                   ", \"from_cache\": " + (k.from_cache ? "true" : "false") +
@@ -193,12 +174,12 @@ void print_json(const std::string& family, const TuneReport& r, Engine& engine) 
       "\"cache\": {\"hits\": %s, \"misses\": %s, \"builds\": %s, \"joined\": %s, \"corrupt\": %s, "
       "\"store_failures\": %s, \"evictions\": %s, \"tuning_hits\": %s, \"tuning_misses\": %s}, "
       "\"candidates\": [%s]}\n",
-      json_version_member().c_str(), json_str(family).c_str(), r.seed, json_str(r.problem).c_str(),
-      json_str(r.device).c_str(), json_str(r.arch).c_str(),
-      json_str(r.winner).c_str(), num(r.winner_ms).c_str(), num(r.winner_gbps).c_str(), num(r.winner_tflops).c_str(),
-      json_str(r.default_config).c_str(), num(r.default_ms).c_str(), r.space_size, r.static_rejected, r.compiled,
+      json_version_member().c_str(), json_string(family).c_str(), r.seed, json_string(r.problem).c_str(),
+      json_string(r.device).c_str(), json_string(r.arch).c_str(),
+      json_string(r.winner).c_str(), num(r.winner_ms).c_str(), num(r.winner_gbps).c_str(), num(r.winner_tflops).c_str(),
+      json_string(r.default_config).c_str(), num(r.default_ms).c_str(), r.space_size, r.static_rejected, r.compiled,
       r.kernel_cache_hits, r.benchmarked, r.reused, r.retimed, r.worker_restarts, failures.c_str(),
-      r.budget_exhausted ? "true" : "false", num(r.seconds).c_str(), json_str(r.space_hash).c_str(),
+      r.budget_exhausted ? "true" : "false", num(r.seconds).c_str(), json_string(r.space_hash).c_str(),
       u(e.compiles).c_str(), u(e.kernel_loads).c_str(), u(e.tuned_hits).c_str(), u(e.tuned_misses).c_str(),
       u(e.tunes).c_str(), u(e.benchmark_runs).c_str(), u(e.launches).c_str(), u(c.hits).c_str(),
       u(c.misses).c_str(), u(c.builds).c_str(), u(c.joined).c_str(), u(c.corrupt).c_str(),

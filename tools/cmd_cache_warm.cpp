@@ -20,21 +20,6 @@ namespace cli {
 
 namespace {
 
-std::string json_escape(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
-
 /// The kernel one problem needs: with an arch, the default config compiled for it (no GPU needed);
 /// without, the config a call would use on GPU 0 (a cached or remote tuned winner, else the
 /// default), loaded on the device.
@@ -121,8 +106,8 @@ int run_cache_warm(Args& args) {
       std::fprintf(stderr, "[%zu/%zu] %s: %s: %s%s%s\n", k + 1, mine.size(), where.c_str(), mine[k].text.c_str(),
                    source, error.empty() ? (" " + config).c_str() : ": ", error.c_str());
     rows += std::string(rows.empty() ? "" : ", ") + "{\"line\": " + std::to_string(mine[k].line) +
-            ", \"problem\": " + json_escape(mine[k].text) + ", \"source\": \"" + source +
-            "\", \"config\": " + json_escape(config) + ", \"error\": " + json_escape(error) + "}";
+            ", \"problem\": " + json_string(mine[k].text) + ", \"source\": \"" + source +
+            "\", \"config\": " + json_string(config) + ", \"error\": " + json_string(error) + "}";
     csv.add({std::to_string(mine[k].line), mine[k].text, source, config, error});
   }
   const CacheCounters after = engine.cache().counters();
@@ -141,7 +126,7 @@ int run_cache_warm(Args& args) {
         d(after.remote_hits, before.remote_hits), d(after.remote_errors, before.remote_errors),
         d(after.remote_rejected, before.remote_rejected), d(after.remote_stores, before.remote_stores),
         d(after.remote_calls, before.remote_calls), d(after.remote_latency_us_total, before.remote_latency_us_total),
-        static_cast<unsigned long long>(after.remote_latency_us_max), seconds, json_escape(s.remote).c_str(),
+        static_cast<unsigned long long>(after.remote_latency_us_max), seconds, json_string(s.remote).c_str(),
         rows.c_str());
   } else {
     std::printf("warmed %zu problems (%d failed): %llu kernels compiled, %llu from the local cache, %llu from the "
