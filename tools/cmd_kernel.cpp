@@ -23,8 +23,24 @@ bool is_gemm(const Args& args) { return args.peek_positional() == std::optional<
 
 void consume_gemm_family(Args& args) { args.next_positional(); }
 
+bool is_sm90(Args& args) { return args.peek_positional() == std::optional<std::string>("gemm_sm90"); }
+
+// `--config TEXT` of `swz gen|compile gemm_sm90` (the form `swz analyze gemm_sm90` takes).
+std::string read_sm90_config(Args& args) {
+  args.next_positional();  // "gemm_sm90"
+  return args.value_or("config", "");
+}
+
 int run_gen(Args& args) {
   read_format(args, {Format::Text});  // the output is CUDA source: --format json|csv is refused, naming text
+  if (is_sm90(args)) {
+    const std::string config = read_sm90_config(args);
+    args.finish();
+    const CompileRequest req = gemm_sm90_request(config);
+    std::printf("// %s  (name expression: %s; arch %s)\n%s", req.source_name.c_str(), req.name_expression.c_str(),
+                req.arch.c_str(), req.source.c_str());
+    return 0;
+  }
   if (is_declared_family(args)) return family_gen(args);
   if (is_gemm(args)) {
     consume_gemm_family(args);
@@ -97,6 +113,16 @@ int report_compile(const std::string& config, const CompileRequest& req, Format 
 namespace {
 
 int run_compile(Args& args) {
+  if (is_sm90(args)) {
+    const std::string config = read_sm90_config(args);
+    const std::string arch = args.value_or("arch", "");
+    const Format format = read_format(args, {Format::Text, Format::Json, Format::Csv});
+    args.finish();
+    // wgmma and setmaxnreg exist only in sm_90a: the kernel has no other target.
+    if (!arch.empty() && arch != "sm_90a" && arch != "sm_90")
+      throw UsageError("--arch: the Hopper GEMM compiles for sm_90a only (got '" + arch + "')");
+    return report_compile(gemm_sm90_config_text(config), gemm_sm90_request(config), format);
+  }
   if (is_declared_family(args)) return family_compile(args);
   CompileRequest req;
   std::string config;
@@ -170,7 +196,7 @@ int run_analyze_gemm(Args& args) {
 }
 
 int run_analyze(Args& args) {
-  if (args.peek_positional() == std::optional<std::string>("gemm_sm90")) return run_analyze_sm90(args);
+  if (is_sm90(args)) return run_analyze_sm90(args);
   if (is_declared_family(args)) return family_analyze(args);
   if (is_gemm(args)) return run_analyze_gemm(args);
   const TransposeConfig c = read_transpose_config(args);
@@ -219,18 +245,21 @@ std::string help_for(const char* usage, const char* what) {
 // NOTE: built when --help is given (Command::make_help): the text asks the library for its default configs.
 std::string gen_help() {
   return help_for(
-    "usage: swz gen transpose|gemm|FAMILY [config options]   (FAMILY: see swz family --help)",
+    "usage: swz gen transpose|gemm|gemm_sm90|FAMILY [config options]   (FAMILY: see swz family --help)",
     "Print the generated translation unit (one #include and one explicit instantiation) and the name\n"
     "expression NVRTC resolves. The output is CUDA source: --format takes text only (json and csv are\n"
-    "refused, exit 2). example: swz gen transpose --dtype f16 --tile 64x64 --smem swizzle\n");
+    "refused, exit 2). example: swz gen transpose --dtype f16 --tile 64x64 --smem swizzle\n"
+    "gemm_sm90 (the Hopper GEMM): --config TEXT, as swz analyze gemm_sm90 takes it (swz analyze --help).\n");
 }
 std::string compile_help() {
   return help_for(
-    "usage: swz compile transpose|gemm|FAMILY [config options] [--arch sm_XX] [--format text|json|csv]",
+    "usage: swz compile transpose|gemm|gemm_sm90|FAMILY [config options] [--arch sm_XX] [--format text|json|csv]",
     "Compile with NVRTC (no GPU needed; without --arch the GPU's arch is detected) and print the cubin\n"
     "size, registers, static shared memory, local memory (spills) and the options used.\n"
     "--format: text (default), json (one object) or csv (a header row and one row); --json = --format json\n"
-    "example: swz compile transpose --config f32,tile=64x64,threads=256,vec=4,smem=pad:1 --arch sm_90\n");
+    "example: swz compile transpose --config f32,tile=64x64,threads=256,vec=4,smem=pad:1 --arch sm_90\n"
+    "gemm_sm90 (the Hopper GEMM, always sm_90a): --config TEXT, as swz analyze gemm_sm90 takes it (swz analyze --help);\n"
+    "  example: swz compile gemm_sm90 --config in=bf16,out=bf16,layout=TN,bn=128,stages=6,splits=4\n");
 }
 std::string analyze_help() {
   return help_for(

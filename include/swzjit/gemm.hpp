@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "swzjit/analysis/layout.hpp"
+#include "swzjit/jit.hpp"  // CompileRequest
 #include "swzjit/transpose.hpp"  // LaunchShape, SmemInstrStats
 #include "swzjit/types.hpp"
 
@@ -116,6 +117,16 @@ std::string gemm_source_name(const GemmConfig& cfg);
 /// x split-K slices, at most 65535 / split matrices per launch (the engine splits larger batches).
 /// Throws InvalidArgument for an invalid config, negative sizes or more than 2^31 - 1 block tiles.
 LaunchShape gemm_launch_shape(const GemmConfig& cfg, long long m, long long n, long long batch);
+
+/// The NVRTC request (source, name expression, arch sm_90a) of one config of the Hopper GEMM that
+/// Engine::gemm runs on sm_90 GPUs, for tools that print or compile it (`swz gen|compile gemm_sm90`).
+/// `config_text` is the config as `swz analyze gemm_sm90 --config` and the tuning cache's "sm90:"
+/// winners write it (the prefix is optional), e.g. "in=bf16,out=f32,layout=TN,bn=128,stages=6,epilogue=tma";
+/// empty: the default config. The config's layouts are proved first (as before every compile).
+/// @throws Error(InvalidArgument) naming the offending field.
+CompileRequest gemm_sm90_request(const std::string& config_text);
+/// The canonical text of that config (what gemm_sm90_request compiled).
+std::string gemm_sm90_config_text(const std::string& config_text);
 
 /// The reference kernel (templates/gemm_reference.cuh): one thread per element, f64 or f32 sums.
 struct GemmReferenceSpec {

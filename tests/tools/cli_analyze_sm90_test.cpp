@@ -1,5 +1,6 @@
 // tests/tools: `swz analyze gemm_sm90` (tools/cmd_analyze_sm90.cpp): the layout proof of the Hopper GEMM in
-// text, json and csv, a chosen --config, its --help, and bad usage (exit 2 naming the argument).
+// text, json and csv, a chosen --config, its --help, and bad usage (exit 2 naming the argument); and
+// `swz gen|compile gemm_sm90` (tools/cmd_kernel.cpp): the source and an sm_90a NVRTC compile with its time.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -7,6 +8,7 @@
 
 #include "cli_formats.hpp"
 #include "cli_support.hpp"
+#include "swzjit/jit.hpp"  // nvrtc_available
 
 using swz_test::json_valid;
 using swz_test::parse_csv;
@@ -117,4 +119,43 @@ TEST_CASE("swz analyze gemm_sm90: --help and bad usage") {
   r = run_swz("analyze gemm_sm90 --tile 64x64");
   CHECK(r.code == 2);
   CHECK(contains(r.err, "--tile"));
+}
+
+TEST_CASE("swz gen and compile gemm_sm90: the source, an sm_90a compile with registers, spills and its time") {
+  auto r = run_swz("gen gemm_sm90 --config in=bf16,out=bf16,layout=TN,bn=128,stages=6,splits=4");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(contains(r.out, "#include \"gemm_sm90.cuh\""));
+  CHECK(contains(r.out, "swz::tpl::gemm_sm90_kernel<1, 2, 128, 6, 8, 1, 1, 1, 0>"));  // split: f32 partials; TN: both MN-major
+  CHECK(contains(r.out, "arch sm_90a"));
+  r = run_swz("gen gemm_sm90 --config sm90:in=f16,out=f16,bn=128,stages=6,splits=2,reduce=cluster");  // a winner's text
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(contains(r.out, "gemm_sm90_splitk2_kernel<0, 0, 128, 6, 8, 1, 0, 0, 0>"));
+
+  std::string why;
+  if (!swz::nvrtc_available(&why)) {
+    MESSAGE("skipped the compile: NVRTC not available: " << why);
+    return;
+  }
+  r = run_swz("compile gemm_sm90 --config in=f16,out=f16,epilogue=tma --format json");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  std::vector<std::string> keys;
+  REQUIRE(json_valid(r.out, &keys));
+  CHECK(contains(r.out, "\"config\": \"in=f16,out=f16,layout=NT,bn=256,stages=4,raster=8,persistent=1,inflight=1,cluster=1,epilogue=tma\""));
+  CHECK(contains(r.out, "\"arch\": \"sm_90a\""));
+  CHECK(contains(r.out, "\"local_bytes\": 0"));
+  CHECK(contains(r.out, "\"compile_ms\": "));
+  r = run_swz("compile gemm_sm90");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(contains(r.out, "compile time"));
+  CHECK(contains(r.out, "sm_90a (cubin"));
+  MESSAGE(r.out);
+
+  r = run_swz("compile gemm_sm90 --arch sm_80");
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "sm_90a only"));
+  r = run_swz("compile gemm_sm90 --config bn=100");
+  CHECK(r.code != 0);
+  CHECK(contains(r.err, "bn=100"));
+  r = run_swz("compile --help");
+  CHECK(contains(r.out, "gemm_sm90"));
 }

@@ -1,10 +1,11 @@
-// generator: the Hopper GEMM's search space and its candidate text (gemm_sm90_space.hpp), and the
-// rule that decides where the variant runs by default.
+// generator: the Hopper GEMM's search space and its candidate text (gemm_sm90_space.hpp), the rule that
+// decides where the variant runs by default, and the public request for tools (swzjit/gemm.hpp).
 #include "generator/families/gemm_sm90/gemm_sm90_space.hpp"
 
 #include <algorithm>
 
 #include "swzjit/error.hpp"
+#include "swzjit/gemm.hpp"
 
 namespace swz {
 namespace {
@@ -24,6 +25,21 @@ Sm90GemmConfig parse_sm90_candidate(const std::string& text) {
                 "'" + text + "' is not a Hopper GEMM candidate (it starts with \"" + kPrefix + "\")");
   return Sm90GemmConfig::parse(text.substr(kPrefixLength));
 }
+
+namespace {
+
+Sm90GemmConfig config_of_text(const std::string& text) {
+  if (text.empty()) return Sm90GemmConfig{};
+  return is_sm90_candidate(text) ? parse_sm90_candidate(text) : Sm90GemmConfig::parse(text);
+}
+
+}  // namespace
+
+CompileRequest gemm_sm90_request(const std::string& config_text) {
+  return gemm_sm90_compile_request(config_of_text(config_text));
+}
+
+std::string gemm_sm90_config_text(const std::string& config_text) { return config_of_text(config_text).to_string(); }
 
 std::optional<Sm90GemmConfig> sm90_default_choice(const GemmProblem& problem, DevicePtr a, DevicePtr b, int sm_count) {
   const GemmProblem p = problem.resolved();
