@@ -293,61 +293,66 @@ template <int N> __device__ __forceinline__ void sm90_fence_regs(float (&d)[N]) 
 }
 
 
+// The accumulators as asm operands: SWZ_SM90_OUTn() lists d[0..n-1] ("+f"), SWZ_SM90_Rn their numbers.
+// Function-like, so that passing one through a macro argument does not expand its commas early.
 #define SWZ_SM90_F8(i) \
   "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
-#define SWZ_SM90_R0_63                                                                                                 \
-  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, " \
-  "%25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
-  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-#define SWZ_SM90_R64_127                                                                                              \
-  "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, " \
-  "%87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, "   \
-  "%108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-// d (+)= A(64 x 16) * B(16 x N) for one warpgroup, both operands from shared memory; scale_d = 0
-// overwrites d instead of accumulating.
-#define SWZ_SM90_WGMMA_128(T)                                                                                          \
-  asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %66, 0;\n"                                                          \
-               "wgmma.mma_async.sync.aligned.m64n128k16.f32." T "." T " {" SWZ_SM90_R0_63 "}, %64, %65, p, 1, 1, %67, %68;\n}\n" \
-               : SWZ_SM90_F8(0), SWZ_SM90_F8(8), SWZ_SM90_F8(16), SWZ_SM90_F8(24), SWZ_SM90_F8(32), SWZ_SM90_F8(40),    \
-                 SWZ_SM90_F8(48), SWZ_SM90_F8(56)                                                                       \
-               : "l"(da), "l"(db), "r"(scale_d), "n"(TA), "n"(TB)                                                       \
-               : "memory")
-#define SWZ_SM90_WGMMA_256(T)                                                                                           \
-  asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %130, 0;\n"                                                          \
-               "wgmma.mma_async.sync.aligned.m64n256k16.f32." T "." T " {" SWZ_SM90_R0_63 ", " SWZ_SM90_R64_127          \
-               "}, %128, %129, p, 1, 1, %131, %132;\n}\n"                                                                      \
-               : SWZ_SM90_F8(0), SWZ_SM90_F8(8), SWZ_SM90_F8(16), SWZ_SM90_F8(24), SWZ_SM90_F8(32), SWZ_SM90_F8(40),     \
-                 SWZ_SM90_F8(48), SWZ_SM90_F8(56), SWZ_SM90_F8(64), SWZ_SM90_F8(72), SWZ_SM90_F8(80), SWZ_SM90_F8(88),   \
-                 SWZ_SM90_F8(96), SWZ_SM90_F8(104), SWZ_SM90_F8(112), SWZ_SM90_F8(120)                                   \
-               : "l"(da), "l"(db), "r"(scale_d), "n"(TA), "n"(TB)                                                        \
-               : "memory")
-
-// TA / TB: wgmma's transpose immediates, 1 for an MN-major A / B (allowed for 16-bit inputs).
+#define SWZ_SM90_OUT16() SWZ_SM90_F8(0), SWZ_SM90_F8(8)
+#define SWZ_SM90_OUT32() SWZ_SM90_OUT16(), SWZ_SM90_F8(16), SWZ_SM90_F8(24)
+#define SWZ_SM90_OUT64() SWZ_SM90_OUT32(), SWZ_SM90_F8(32), SWZ_SM90_F8(40), SWZ_SM90_F8(48), SWZ_SM90_F8(56)
+#define SWZ_SM90_OUT128()                                                                                           \
+  SWZ_SM90_OUT64(), SWZ_SM90_F8(64), SWZ_SM90_F8(72), SWZ_SM90_F8(80), SWZ_SM90_F8(88), SWZ_SM90_F8(96), \
+      SWZ_SM90_F8(104), SWZ_SM90_F8(112), SWZ_SM90_F8(120)
+#define SWZ_SM90_R16 \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
+#define SWZ_SM90_R32 \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, " \
+  "%23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define SWZ_SM90_R64 \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, " \
+  "%23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, " \
+  "%44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define SWZ_SM90_R128 \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, " \
+  "%23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, " \
+  "%44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, " \
+  "%65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, " \
+  "%86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, " \
+  "%106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, " \
+  "%123, %124, %125, %126, %127"
+// d (+)= A(64 x 16) * B(16 x BN) for one warpgroup, both operands from shared memory; scale_d = 0
+// overwrites d instead of accumulating. P0..P4: the operand numbers after the BN / 2 accumulators (the two
+// descriptors, scale_d, the transpose immediates TA / TB: 1 for an MN-major A / B, 16-bit inputs only).
 template <int IN_KIND, int BN, int TA, int TB> struct Sm90Wgmma;
-template <int TA, int TB> struct Sm90Wgmma<kGemmF16, 128, TA, TB> {
-  static __device__ __forceinline__ void run(float (&d)[64], unsigned long long da, unsigned long long db, int scale_d) {
-    SWZ_SM90_WGMMA_128("f16");
-  }
-};
-template <int TA, int TB> struct Sm90Wgmma<kGemmBF16, 128, TA, TB> {
-  static __device__ __forceinline__ void run(float (&d)[64], unsigned long long da, unsigned long long db, int scale_d) {
-    SWZ_SM90_WGMMA_128("bf16");
-  }
-};
-template <int TA, int TB> struct Sm90Wgmma<kGemmF16, 256, TA, TB> {
-  static __device__ __forceinline__ void run(float (&d)[128], unsigned long long da, unsigned long long db, int scale_d) {
-    SWZ_SM90_WGMMA_256("f16");
-  }
-};
-template <int TA, int TB> struct Sm90Wgmma<kGemmBF16, 256, TA, TB> {
-  static __device__ __forceinline__ void run(float (&d)[128], unsigned long long da, unsigned long long db, int scale_d) {
-    SWZ_SM90_WGMMA_256("bf16");
-  }
-};
-#undef SWZ_SM90_WGMMA_128
-#undef SWZ_SM90_WGMMA_256
-#undef SWZ_SM90_R0_63
-#undef SWZ_SM90_R64_127
+#define SWZ_SM90_WGMMA(KIND, T, BN_, REGS, OUTS, P0, P1, P2, P3, P4)                                              \
+  template <int TA, int TB> struct Sm90Wgmma<KIND, BN_, TA, TB> {                                                \
+    static __device__ __forceinline__ void run(float (&d)[BN_ / 2], unsigned long long da, unsigned long long db, \
+                                               int scale_d) {                                                   \
+      asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %" P2 ", 0;\n"                                          \
+                   "wgmma.mma_async.sync.aligned.m64n" #BN_ "k16.f32." T "." T " {" REGS "}, %" P0 ", %" P1       \
+                   ", p, 1, 1, %" P3 ", %" P4 ";\n}\n"                                                           \
+                   : OUTS()                                                                                     \
+                   : "l"(da), "l"(db), "r"(scale_d), "n"(TA), "n"(TB)                                           \
+                   : "memory");                                                                                 \
+    }                                                                                                           \
+  };
+#define SWZ_SM90_WGMMA_BOTH(BN_, REGS, OUTS, P0, P1, P2, P3, P4)           \
+  SWZ_SM90_WGMMA(kGemmF16, "f16", BN_, REGS, OUTS, P0, P1, P2, P3, P4) \
+  SWZ_SM90_WGMMA(kGemmBF16, "bf16", BN_, REGS, OUTS, P0, P1, P2, P3, P4)
+SWZ_SM90_WGMMA_BOTH(32, SWZ_SM90_R16, SWZ_SM90_OUT16, "16", "17", "18", "19", "20")
+SWZ_SM90_WGMMA_BOTH(64, SWZ_SM90_R32, SWZ_SM90_OUT32, "32", "33", "34", "35", "36")
+SWZ_SM90_WGMMA_BOTH(128, SWZ_SM90_R64, SWZ_SM90_OUT64, "64", "65", "66", "67", "68")
+SWZ_SM90_WGMMA_BOTH(256, SWZ_SM90_R128, SWZ_SM90_OUT128, "128", "129", "130", "131", "132")
+#undef SWZ_SM90_WGMMA_BOTH
+#undef SWZ_SM90_WGMMA
+#undef SWZ_SM90_R16
+#undef SWZ_SM90_R32
+#undef SWZ_SM90_R64
+#undef SWZ_SM90_R128
+#undef SWZ_SM90_OUT16
+#undef SWZ_SM90_OUT32
+#undef SWZ_SM90_OUT64
+#undef SWZ_SM90_OUT128
 #undef SWZ_SM90_F8
 
 // --- epilogue --------------------------------------------------------------------------------------
@@ -456,7 +461,11 @@ template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGH
           int EPI, int SPLITC = 1>
 __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm90TmaMap& map_b,
                                                const Sm90TmaMap& map_c, const Sm90GemmParams& p) {
-  static_assert(BN == 128 || BN == 256, "BN is 128 or 256");
+  static_assert(BN == 32 || BN == 64 || BN == 128 || BN == 256, "BN is 32, 64, 128 or 256");
+  // An MN-major B comes in boxes of 64 columns, one swizzle row each: every CTA's part of it is whole boxes.
+  static_assert(B_MN == 0 || sm90_b_part(BN, CLUSTER) % kSm90MnBox == 0, "an MN-major B part is whole 64-wide boxes");
+  // The TMA-store epilogue stores whole chunks of one 128-byte row of C.
+  static_assert(EPI == 0 || BN % sm90_c_box_inner(OUT_KIND == kGemmF32 ? 4 : 2) == 0, "BN is whole C chunks");
   static_assert(SPLITC == 1 || (CLUSTER == 1 && (SPLITC == 2 || SPLITC == 4)), "SPLITC is 2 or 4, without CLUSTER");
   static_assert(SPLITC == 1 || (SPLITC - 1) * (BN / 2 / SPLITC) * 2 * 128 * 4 <= STAGES * sm90_stage_bytes(BN),
                 "the cluster reduction's receive buffers fit in the stage ring");

@@ -18,11 +18,15 @@ namespace swz {
 namespace {
 
 const char* const kForm =
-    " (form: in=f16|bf16,out=f16|bf16|f32,layout=NT|NN|TN|TT,bn=128|256,stages=N,raster=N,persistent=0|1,inflight=0|1,cluster=1|2,epilogue=regs|tma,splits=1..32,reduce=workspace|cluster)";
+    " (form: in=f16|bf16,out=f16|bf16|f32,layout=NT|NN|TN|TT,bn=32|64|128|256,stages=N,raster=N,persistent=0|1,inflight=0|1,cluster=1|2,epilogue=regs|tma,splits=1..32,reduce=workspace|cluster)";
 
 // Slices shorter than this many k-blocks (of 64) fill the pipeline more than they run it.
 constexpr long long kMinSliceBlocks = 4;
 constexpr int kMaxSplits = 32;
+// 128 x 32 tiles by default only where the tile rows are mostly full (rows of C per tile row), and their
+// deepest stage ring (11 x 20 KiB).
+constexpr long long kThinTileMinRows = 96;
+constexpr int kThinTileStages = 11;
 
 int elem_kind(DType t) { return t == DType::F16 ? tpl::kGemmF16 : t == DType::BF16 ? tpl::kGemmBF16 : tpl::kGemmF32; }
 
@@ -106,7 +110,8 @@ void Sm90GemmConfig::validate() const {
   if (layout != "NT" && layout != "NN" && layout != "TN" && layout != "TT")
     throw_invalid("sm_90a gemm config: layout=" + layout +
                   " must be NT, NN, TN or TT (A: N row-major / T column-major; B: T column-major / N row-major)");
-  if (bn != 128 && bn != 256) throw_invalid("sm_90a gemm config: bn=" + std::to_string(bn) + " must be 128 or 256");
+  if (bn != 32 && bn != 64 && bn != 128 && bn != 256)
+    throw_invalid("sm_90a gemm config: bn=" + std::to_string(bn) + " must be 32, 64, 128 or 256");
   if (stages < 2) throw_invalid("sm_90a gemm config: stages=" + std::to_string(stages) + " must be >= 2");
   const int smem = tpl::sm90_smem_bytes(bn, stages, tma_epilogue);
   if (smem > tpl::kSm90MaxSmem) {
@@ -122,6 +127,19 @@ void Sm90GemmConfig::validate() const {
     throw_invalid("sm_90a gemm config: inflight=" + std::to_string(inflight) + " must be 0 or 1");
   if (cluster != 1 && cluster != 2)
     throw_invalid("sm_90a gemm config: cluster=" + std::to_string(cluster) + " must be 1 or 2");
+  // An MN-major B comes in boxes of 64 columns (one 128-byte swizzle row): each CTA's part must be whole boxes.
+  if (b_mn_major() && tpl::sm90_b_part(bn, cluster) % tpl::kSm90MnBox != 0)
+    throw_invalid("sm_90a gemm config: layout=" + layout + " reads an N-contiguous B in boxes of 64 columns, so bn=" +
+                  std::to_string(bn) + " with cluster=" + std::to_string(cluster) + " (" +
+                  std::to_string(tpl::sm90_b_part(bn, cluster)) + " columns per CTA) does not fit; use bn >= " +
+                  std::to_string(tpl::kSm90MnBox * cluster));
+  if (tma_epilogue) {
+    const int chunk = tpl::sm90_c_box_inner(static_cast<int>(dtype_bytes(kernel_out())));
+    if (bn % chunk != 0)
+      throw_invalid("sm_90a gemm config: epilogue=tma stores C in chunks of " + std::to_string(chunk) + " " +
+                    swz::to_string(kernel_out()) + " columns, more than bn=" + std::to_string(bn) +
+                    "; use epilogue=regs or a wider bn");
+  }
   if (splits < 1 || splits > kMaxSplits)
     throw_invalid("sm_90a gemm config: splits=" + std::to_string(splits) + " must be in 1.." + std::to_string(kMaxSplits));
   if (reduce_cluster) {
@@ -185,6 +203,20 @@ Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count)
     c.stages = 6;
   } else if (wide_tiles >= 8LL * sm_count) {
     c.cluster = 2;
+  }
+  // Full tile rows but too few 128-wide tiles for the SMs (M = 128 against N = 4096: 32 tiles): 128 x 32
+  // tiles fill up to one wave of SMs without splitting K, with the deepest ring that fits (11 stages, C from
+  // registers). H100, f16 NT, K 4096 / 14336: 183 / 254 TFLOP/s against 155 / 245 for 128-wide tiles in 4 /
+  // 2 K slices (cuBLAS 194 / 248). Not for mostly empty tile rows (M = 16 or 64), where the 32-wide tiles ran
+  // slower than 128-wide ones in K slices (16 x 4096 x 4096: 16 against 21 TFLOP/s). An N-contiguous B
+  // comes in 64-wide boxes: not there.
+  const long long tiles_m = (m + tpl::kSm90Bm - 1) / tpl::kSm90Bm;
+  const long long thin_tiles = tiles_m * ((n + 31) / 32) * std::max(1LL, p.batch);
+  if (!c.b_mn_major() && wide_tiles < sm_count && m >= tiles_m * kThinTileMinRows && thin_tiles <= sm_count && 2 * thin_tiles >= sm_count) {
+    c.bn = 32;
+    c.stages = kThinTileStages;
+    c.tma_epilogue = false;  // its chunks are 64 columns of a 16-bit C
+    return c;
   }
   // At most half the SMs busy with whole tiles: cut K into as many slices as fill the GPU, none shorter
   // than kMinSliceBlocks k-blocks.

@@ -31,7 +31,7 @@ struct Sm90GemmConfig {
   /// K-contiguous; N: row-major, N-contiguous). "NT", "NN", "TN" or "TT"; gemm_sm90_layout(problem) gives
   /// a problem's. An M/N-contiguous operand is read with wgmma's transpose immediate.
   std::string layout = "NT";
-  int bn = 256;          ///< 128 or 256
+  int bn = 256;          ///< 32, 64, 128 or 256 (wgmma m64nBNk16); an N-contiguous B needs bn / cluster >= 64
   int stages = 4;        ///< 2.. as many as fit in 227 KiB (bn 256: 4, bn 128: 7)
   int raster = 8;        ///< tile-rows per rasterization group, 1..64
   bool persistent = true;
@@ -84,7 +84,8 @@ Sm90GemmConfig default_sm90_gemm_config(DType in, DType out);
 /// leave SMs idle (fewer tiles than `sm_count`, e.g. M = 128) or fill the last wave of SMs clearly better,
 /// clusters of two from 8 waves of tiles on, and
 /// K split into up to 16 slices (of at least 4 k-blocks) where whole tiles would keep at most half the SMs
-/// busy.
+/// busy; but 128 x 32 tiles (11 stages, register epilogue, K unsplit) where those fill half to one wave of
+/// SMs and the tile rows are mostly full (M = 128 against N = 4096).
 Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count);
 
 /// Dynamic shared memory per block (stages + barriers + alignment slack).

@@ -140,7 +140,8 @@ std::vector<Sm90EpilogueOption> epilogue_options(const Sm90GemmConfig& cfg) {
   layouts.push_back(c);         // row-major, padded by 16 bytes
   c.pitch_bytes = 0;
   c.swizzle = TmaSwizzle::B128;
-  layouts.push_back(c);         // as a 128B-swizzled TMA store reads it
+  // as a 128B-swizzled TMA store reads it (rows of whole 128-byte swizzle rows: not a 32-wide 16-bit tile)
+  if (cfg.bn * eb % tpl::kSm90SwizzleBytes == 0) layouts.push_back(c);
   std::vector<Sm90EpilogueOption> out;
   for (const CTileLayout& l : layouts) {
     for (EpilogueStore s : {EpilogueStore::Pair, EpilogueStore::Stmatrix}) {

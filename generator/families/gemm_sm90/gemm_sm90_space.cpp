@@ -63,49 +63,59 @@ std::optional<Sm90GemmConfig> sm90_default_choice(const GemmProblem& problem, in
 
 std::vector<Sm90GemmConfig> sm90_gemm_space(const Sm90GemmConfig& base) {
   std::vector<Sm90GemmConfig> space;
-  struct TileStages {
-    int bn, stages;
+  const auto add = [&space](const Sm90GemmConfig& c) {
+    try {
+      c.validate();  // e.g. a deeper ring beside a shared-memory epilogue may not fit
+    } catch (const Error&) {
+      return;
+    }
+    if (std::find(space.begin(), space.end(), c) == space.end()) space.push_back(c);
   };
-  // A split base has few tiles: tile order and clusters (whose second CTA would have no tile row) do not
-  // matter there, the number of K slices does.
-  std::vector<int> clusters = {1, 2}, rasters = {8, 16, 4}, splits = {base.splits};
-  if (base.splits > 1) {
-    clusters = {1};
-    rasters = {base.raster};
-    splits = {base.splits, std::max(2, base.splits / 2), std::min(32, base.splits * 2)};
-    if (splits[1] == splits[0]) splits.erase(splits.begin() + 1);
+  // A skinny problem (few tiles): its default splits K or runs 32-wide tiles. Tile order and clusters
+  // (whose second CTA would have no tile row) do not matter there; tile width, K slices and where they are
+  // summed do.
+  if (base.splits > 1 || base.bn <= 64) {
+    const int s = std::max(2, base.splits);
+    struct Point {
+      int bn, stages, splits;
+      bool reduce_cluster, tma_epilogue;
+    };
+    const Point points[] = {
+        // 128-wide tiles in K slices (the default before thin tiles, and where tile rows are mostly empty)
+        {128, 6, s, false, true}, {128, 6, std::max(2, s / 2), false, true}, {128, 6, std::min(32, 2 * s), false, true},
+        {256, 4, s, false, true}, {128, 4, s, false, true},
+        // summed in a cluster of 2 or 4 (no workspace)
+        {128, 6, 2, true, false}, {128, 6, 4, true, false}, {256, 4, 2, true, false}, {256, 4, 4, true, false},
+        // 64- and 32-wide tiles: as many tiles as SMs with fewer or no K slices
+        {32, 11, 1, false, false}, {32, 8, 1, false, false}, {64, 9, 1, false, false}, {64, 8, 2, false, false},
+        {64, 8, 2, true, false}, {64, 8, 4, false, false}};
+    add(base);
+    for (const Point& pt : points) {
+      Sm90GemmConfig c = base;
+      c.cluster = 1;
+      c.bn = pt.bn;
+      c.stages = pt.stages;
+      c.splits = pt.splits;
+      c.reduce_cluster = pt.reduce_cluster;
+      c.tma_epilogue = pt.tma_epilogue;
+      add(c);
+    }
+    return space;
   }
   // Stage counts: the deepest ring that fits 227 KiB and one step shallower (less smem, same speed when
   // the loads keep up).
+  struct TileStages {
+    int bn, stages;
+  };
   for (const TileStages ts : {TileStages{256, 4}, TileStages{256, 3}, TileStages{128, 6}, TileStages{128, 4}})
-    for (const int cluster : clusters)
-      for (const int raster : rasters)
-        for (const int split : splits) {
-          Sm90GemmConfig c = base;
-          c.bn = ts.bn;
-          c.stages = ts.stages;
-          c.cluster = cluster;
-          c.raster = raster;
-          c.splits = split;
-          try {
-            c.validate();  // e.g. a deeper ring beside a shared-memory epilogue may not fit
-          } catch (const Error&) {
-            continue;
-          }
-          space.push_back(c);
-        }
-  // A split base also tries summing 2 or 4 slices inside the kernel, in a cluster (no workspace).
-  if (base.splits > 1)
-    for (const TileStages ts : {TileStages{128, 6}, TileStages{256, 4}})
-      for (const int split : {2, 4}) {
+    for (const int cluster : {1, 2})
+      for (const int raster : {8, 16, 4}) {
         Sm90GemmConfig c = base;
         c.bn = ts.bn;
         c.stages = ts.stages;
-        c.cluster = 1;
-        c.splits = split;
-        c.reduce_cluster = true;
-        c.tma_epilogue = false;
-        if (std::find(space.begin(), space.end(), c) == space.end()) space.push_back(c);
+        c.cluster = cluster;
+        c.raster = raster;
+        add(c);
       }
   return space;
 }

@@ -27,7 +27,7 @@ unsigned long long with_sbo(unsigned long long raw, long long sbo) {
 TEST_CASE("every valid sm_90a gemm config proves: A and B as the TMA writes them are what wgmma reads") {
   int configs = 0;
   for (DType in : {DType::F16, DType::BF16}) {
-    for (int bn : {128, 256}) {
+    for (int bn : {32, 64, 128, 256}) {
       for (int cluster : {1, 2}) {
         for (int stages = 2; stages <= 7; ++stages) {
           Sm90GemmConfig cfg = default_sm90_gemm_config(in, DType::F32);
@@ -53,7 +53,7 @@ TEST_CASE("every valid sm_90a gemm config proves: A and B as the TMA writes them
       }
     }
   }
-  CHECK(configs == 2 * 2 * (6 + 3));  // bn 128: 2..7 stages fit, bn 256: 2..4
+  CHECK(configs == 2 * 2 * (6 + 6 + 6 + 3));  // bn 32, 64 and 128: 2..7 stages fit, bn 256: 2..4
   // the default and the shape-chosen configs
   CHECK_NOTHROW(check_sm90_layouts(default_sm90_gemm_config(DType::F16, DType::F16)));
   CHECK(analyze_sm90_gemm_layouts("").ok());

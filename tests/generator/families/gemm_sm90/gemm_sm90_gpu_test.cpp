@@ -459,3 +459,63 @@ TEST_CASE("gemm_sm90 gpu: split-K (workspace and cluster) and batches, sanitizer
     check_case(c, rng);
   }
 }
+
+// Narrow tiles (128 x 64, 128 x 32: wgmma n64 / n32) for skinny shapes: as many tiles as SMs without
+// splitting K. An N-contiguous B needs whole 64-wide boxes per CTA, so bn 32 runs the K-major-B layouts.
+TEST_CASE("gemm_sm90 gpu: narrow tiles (bn 64 and 32): every layout they take, splits, clusters, odd shapes") {
+  SWZ_REQUIRE_SM90();
+  std::mt19937_64 rng(std::random_device{}());
+  struct Narrow {
+    const char* cfg;
+    bool b_mn_ok;  // takes an N-contiguous B
+  };
+  const Narrow configs[] = {{"in=f16,out=f16,bn=64,stages=8", true},
+                            {"in=bf16,out=f32,bn=32,stages=9,epilogue=tma", false},
+                            {"in=f16,out=bf16,bn=64,stages=6,cluster=2,epilogue=tma", false},
+                            {"in=bf16,out=bf16,bn=32,stages=8,cluster=2,raster=3", false},
+                            {"in=f16,out=f16,bn=64,stages=8,splits=2,reduce=cluster", true},
+                            {"in=bf16,out=f32,bn=32,stages=8,splits=4,reduce=cluster", false},
+                            {"in=f16,out=f16,bn=64,stages=6,splits=3,epilogue=tma", true},
+                            {"in=f16,out=f32,bn=32,stages=4,inflight=0,persistent=0", false}};
+  const long long shapes[][3] = {{127, 129, 4104}, {1, 33, 1000}, {16, 4096, 1024}, {300, 95, 520}, {129, 31, 8}};
+  for (const Narrow& n : configs)
+    for (int layout = 0; layout < 4; ++layout) {
+      if ((layout & 2) != 0 && !n.b_mn_ok) continue;
+      Case c = layout_case(n.cfg, layout);
+      for (const auto& s : shapes) {
+        c.m = s[0], c.n = s[1], c.k = s[2];
+        c.beta = 0.0f;  // over NaN-poisoned C
+        check_case(c, rng);
+      }
+      c.m = 131, c.n = 270, c.k = 1032;
+      c.alpha = 0.5f, c.beta = -1.5f;
+      c.ldc_pad = 3;
+      c.c_misalign = 1;
+      check_case(c, rng);
+      c.alpha = 1.0f, c.beta = 0.0f;
+      c.ldc_pad = 0, c.c_misalign = 0;
+      c.m = 1000, c.n = 1000, c.k = 3000;
+      c.sm_count = 3;  // many tiles per persistent block
+      c.samples = 3000;
+      check_case(c, rng);
+      c.sm_count = 0;
+      c.m = 128, c.n = 4096, c.k = 4096;  // the skinny shape narrow tiles are for
+      c.samples = 2000;
+      check_case(c, rng);
+    }
+}
+
+TEST_CASE("gemm_sm90 gpu: narrow tiles (bn 64 and 32), sanitizer-sized") {
+  SWZ_REQUIRE_SM90();
+  std::mt19937_64 rng(std::random_device{}());
+  for (const char* cfg : {"in=f16,out=f16,bn=64,stages=4,cluster=2,epilogue=tma", "in=bf16,out=f32,bn=32,stages=4,splits=2,reduce=cluster",
+                          "in=f16,out=bf16,bn=32,stages=3,splits=3"}) {
+    Case c;
+    c.cfg = cfg_of(cfg);
+    c.m = 70, c.n = 130, c.k = 520;
+    check_case(c, rng);
+    c.batch = 2;
+    c.alpha = 0.5f, c.beta = 1.0f;
+    check_case(c, rng);
+  }
+}

@@ -79,7 +79,8 @@ TEST_CASE("gemm_sm90 variant: where it runs by default") {
 
 TEST_CASE("gemm_sm90 variant: the space keeps the base's dtypes, is distinct and holds the defaults") {
   for (const GemmProblem& p : {nt(DType::F16, DType::F16, 4096, 4096, 4096), nt(DType::BF16, DType::F32, 8192, 8192, 8192),
-                               nt(DType::F16, DType::BF16, 128, 14336, 4096)}) {
+                               nt(DType::F16, DType::BF16, 128, 14336, 4096), nt(DType::F16, DType::F16, 128, 4096, 4096),
+                               nt(DType::BF16, DType::BF16, 16, 4096, 4096)}) {
     const Sm90GemmConfig base = choose_sm90_gemm_config(p, 132);
     const std::vector<Sm90GemmConfig> space = sm90_gemm_space(base);
     CHECK(space.size() >= 12);
@@ -108,9 +109,10 @@ TEST_CASE("gemm_sm90 variant: every config of the space compiles for sm_90a with
   std::vector<Sm90GemmConfig> configs = sm90_gemm_space(default_sm90_gemm_config(DType::F16, DType::F16));
   std::set<std::string> kernels;
   for (const Sm90GemmConfig& c : configs) kernels.insert(gemm_sm90_name_expression(c));
-  const Sm90GemmConfig split = choose_sm90_gemm_config(nt(DType::BF16, DType::BF16, 128, 4096, 4096), 132);
-  REQUIRE(split.splits > 1);
-  for (const Sm90GemmConfig& c : sm90_gemm_space(split))
+  // (and of a skinny space: 32- and 64-wide tiles, K slices, cluster sums)
+  const Sm90GemmConfig skinny = choose_sm90_gemm_config(nt(DType::BF16, DType::BF16, 128, 4096, 4096), 132);
+  REQUIRE(skinny.bn == 32);
+  for (const Sm90GemmConfig& c : sm90_gemm_space(skinny))
     if (kernels.insert(gemm_sm90_name_expression(c)).second) configs.push_back(c);
   for (const Sm90GemmConfig& c : configs) {
     CAPTURE(c.to_string());

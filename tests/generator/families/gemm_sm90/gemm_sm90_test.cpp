@@ -164,15 +164,28 @@ TEST_CASE("gemm_sm90: the shape-based choice: 128-wide tiles when 256-wide ones 
   // 688 wide tiles fill 87% of 6 waves' slots, 1376 narrow ones 95% of 11: the narrow ones.
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 2048, 11008, 4096), 132).bn == 128);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 8192, 11008, 4096), 132).bn == 256);
+  // M = 128 x N = 4096: 16 wide tiles, 128 of 128 x 32 with full rows: those, K unsplit, C from registers.
   const Sm90GemmConfig skinny = choose_sm90_gemm_config(nt_problem(DType::BF16, DType::F32, 128, 4096, 4096), 132);
-  CHECK(skinny.bn == 128);
+  CHECK(skinny.bn == 32);
+  CHECK(skinny.stages == 11);
+  CHECK(skinny.splits == 1);
+  CHECK_FALSE(skinny.tma_epilogue);
   CHECK(skinny.in == DType::BF16);
   CHECK(skinny.out == DType::F32);
   CHECK_NOTHROW(skinny.validate());
   // Column-major C swaps M and N: 4096 x 128 is the same 128 x 4096 problem.
   GemmProblem t = nt_problem(DType::F16, DType::F16, 4096, 128, 4096);
   t.c_order = MatrixOrder::ColMajor;
-  CHECK(choose_sm90_gemm_config(t, 132).bn == 128);
+  CHECK(choose_sm90_gemm_config(t, 132).bn == 32);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 4096, 14336), 132).bn == 32);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 256, 2048, 4096), 132).bn == 32);  // 2 x 64 tiles
+  // Not where 32-wide tiles would be more than a wave (N = 11008: 344), fewer than half of one (N = 2048:
+  // 64), or their rows mostly empty (M = 64, 16).
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 11008, 4096), 132).bn == 128);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 2048, 4096), 132).bn == 128);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 64, 4096, 4096), 132).bn == 128);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 4096, 4096), 132).bn == 128);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 200, 4096, 4096), 132).bn == 128);  // 100 of 256 rows
 }
 
 TEST_CASE("gemm_sm90: where the Hopper kernel is preferred to the mma.sync family (the measured small-M rule)") {
@@ -392,7 +405,7 @@ TEST_CASE("gemm_sm90: split-K configs: text, slices, launch shape, workspace, th
   CHECK(gemm_sm90_workspace_bytes(c, nt_problem(DType::F16, DType::F16, 16, 4094, 0)) == 0);
 
   // The default: split where whole tiles keep at most half the SMs busy.
-  const Sm90GemmConfig d = choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 4096, 4096), 132);
+  const Sm90GemmConfig d = choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 64, 4096, 4096), 132);
   CHECK(d.bn == 128);
   CHECK(d.splits == 4);  // 32 tiles x 4 = 128 units
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 4096, 14336), 132).splits == 4);
@@ -409,16 +422,18 @@ TEST_CASE("gemm_sm90: split-K configs: text, slices, launch shape, workspace, th
   const std::vector<Sm90GemmConfig> space = sm90_gemm_space(d);
   CHECK(space.size() <= 16);
   CHECK(space.size() >= 10);
-  std::set<int> splits;
+  std::set<int> splits, widths;
   int in_cluster = 0;
   for (const Sm90GemmConfig& s : space) {
     CHECK(s.cluster == 1);
     splits.insert(s.splits);
+    widths.insert(s.bn);
     in_cluster += s.reduce_cluster;
     CHECK_NOTHROW(s.validate());
   }
-  CHECK(splits == std::set<int>{2, 4, 8});
-  CHECK(in_cluster == 4);  // 2 or 4 slices, bn 128 or 256
+  CHECK(splits == std::set<int>{1, 2, 4, 8});  // 1: the 32- and 64-wide tiles
+  CHECK(widths == std::set<int>{32, 64, 128, 256});
+  CHECK(in_cluster == 5);  // 2 or 4 slices, bn 128 or 256, and 2 of bn 64
   CHECK(std::find(space.begin(), space.end(), d) != space.end());
 }
 
