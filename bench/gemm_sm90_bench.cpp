@@ -285,7 +285,7 @@ static int run(int argc, char** argv) {
         const std::size_t ws_bytes = gemm_sm90_workspace_bytes(cfg, p);
         void* ws = nullptr;
         if (ws_bytes > 0) check(cudaMalloc(&ws, ws_bytes), "cudaMalloc(workspace)");
-        const Kernel* reduce = cfg.uses_workspace() ? &reduce_for(t) : nullptr;
+        const Kernel* reduce = cfg.uses_reduce_kernel() ? &reduce_for(t) : nullptr;
         const Sm90GemmLaunch launch = gemm_sm90_prepare(cfg, p, reinterpret_cast<DevicePtr>(a),
                                                         reinterpret_cast<DevicePtr>(b), reinterpret_cast<DevicePtr>(c),
                                                         1.0f, 0.0f, sms, 0, reinterpret_cast<DevicePtr>(ws));

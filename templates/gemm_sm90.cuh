@@ -51,6 +51,16 @@ struct Sm90GemmParams {
   // apart (unsplit), or (split) the workspace's slices, batch b's slice s at row (b * splits + s) * slice_rows.
   int batch;
   long long stride_c;
+  // Split-K summed in the kernel (FIXUP; p.splits > 1): C above is the output itself. Slice s of a tile
+  // writes its f32 partials into `ws` (rows (b * splits + s) * slice_rows.., pitch ldw), then counts itself
+  // in the tile's flag; the slice that counts last reads the others' partials, sums all in slice order and
+  // stores C. A flag holds (launch_id << 8) | slices counted: a value of another launch id is stale (the
+  // first slice of this launch starts it over), so the flags need no clearing between launches, as long
+  // as every launch gets a fresh id (below 2^56).
+  float* ws;
+  long long ldw;
+  unsigned long long* flags;
+  unsigned long long launch_id;
 };
 
 SWZ_HD constexpr int sm90_a_stage_bytes() { return kSm90Bm * kSm90Bk * 2; }
@@ -62,10 +72,11 @@ SWZ_HD constexpr int sm90_stage_bytes(int bn) { return sm90_a_stage_bytes() + sm
 constexpr int kSm90CChunkBytes = 64 * 128;
 constexpr int kSm90CBufferBytes = 2 * 2 * kSm90CChunkBytes;  // 2 consumers x 2 buffers
 /// Dynamic shared memory: the stages, the C buffers of the TMA-store epilogue (`tma_epilogue`), one full
-/// and one empty barrier per stage, and the slack that lets the kernel align the stages to 1024 bytes
+/// and one empty barrier per stage, a word for the split-K fixup's verdict (`fixup`), and the slack that lets the kernel align the stages to 1024 bytes
 /// whatever the base of its dynamic window.
-SWZ_HD constexpr int sm90_smem_bytes(int bn, int stages, bool tma_epilogue = false) {
-  return kSm90SmemAlign + stages * sm90_stage_bytes(bn) + (tma_epilogue ? kSm90CBufferBytes : 0) + stages * 16;
+SWZ_HD constexpr int sm90_smem_bytes(int bn, int stages, bool tma_epilogue = false, bool fixup = false) {
+  return kSm90SmemAlign + stages * sm90_stage_bytes(bn) + (tma_epilogue ? kSm90CBufferBytes : 0) + stages * 16 +
+         (fixup ? 16 : 0);
 }
 
 /// Shared-memory matrix descriptor of a K-major operand stored with the 128-byte swizzle: rows of
@@ -457,8 +468,10 @@ __device__ __forceinline__ void sm90_store_tile_tma(const Sm90TmaMap& map_c, con
 /// one tile and sum them through distributed shared memory, no workspace: after the main loop each sends
 /// the columns the others own into their shared memory (over the then idle stage ring), and each sums its
 /// own columns in rank order (the same order whoever arrives first) and stores them from registers.
+/// FIXUP 1: K slices (p.splits > 1) are summed by the kernel itself, by whichever CTA finishes a tile's
+/// last slice (Sm90GemmParams::ws / flags): no second kernel, no cluster.
 template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int CLUSTER, int A_MN, int B_MN,
-          int EPI, int SPLITC = 1>
+          int EPI, int SPLITC = 1, int FIXUP = 0>
 __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm90TmaMap& map_b,
                                                const Sm90TmaMap& map_c, const Sm90GemmParams& p) {
   static_assert(BN == 32 || BN == 64 || BN == 128 || BN == 256, "BN is 32, 64, 128 or 256");
@@ -484,6 +497,9 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
   const unsigned full0 = cbuf0 + (EPI ? kSm90CBufferBytes : 0);  // STAGES full barriers, then STAGES empty ones
   const unsigned empty0 = full0 + STAGES * 8;
   const int wg = threadIdx.x / 128;
+  // A split-K reduction launched after this grid as a programmatic dependent may be scheduled from now on:
+  // its blocks take SMs as this grid's blocks leave, and wait at griddepcontrol.wait for its completion.
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       sm90_mbar_init(full0 + 8 * s, 1);
@@ -511,7 +527,8 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
   const int unit_splits = SPLITC > 1 ? 1 : p.splits;
   const int units = tiles * unit_splits * p.batch;
   const int krank = SPLITC > 1 ? static_cast<int>(sm90_cluster_rank()) : 0;
-  const bool to_workspace = SPLITC == 1 && p.splits > 1;  // f32 partials for the split-K reduction
+  const bool to_workspace = SPLITC == 1 && FIXUP == 0 && p.splits > 1;  // f32 partials for the split-K reduction
+  static_assert(FIXUP == 0 || SPLITC == 1, "FIXUP and SPLITC are two ways of summing the slices");
 
   if (wg == 0) {
     sm90_setmaxnreg_dec<kSm90ProducerRegs>();
@@ -639,6 +656,76 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
       const int row = tm * kSm90Bm + consumer * 64 + warp * 16 + lane / 4;
       const int col = tn * BN + 2 * (lane % 4);
       const long long c_base = static_cast<long long>(row_base) * p.ldc + c_matrix * p.stride_c;
+      if constexpr (FIXUP != 0) {
+        if (p.splits > 1) {
+          // This slice's partials, at the rows and columns this thread holds (and reads back, if last).
+          const auto ws_at = [&](int s, int r, int cc) {
+            return p.ws + (static_cast<long long>(b * p.splits + s) * p.slice_rows + r) * p.ldw + cc;
+          };
+#pragma unroll
+          for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const int r = row + 8 * h, cc = col + 8 * j;  // cc even and ldw >= n rounded up to 4: a pair fits
+              if (r < p.m && cc < p.n)
+                asm volatile("st.global.v2.f32 [%0], {%1, %2};\n" ::"l"(ws_at(split, r, cc)), "f"(d[4 * j + 2 * h]),
+                             "f"(d[4 * j + 2 * h + 1])
+                             : "memory");
+            }
+          // The count's verdict for the whole CTA, in the word after the barriers (sm90_smem_bytes' fixup slot).
+          const unsigned last_flag = empty0 + STAGES * 8;
+          __threadfence();  // the partials are visible GPU-wide before the count says so
+          asm volatile("bar.sync 3, 256;\n" ::: "memory");  // both consumer warpgroups
+          if (consumer == 0 && t == 0) {
+            unsigned long long* flag = p.flags + (static_cast<long long>(b) * tiles + tile) * CLUSTER + rank;
+            unsigned long long old = *reinterpret_cast<volatile unsigned long long*>(flag), next;
+            for (;;) {
+              next = (old >> 8) == p.launch_id ? old + 1 : ((p.launch_id << 8) | 1ull);
+              const unsigned long long prev = atomicCAS(flag, old, next);
+              if (prev == old) break;
+              old = prev;
+            }
+            const unsigned last = static_cast<int>(next & 0xffu) == p.splits ? 1u : 0u;
+            asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(last_flag), "r"(last) : "memory");
+          }
+          asm volatile("bar.sync 3, 256;\n" ::: "memory");
+          unsigned last;
+          asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(last) : "r"(last_flag) : "memory");
+          if (last == 0) continue;  // another slice of this tile stores C
+          __threadfence();
+          // Sum the tile from the workspace, all 256 consumer threads over its in-bounds element pairs (rows
+          // of C past M, e.g. 112 of 128 at M = 16, cost nothing), every slice (this one's too: its own stores
+          // are visible to it) in slice order: the same sum whichever slice counts last. Four pairs a thread
+          // at a time keep 4 x splits loads in flight. C is stored from here, alpha and beta applied.
+          const int ct = consumer * 128 + t;
+          const int row0 = tm * kSm90Bm, col0 = tn * BN;
+          const int rows = min(kSm90Bm, p.m - row0), pairs_per_row = BN / 2;
+          const int pairs = rows * pairs_per_row;
+          for (int e0 = ct; e0 < pairs; e0 += 4 * 256) {
+            float x[4], y[4];
+#pragma unroll
+            for (int q = 0; q < 4; ++q) x[q] = y[q] = 0.0f;
+            for (int s = 0; s < p.splits; ++s) {
+#pragma unroll
+              for (int q = 0; q < 4; ++q) {
+                const int e = e0 + q * 256;
+                const int r = row0 + e / pairs_per_row, cc = col0 + 2 * (e % pairs_per_row);
+                if (e < pairs && cc < p.n) {
+                  const float2 v = __ldcg(reinterpret_cast<const float2*>(ws_at(s, r, cc)));
+                  x[q] += v.x, y[q] += v.y;
+                }
+              }
+            }
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+              const int e = e0 + q * 256;
+              if (e < pairs)
+                sm90_store_pair<OUT_KIND>(p, row0 + e / pairs_per_row, col0 + 2 * (e % pairs_per_row), x[q], y[q], c_base);
+            }
+          }
+          continue;
+        }
+      }
       if (SPLITC > 1) {
         // Rank q owns the column groups [q * kPart / 4, (q + 1) * kPart / 4): registers q * kPart.. of every
         // thread. A receive slot per (sender, consumer) holds kPart floats of each of the 128 threads.
@@ -705,22 +792,22 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
 
 /// One CTA per cluster tile.
 template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int A_MN = 0, int B_MN = 0,
-          int EPI = 0>
+          int EPI = 0, int FIXUP = 0>
 __global__ void __launch_bounds__(kSm90Threads, 1)
     gemm_sm90_kernel(const __grid_constant__ Sm90TmaMap map_a, const __grid_constant__ Sm90TmaMap map_b,
                      const __grid_constant__ Sm90TmaMap map_c, const __grid_constant__ Sm90GemmParams p) {
-  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 1, A_MN, B_MN, EPI>(map_a, map_b, map_c, p);
+  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 1, A_MN, B_MN, EPI, 1, FIXUP>(map_a, map_b, map_c, p);
 }
 
 // NOTE: nvcc rejects __cluster_dims__ in an sm_80 device pass even in an uninstantiated template.
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
 /// Clusters of two CTAs sharing B (launched with a grid of an even size).
 template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int A_MN = 0, int B_MN = 0,
-          int EPI = 0>
+          int EPI = 0, int FIXUP = 0>
 __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kSm90Threads, 1)
     gemm_sm90_cluster2_kernel(const __grid_constant__ Sm90TmaMap map_a, const __grid_constant__ Sm90TmaMap map_b,
                               const __grid_constant__ Sm90TmaMap map_c, const __grid_constant__ Sm90GemmParams p) {
-  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 2, A_MN, B_MN, EPI>(map_a, map_b, map_c, p);
+  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 2, A_MN, B_MN, EPI, 1, FIXUP>(map_a, map_b, map_c, p);
 }
 /// Split-K in clusters of SPLITC CTAs (2 or 4), one K slice each, summed through distributed shared memory.
 template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int A_MN = 0, int B_MN = 0,

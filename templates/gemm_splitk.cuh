@@ -39,6 +39,11 @@ struct GemmSplitKParams {
 
 template <int OUT_KIND>
 __global__ void __launch_bounds__(kGemmSplitKBlock) gemm_splitk_reduce_kernel(const __grid_constant__ GemmSplitKParams p) {
+#if __CUDA_ARCH__ >= 900
+  // Launched as a programmatic dependent (Kernel::launch_dependent) its blocks may start while the GEMM
+  // that writes the workspace still runs: wait for that grid's completion and memory (a no-op otherwise).
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
   typedef typename GemmElem<OUT_KIND>::type OutT;
   constexpr int V = kGemmSplitKVec;
   const long long groups_per_row = (p.n + V - 1) / V;

@@ -118,6 +118,12 @@ class Kernel {
   /// default stream). `args` points at one pointer per kernel parameter, as for cuLaunchKernel.
   /// Returns once the launch is queued; faults in the kernel surface at the next synchronizing call.
   void launch(Dim3 grid, Dim3 block, unsigned dynamic_smem_bytes, CUstream stream, void** args) const;
+  /// Like launch(), as a programmatic dependent launch (sm_90+): the kernel's blocks may start while the
+  /// kernel before it in `stream` still runs, and wait for it (its completion and memory) at
+  /// `griddepcontrol.wait`. Only for kernels that execute that wait before they touch what the previous
+  /// kernel writes (e.g. the split-K reduction of templates/gemm_splitk.cuh). A kernel compiled for a
+  /// virtual architecture below compute_90 cannot wait: it is launched as by launch().
+  void launch_dependent(Dim3 grid, Dim3 block, unsigned dynamic_smem_bytes, CUstream stream, void** args) const;
 
  private:
   friend class Module;

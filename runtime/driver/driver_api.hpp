@@ -38,6 +38,7 @@ struct DriverSettings {
   X(cuFuncSetAttribute, 9000)           \
   X(cuFuncGetAttribute, 2020)           \
   X(cuLaunchKernel, 4000)               \
+  X(cuLaunchKernelEx, 11060)            \
   X(cuMemAlloc, 3020)                   \
   X(cuMemFree, 3020)                    \
   X(cuMemAllocAsync, 11020)             \

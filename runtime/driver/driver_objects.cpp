@@ -143,21 +143,58 @@ KernelAttributes Kernel::attributes() const {
   return a;
 }
 
-void Kernel::launch(Dim3 grid, Dim3 block, unsigned dynamic_smem_bytes, CUstream stream, void** args) const {
+namespace {
+
+// Launches `function` (cuLaunchKernel, or cuLaunchKernelEx with programmatic stream serialization when
+// `dependent`) and explains a failure.
+void launch_function(CUfunction function, const std::string& lowered_name, int device, Dim3 grid, Dim3 block,
+                     unsigned dynamic_smem_bytes, CUstream stream, void** args, bool dependent) {
   if (grid.x == 0 || grid.y == 0 || grid.z == 0 || block.x == 0 || block.y == 0 || block.z == 0)
-    throw_invalid("launch of '" + lowered_name_ + "': grid " + dims(grid) + " and block " + dims(block) +
+    throw_invalid("launch of '" + lowered_name + "': grid " + dims(grid) + " and block " + dims(block) +
                   " must have every extent >= 1");
-  detail::ContextGuard guard(module_->device);
-  const CUresult r = detail::driver_api().cuLaunchKernel(function_, grid.x, grid.y, grid.z, block.x, block.y, block.z,
-                                                         dynamic_smem_bytes, stream, args, nullptr);
+  detail::ContextGuard guard(device);
+  CUresult r;
+  if (dependent) {
+    CUlaunchAttribute attr{};
+    attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig config{};
+    config.gridDimX = grid.x, config.gridDimY = grid.y, config.gridDimZ = grid.z;
+    config.blockDimX = block.x, config.blockDimY = block.y, config.blockDimZ = block.z;
+    config.sharedMemBytes = dynamic_smem_bytes;
+    config.hStream = stream;
+    config.attrs = &attr;
+    config.numAttrs = 1;
+    r = detail::driver_api().cuLaunchKernelEx(&config, function, args, nullptr);
+  } else {
+    r = detail::driver_api().cuLaunchKernel(function, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                                            dynamic_smem_bytes, stream, args, nullptr);
+  }
   if (r == CUDA_SUCCESS) return;
-  std::string what = "launching '" + lowered_name_ + "' with grid " + dims(grid) + ", block " + dims(block) + ", " +
+  std::string what = "launching '" + lowered_name + "' with grid " + dims(grid) + ", block " + dims(block) + ", " +
                      std::to_string(dynamic_smem_bytes) + " bytes of dynamic shared memory";
   if (r == CUDA_ERROR_INVALID_VALUE && dynamic_smem_bytes > 48 * 1024)
     what += " (above 48 KiB, call Kernel::set_max_dynamic_smem first)";
   else if (r == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)
     what += " (too many threads per block for the kernel's registers)";
   detail::check(r, what);
+}
+
+}  // namespace
+
+void Kernel::launch(Dim3 grid, Dim3 block, unsigned dynamic_smem_bytes, CUstream stream, void** args) const {
+  launch_function(function_, lowered_name_, module_->device, grid, block, dynamic_smem_bytes, stream, args, false);
+}
+
+void Kernel::launch_dependent(Dim3 grid, Dim3 block, unsigned dynamic_smem_bytes, CUstream stream, void** args) const {
+  // griddepcontrol exists from PTX for compute_90 on: a kernel built for an older virtual architecture has
+  // no wait in it, and must not start before the previous kernel is done.
+  int ptx = 0;
+  {
+    detail::ContextGuard guard(module_->device);
+    if (detail::driver_api().cuFuncGetAttribute(&ptx, CU_FUNC_ATTRIBUTE_PTX_VERSION, function_) != CUDA_SUCCESS) ptx = 0;
+  }
+  launch_function(function_, lowered_name_, module_->device, grid, block, dynamic_smem_bytes, stream, args, ptx >= 90);
 }
 
 // --- DeviceBuffer ----------------------------------------------------------------------------------

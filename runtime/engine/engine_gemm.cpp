@@ -554,7 +554,7 @@ void launch_hopper(Engine& engine, detail::GemmState& st, const Sm90GemmConfig& 
     ws = own->ptr();
   }
   std::optional<Kernel> reduce;
-  if (cfg.uses_workspace())
+  if (cfg.uses_reduce_kernel())
     reduce = support_kernel(engine, st, gemm_splitk_reduce_name_expression(p.out_dtype), tpl::kGemmSplitKBlock, [&] {
       return std::make_pair(gemm_splitk_reduce_source(p.out_dtype), gemm_splitk_reduce_source_name(p.out_dtype));
     });

@@ -249,7 +249,7 @@ detail::TuneSetup hopper_setup(Engine& engine, const GemmProblem& problem, int m
     job.dynamic_smem = static_cast<std::uint32_t>(gemm_sm90_smem_bytes(cfg));
   };
   const bool any_split =
-      std::any_of(configs->begin(), configs->end(), [](const Sm90GemmConfig& c) { return c.uses_workspace(); });
+      std::any_of(configs->begin(), configs->end(), [](const Sm90GemmConfig& c) { return c.uses_reduce_kernel(); });
   add_support(f, engine, problem, frame.layout, max_vec_bytes, any_split);
   return setup;
 }

@@ -143,7 +143,7 @@ CUresult GemmTarget::launch(const BenchJob& job, CUfunction f, std::string* what
       // A split candidate's f32 partials go into the worker's split-K workspace, grown when a candidate
       // needs more (the launches prepared over the old one are dropped and prepared again when next run).
       const std::size_t ws_bytes = gemm_sm90_workspace_bytes(cfg, p);
-      if (ws_bytes > 0 && !splitk_)
+      if (cfg.uses_reduce_kernel() && ws_bytes > 0 && !splitk_)
         throw_invalid("candidate " + job.config + " splits K, but the Support request had no reduction kernel");
       if (workspace_.size() < ws_bytes) {
         check(api.cuStreamSynchronize(stream_), "finishing the runs that use the old split-K workspace");
@@ -159,6 +159,7 @@ CUresult GemmTarget::launch(const BenchJob& job, CUfunction f, std::string* what
     Sm90GemmLaunch& l = it->second;
     if (l.empty) return CUDA_SUCCESS;
     if (l.gemm) {
+      gemm_sm90_renew(l);  // reduce=fixup: a fresh launch id for its tile flags
       std::array<void*, 4> args = gemm_sm90_args(l);
       *what = "cuLaunchKernel (Hopper GEMM)";
       const CUresult r = api.cuLaunchKernel(f, l.grid.x, l.grid.y, l.grid.z, l.block.x, l.block.y, l.block.z,

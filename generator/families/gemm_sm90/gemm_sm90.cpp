@@ -18,15 +18,18 @@ namespace swz {
 namespace {
 
 const char* const kForm =
-    " (form: in=f16|bf16,out=f16|bf16|f32,layout=NT|NN|TN|TT,bn=32|64|128|256,stages=N,raster=N,persistent=0|1,inflight=0|1,cluster=1|2,epilogue=regs|tma,splits=1..32,reduce=workspace|cluster)";
+    " (form: in=f16|bf16,out=f16|bf16|f32,layout=NT|NN|TN|TT,bn=32|64|128|256,stages=N,raster=N,persistent=0|1,inflight=0|1,cluster=1|2,epilogue=regs|tma,splits=1..32,reduce=workspace|cluster|fixup)";
 
 // Slices shorter than this many k-blocks (of 64) fill the pipeline more than they run it.
 constexpr long long kMinSliceBlocks = 4;
 constexpr int kMaxSplits = 32;
-// 128 x 32 tiles by default only where the tile rows are mostly full (rows of C per tile row), and their
-// deepest stage ring (11 x 20 KiB).
+// 128 x 64 / 128 x 32 tiles by default only where the tile rows are mostly full (rows of C per tile row),
+// with their deepest stage rings (9 x 24 KiB, 11 x 20 KiB).
 constexpr long long kThinTileMinRows = 96;
 constexpr int kThinTileStages = 11;
+constexpr int kWideThinStages = 9;  // 64-wide: 9 x 24 KiB
+// Split defaults sum their slices in the kernel (reduce=fixup) up to this many rows of C per tile row.
+constexpr long long kFixupMaxRows = 32;
 
 int elem_kind(DType t) { return t == DType::F16 ? tpl::kGemmF16 : t == DType::BF16 ? tpl::kGemmBF16 : tpl::kGemmF32; }
 
@@ -61,6 +64,7 @@ std::string Sm90GemmConfig::to_string() const {
   if (tma_epilogue) os << ",epilogue=tma";  // left out when off: texts stored before the field still match
   if (splits > 1) os << ",splits=" << splits;  // likewise
   if (reduce_cluster) os << ",reduce=cluster";
+  if (reduce_fixup) os << ",reduce=fixup";
   return os.str();
 }
 
@@ -91,9 +95,10 @@ Sm90GemmConfig Sm90GemmConfig::parse(const std::string& text) {
       if (v != "regs" && v != "tma") throw_invalid("sm_90a gemm config: epilogue=" + v + " must be regs or tma" + kForm);
       c.tma_epilogue = v == "tma";
     } else if (k == "reduce") {
-      if (v != "workspace" && v != "cluster")
-        throw_invalid("sm_90a gemm config: reduce=" + v + " must be workspace or cluster" + kForm);
+      if (v != "workspace" && v != "cluster" && v != "fixup")
+        throw_invalid("sm_90a gemm config: reduce=" + v + " must be workspace, cluster or fixup" + kForm);
       c.reduce_cluster = v == "cluster";
+      c.reduce_fixup = v == "fixup";
     } else if (k == "splits") {
       c.splits = static_cast<int>(parse_integer("sm_90a gemm config splits", v, 1, kMaxSplits));
     } else {
@@ -113,9 +118,9 @@ void Sm90GemmConfig::validate() const {
   if (bn != 32 && bn != 64 && bn != 128 && bn != 256)
     throw_invalid("sm_90a gemm config: bn=" + std::to_string(bn) + " must be 32, 64, 128 or 256");
   if (stages < 2) throw_invalid("sm_90a gemm config: stages=" + std::to_string(stages) + " must be >= 2");
-  const int smem = tpl::sm90_smem_bytes(bn, stages, tma_epilogue);
+  const int smem = tpl::sm90_smem_bytes(bn, stages, tma_epilogue, reduce_fixup);
   if (smem > tpl::kSm90MaxSmem) {
-    const int most = (tpl::kSm90MaxSmem - tpl::kSm90SmemAlign - (tma_epilogue ? tpl::kSm90CBufferBytes : 0)) /
+    const int most = (tpl::kSm90MaxSmem - tpl::kSm90SmemAlign - (tma_epilogue ? tpl::kSm90CBufferBytes : 0) - (reduce_fixup ? 16 : 0)) /
                      (tpl::sm90_stage_bytes(bn) + 16);
     throw_invalid("sm_90a gemm config: stages=" + std::to_string(stages) + " with bn=" + std::to_string(bn) +
                   (tma_epilogue ? " and epilogue=tma" : "") + " needs " +
@@ -142,6 +147,16 @@ void Sm90GemmConfig::validate() const {
   }
   if (splits < 1 || splits > kMaxSplits)
     throw_invalid("sm_90a gemm config: splits=" + std::to_string(splits) + " must be in 1.." + std::to_string(kMaxSplits));
+  if (reduce_fixup) {
+    if (reduce_cluster) throw_invalid("sm_90a gemm config: reduce is cluster or fixup, not both");
+    if (splits < 2)
+      throw_invalid("sm_90a gemm config: reduce=fixup sums K slices in the kernel; it needs splits >= 2 (splits=" +
+                    std::to_string(splits) + ")");
+    // bn 256 holds 128 accumulators per thread: the summing loop beside them spills.
+    if (bn > 128)
+      throw_invalid("sm_90a gemm config: reduce=fixup takes bn <= 128 (bn=" + std::to_string(bn) +
+                    " spills); use reduce=workspace");
+  }
   if (reduce_cluster) {
     if (splits != 2 && splits != 4)
       throw_invalid("sm_90a gemm config: reduce=cluster sums splits=2 or 4 slices in a cluster (splits=" +
@@ -204,19 +219,25 @@ Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count)
   } else if (wide_tiles >= 8LL * sm_count) {
     c.cluster = 2;
   }
-  // Full tile rows but too few 128-wide tiles for the SMs (M = 128 against N = 4096: 32 tiles): 128 x 32
-  // tiles fill up to one wave of SMs without splitting K, with the deepest ring that fits (11 stages, C from
-  // registers). H100, f16 NT, K 4096 / 14336: 183 / 254 TFLOP/s against 155 / 245 for 128-wide tiles in 4 /
-  // 2 K slices (cuBLAS 194 / 248). Not for mostly empty tile rows (M = 16 or 64), where the 32-wide tiles ran
-  // slower than 128-wide ones in K slices (16 x 4096 x 4096: 16 against 21 TFLOP/s). An N-contiguous B
-  // comes in 64-wide boxes: not there.
+  // Full tile rows but too few 128-wide tiles for the SMs: 128 x 64 or 128 x 32 tiles (the wider that
+  // does) fill half to one wave of SMs without splitting K, with the deepest ring that fits (9 or 11
+  // stages, C from registers). H100, f16 NT: M = 128, N = 4096, K 4096 / 14336 on 32-wide tiles 183 / 254
+  // TFLOP/s against 155 / 245 for 128-wide tiles in 4 / 2 K slices (cuBLAS 194 / 248); 256 x 4096 x 4096
+  // on 64-wide tiles 319 against 296 (cuBLAS 334). Not for mostly empty tile rows (M = 16 or 64), where
+  // narrow tiles ran slower than 128-wide ones in K slices (16 x 4096 x 4096: 16 against 21 TFLOP/s). An
+  // N-contiguous B comes in 64-wide boxes: not 32-wide tiles there.
   const long long tiles_m = (m + tpl::kSm90Bm - 1) / tpl::kSm90Bm;
-  const long long thin_tiles = tiles_m * ((n + 31) / 32) * std::max(1LL, p.batch);
-  if (!c.b_mn_major() && wide_tiles < sm_count && m >= tiles_m * kThinTileMinRows && thin_tiles <= sm_count && 2 * thin_tiles >= sm_count) {
-    c.bn = 32;
-    c.stages = kThinTileStages;
-    c.tma_epilogue = false;  // its chunks are 64 columns of a 16-bit C
-    return c;
+  if (wide_tiles < sm_count && m >= tiles_m * kThinTileMinRows) {
+    for (const int bn : {64, 32}) {
+      const long long thin_tiles = tiles_m * ((n + bn - 1) / bn) * std::max(1LL, p.batch);
+      if (bn == 32 && c.b_mn_major()) continue;
+      if (thin_tiles <= sm_count && 2 * thin_tiles >= sm_count) {
+        c.bn = bn;
+        c.stages = bn == 64 ? kWideThinStages : kThinTileStages;
+        c.tma_epilogue = false;  // a 32-wide tile is half a chunk of 16-bit C; 64-wide ran as fast without
+        return c;
+      }
+    }
   }
   // At most half the SMs busy with whole tiles: cut K into as many slices as fill the GPU, none shorter
   // than kMinSliceBlocks k-blocks.
@@ -225,13 +246,18 @@ Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count)
     const long long by_sms = sm_count / std::max(1LL, tiles);
     const long long by_k = ((p.k + tpl::kSm90Bk - 1) / tpl::kSm90Bk) / kMinSliceBlocks;
     c.splits = static_cast<int>(std::max(1LL, std::min({by_sms, by_k, 16LL})));
+    // Where a tile row holds few rows of C (M = 16), the CTA that finishes a tile's last slice sums the
+    // slices itself (little to sum): 21.4 against 20.6 TFLOP/s through the reduction kernel at 16 x 4096 x
+    // 4096 f16 on the H100 (and 31.7 / 31.2 at K = 14336); with 64 rows it ran slower (74 against 82).
+    if (c.splits > 1 && m <= tiles_m * kFixupMaxRows) c.reduce_fixup = true;
   }
   return c;
 }
 
 int gemm_sm90_k_splits(const Sm90GemmConfig& cfg, long long k) {
   if (cfg.reduce_cluster) return cfg.splits;  // every CTA of the cluster, a slice of K or none
-  if (k <= 0) return cfg.splits > 1 ? 0 : 1;
+  // K = 0: the reduction kernel alone writes beta * C; the fixup's kernel runs unsplit and does.
+  if (k <= 0) return cfg.splits > 1 && !cfg.reduce_fixup ? 0 : 1;
   if (cfg.splits <= 1) return 1;
   const long long kblocks = (k + tpl::kSm90Bk - 1) / tpl::kSm90Bk;
   const long long per = (kblocks + cfg.splits - 1) / cfg.splits;  // k-blocks per slice
@@ -243,16 +269,24 @@ std::size_t gemm_sm90_workspace_bytes(const Sm90GemmConfig& cfg, const GemmProbl
   const GemmProblem p = problem.resolved();
   const int splits = gemm_sm90_k_splits(cfg, p.k);
   if (!cfg.uses_workspace() || splits == 0 || p.m == 0 || p.n == 0) return 0;
+  if (cfg.reduce_fixup && splits < 2) return 0;  // too short a K to split: the kernel runs unsplit
   const long long m = p.c_order == MatrixOrder::RowMajor ? p.m : p.n, n = p.c_order == MatrixOrder::RowMajor ? p.n : p.m;
   const long long bytes = detail::checked_mul(
       detail::checked_mul(static_cast<long long>(splits) * p.batch, gemm_sm90_slice_rows(cfg, m), "sm_90a split-K workspace"),
       gemm_splitk_workspace_ld(n) * 4, "sm_90a split-K workspace bytes");
-  return static_cast<std::size_t>((bytes + 255) / 256 * 256);
+  long long total = (bytes + 255) / 256 * 256;
+  if (cfg.reduce_fixup) total += (gemm_sm90_fixup_flags(cfg, m, n, p.batch) * 8 + 255) / 256 * 256;
+  return static_cast<std::size_t>(total);
+}
+
+long long gemm_sm90_fixup_flags(const Sm90GemmConfig& cfg, long long m, long long n, long long batch) {
+  // One per tile of every cluster tile (the kernel indexes (matrix, cluster tile) x cluster rank).
+  return gemm_sm90_slice_rows(cfg, m) / tpl::kSm90Bm * ((n + cfg.bn - 1) / cfg.bn) * std::max(1LL, batch);
 }
 
 int gemm_sm90_smem_bytes(const Sm90GemmConfig& cfg) {
   cfg.validate();
-  return tpl::sm90_smem_bytes(cfg.bn, cfg.stages, cfg.tma_epilogue);
+  return tpl::sm90_smem_bytes(cfg.bn, cfg.stages, cfg.tma_epilogue, cfg.reduce_fixup);
 }
 
 std::string gemm_sm90_name_expression(const Sm90GemmConfig& cfg) {
@@ -264,8 +298,9 @@ std::string gemm_sm90_name_expression(const Sm90GemmConfig& cfg) {
                                           : "swz::tpl::gemm_sm90_kernel<";
   os << kernel << elem_kind(cfg.in)
      << ", " << elem_kind(cfg.kernel_out()) << ", " << cfg.bn << ", " << cfg.stages << ", " << cfg.raster << ", " << cfg.inflight
-     << ", " << (cfg.a_mn_major() ? 1 : 0) << ", " << (cfg.b_mn_major() ? 1 : 0) << ", " << (cfg.tma_epilogue ? 1 : 0)
-     << ">";
+     << ", " << (cfg.a_mn_major() ? 1 : 0) << ", " << (cfg.b_mn_major() ? 1 : 0) << ", " << (cfg.tma_epilogue ? 1 : 0);
+  if (cfg.reduce_fixup) os << ", 1";  // FIXUP (left out when 0: the names of other kernels stay as they were)
+  os << ">";
   return os.str();
 }
 

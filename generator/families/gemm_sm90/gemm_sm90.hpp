@@ -57,6 +57,11 @@ struct Sm90GemmConfig {
   /// registers (no workspace, no second kernel; one cluster per tile, not persistent; epilogue=tma and
   /// cluster=2 do not apply).
   bool reduce_cluster = false;
+  /// Sums the K slices in the kernel too (text "reduce=fixup", printed only when set): the slices write f32
+  /// partials into the workspace as with the reduction kernel, and the CTA that finishes a tile's last
+  /// slice sums them (in slice order) and stores C with alpha and beta: no second kernel. The workspace
+  /// also holds a flag per tile (gemm_sm90_workspace_bytes).
+  bool reduce_fixup = false;
 
   std::string to_string() const;
   /// @throws Error(InvalidArgument) naming the field for unknown keys, bad values or an invalid config.
@@ -68,9 +73,11 @@ struct Sm90GemmConfig {
   bool a_mn_major() const { return layout.size() == 2 && layout[0] == 'T'; }
   bool b_mn_major() const { return layout.size() == 2 && layout[1] == 'N'; }
   /// What the kernel itself writes: f32 partials into the workspace when it splits K, else C's `out`.
-  DType kernel_out() const { return splits > 1 && !reduce_cluster ? DType::F32 : out; }
-  /// Whether K slices go through the workspace and the reduction kernel.
+  DType kernel_out() const { return uses_reduce_kernel() ? DType::F32 : out; }
+  /// Whether K slices go through the workspace (the reduction kernel's or the fixup's).
   bool uses_workspace() const { return splits > 1 && !reduce_cluster; }
+  /// Whether the split-K reduction kernel runs after the GEMM (gemm_sm90_launch's `reduce`).
+  bool uses_reduce_kernel() const { return uses_workspace() && !reduce_fixup; }
 };
 
 /// The layout (Sm90GemmConfig::layout) `problem` has in the kernel's frame: its own for a row-major C; for a
@@ -84,8 +91,9 @@ Sm90GemmConfig default_sm90_gemm_config(DType in, DType out);
 /// leave SMs idle (fewer tiles than `sm_count`, e.g. M = 128) or fill the last wave of SMs clearly better,
 /// clusters of two from 8 waves of tiles on, and
 /// K split into up to 16 slices (of at least 4 k-blocks) where whole tiles would keep at most half the SMs
-/// busy; but 128 x 32 tiles (11 stages, register epilogue, K unsplit) where those fill half to one wave of
-/// SMs and the tile rows are mostly full (M = 128 against N = 4096).
+/// busy (summed in the kernel, reduce=fixup, where a tile row holds at most 32 rows of C); but 128 x 64 or
+/// 128 x 32 tiles (9 or 11 stages, register epilogue, K unsplit) where those fill
+/// half to one wave of SMs and the tile rows are mostly full (M = 128 or 256 against N = 4096).
 Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count);
 
 /// Dynamic shared memory per block (stages + barriers + alignment slack).
@@ -133,8 +141,12 @@ LaunchShape gemm_sm90_launch_shape(const Sm90GemmConfig& cfg, long long m, long 
 /// beta * C).
 int gemm_sm90_k_splits(const Sm90GemmConfig& cfg, long long k);
 /// Bytes of f32 workspace a launch of `cfg` on `problem` needs (256-byte multiple; 0 when it does not
-/// split K): one slice of every tile row per K slice and matrix.
+/// split K): one slice of every tile row per K slice and matrix; for reduce=fixup then 8 bytes of flag per
+/// tile and matrix (256-byte aligned).
 std::size_t gemm_sm90_workspace_bytes(const Sm90GemmConfig& cfg, const GemmProblem& problem);
+/// Tile flags of a reduce=fixup launch on m x n (the kernel's frame) x batch: one per tile of every cluster
+/// tile; they follow the partials in the workspace.
+long long gemm_sm90_fixup_flags(const Sm90GemmConfig& cfg, long long m, long long n, long long batch);
 /// Rows of one K slice in the workspace for `m` rows of C (the kernel's frame): every row a tile (of a
 /// cluster) writes, so no slice runs into the next. Its pitch is gemm_splitk_workspace_ld(n).
 inline long long gemm_sm90_slice_rows(const Sm90GemmConfig& cfg, long long m) {
@@ -143,7 +155,9 @@ inline long long gemm_sm90_slice_rows(const Sm90GemmConfig& cfg, long long m) {
 }
 
 /// Everything one launch passes: the two tensor maps, the scalar parameters, grid, block and shared memory.
-/// Prepared once, launched any number of times (the maps are encoded on the host, no GPU work).
+/// Prepared once, launched any number of times (the maps are encoded on the host, no GPU work); a
+/// reduce=fixup launch needs a fresh launch id each time (gemm_sm90_launch gives it one; callers that
+/// launch through gemm_sm90_args call gemm_sm90_renew first).
 struct Sm90GemmLaunch {
   tpl::Sm90TmaMap map_a{};
   tpl::Sm90TmaMap map_b{};
@@ -175,10 +189,14 @@ Sm90GemmLaunch gemm_sm90_prepare(const Sm90GemmConfig& cfg, const GemmProblem& p
 /// The kernel's parameters of a prepared launch, in order (map_a, map_b, map_c, params), for callers that
 /// launch it themselves (cuLaunchKernel's kernelParams); pointers into `launch`.
 std::array<void*, 4> gemm_sm90_args(const Sm90GemmLaunch& launch);
+/// Gives a prepared reduce=fixup launch a launch id no earlier launch in this process had (its tile flags
+/// in the workspace then count afresh); nothing for other launches.
+void gemm_sm90_renew(Sm90GemmLaunch& launch);
 
 /// Launches a prepared GEMM on `stream` with `kernel` (compiled from gemm_sm90_compile_request(cfg) of
-/// the same cfg), then for a split launch the reduction with `reduce`; raises the kernel's dynamic
-/// shared-memory limit first when `raise_smem` is set.
+/// the same cfg), then for a split launch the reduction with `reduce` as a programmatic dependent launch
+/// (Kernel::launch_dependent: its launch overlaps the GEMM's last blocks, it waits for the GEMM at
+/// griddepcontrol.wait); raises the kernel's dynamic shared-memory limit first when `raise_smem` is set.
 /// @throws Error(InvalidArgument) when a split launch gets no reduction kernel.
 void gemm_sm90_launch(const Kernel& kernel, const Sm90GemmLaunch& launch, CUstream stream, bool raise_smem = true,
                       const Kernel* reduce = nullptr);

@@ -1,8 +1,10 @@
 // runtime side of the Hopper (sm_90a) GEMM (gemm_sm90.hpp): tensor maps encoded through the lazily loaded
 // driver (cuTensorMapEncodeTiled), kernel parameters, and the launch with the raised shared-memory limit.
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <random>
 #include <string>
 
 #include "generator/families/gemm/gemm_splitk.hpp"
@@ -92,6 +94,17 @@ tpl::Sm90TmaMap encode_c(DType t, DevicePtr base, long long rows, long long cols
   return out;
 }
 
+// Launch ids of reduce=fixup launches: distinct within the process (a counter), and, from a random start,
+// unlikely to meet a stale flag another process left in a reused workspace. Below 2^56, never 0.
+unsigned long long next_launch_id() {
+  static std::atomic<unsigned long long> counter{(std::random_device{}() * 0x9E3779B97F4A7C15ull) >> 8};
+  constexpr unsigned long long kMask = (1ull << 56) - 1;
+  for (;;) {
+    const unsigned long long id = counter.fetch_add(1, std::memory_order_relaxed) & kMask;
+    if (id != 0) return id;
+  }
+}
+
 }  // namespace
 
 Sm90GemmLaunch gemm_sm90_prepare(const Sm90GemmConfig& cfg, const GemmProblem& problem, DevicePtr a, DevicePtr b,
@@ -105,7 +118,12 @@ Sm90GemmLaunch gemm_sm90_prepare(const Sm90GemmConfig& cfg, const GemmProblem& p
   l.smem_bytes = static_cast<unsigned>(gemm_sm90_smem_bytes(cfg));
   l.empty = f.m == 0 || f.n == 0;
   if (l.empty) return l;
-  l.split = cfg.uses_workspace();
+  l.split = cfg.uses_reduce_kernel();
+  const bool fixup = cfg.reduce_fixup && splits > 1;
+  if (fixup && workspace == 0)
+    throw_invalid("sm_90a gemm: config " + cfg.to_string() + " splits K and needs a workspace of " +
+                  std::to_string(gemm_sm90_workspace_bytes(cfg, problem)) + " bytes (gemm_sm90_workspace_bytes)");
+  if (fixup && workspace % 16 != 0) throw_invalid("sm_90a gemm: the split-K workspace must be 16-byte aligned");
   if (l.split) {
     // The GEMM writes f32 partials (alpha 1, beta 0) into slices of the workspace; the reduction applies
     // the call's alpha and beta. K = 0: no partials, the reduction alone writes beta * C.
@@ -160,7 +178,21 @@ Sm90GemmLaunch gemm_sm90_prepare(const Sm90GemmConfig& cfg, const GemmProblem& p
   p.ldc = ld;
   p.alpha = l.split ? 1.0f : alpha;
   p.beta = kbeta;
+  if (fixup) {
+    // The partials' slices as the reduction kernel would have them, then the tile flags.
+    const long long ldw = gemm_splitk_workspace_ld(f.n), slice_rows = gemm_sm90_slice_rows(cfg, f.m);
+    const long long partial_bytes = (splits * f.batch * slice_rows * ldw * 4 + 255) / 256 * 256;
+    p.ws = reinterpret_cast<float*>(static_cast<std::uintptr_t>(workspace));
+    p.ldw = ldw;
+    p.slice_rows = static_cast<int>(slice_rows);
+    p.flags = reinterpret_cast<unsigned long long*>(static_cast<std::uintptr_t>(workspace + partial_bytes));
+    p.launch_id = next_launch_id();
+  }
   return l;
+}
+
+void gemm_sm90_renew(Sm90GemmLaunch& launch) {
+  if (launch.params.flags != nullptr) launch.params.launch_id = next_launch_id();
 }
 
 std::array<void*, 4> gemm_sm90_args(const Sm90GemmLaunch& launch) {
@@ -178,13 +210,25 @@ void gemm_sm90_launch(const Kernel& kernel, const Sm90GemmLaunch& launch, CUstre
       Kernel k = kernel;  // copies share the CUfunction, whose attribute this sets
       k.set_max_dynamic_smem(static_cast<int>(launch.smem_bytes));
     }
-    // cuLaunchKernel copies the parameters at the call, so pointers into `launch` are enough.
+    // cuLaunchKernel copies the parameters at the call, so pointers into `launch` (or the copy with a fresh
+    // launch id, for reduce=fixup) are enough.
     std::array<void*, 4> args = gemm_sm90_args(launch);
+    tpl::Sm90GemmParams renewed = launch.params;
+    if (renewed.flags != nullptr) {
+      renewed.launch_id = next_launch_id();
+      args[3] = &renewed;
+    }
     kernel.launch(launch.grid, launch.block, launch.smem_bytes, stream, args.data());
   }
   if (launch.split) {
+    // A programmatic dependent: the reduction's launch overlaps the GEMM's last blocks, and it waits for the
+    // GEMM's partials (templates/gemm_splitk.cuh).
     void* rargs[] = {const_cast<tpl::GemmSplitKParams*>(&launch.reduce)};
-    reduce->launch(launch.reduce_grid, launch.reduce_block, 0, stream, rargs);
+    if (launch.gemm) {
+      reduce->launch_dependent(launch.reduce_grid, launch.reduce_block, 0, stream, rargs);
+    } else {
+      reduce->launch(launch.reduce_grid, launch.reduce_block, 0, stream, rargs);
+    }
   }
 }
 

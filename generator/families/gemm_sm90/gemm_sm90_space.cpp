@@ -78,17 +78,19 @@ std::vector<Sm90GemmConfig> sm90_gemm_space(const Sm90GemmConfig& base) {
     const int s = std::max(2, base.splits);
     struct Point {
       int bn, stages, splits;
-      bool reduce_cluster, tma_epilogue;
+      bool reduce_cluster, reduce_fixup, tma_epilogue;
     };
+    const int half = std::max(2, s / 2), twice = std::min(32, 2 * s);
     const Point points[] = {
-        // 128-wide tiles in K slices (the default before thin tiles, and where tile rows are mostly empty)
-        {128, 6, s, false, true}, {128, 6, std::max(2, s / 2), false, true}, {128, 6, std::min(32, 2 * s), false, true},
-        {256, 4, s, false, true}, {128, 4, s, false, true},
-        // summed in a cluster of 2 or 4 (no workspace)
-        {128, 6, 2, true, false}, {128, 6, 4, true, false}, {256, 4, 2, true, false}, {256, 4, 4, true, false},
+        // 128- and 256-wide tiles in K slices summed by the reduction kernel (where tile rows are mostly
+        // empty, M = 16..64), by the kernel itself (fixup), or in a cluster of 2 or 4 (no workspace)
+        {128, 6, s, false, false, true}, {128, 6, half, false, false, true}, {128, 6, twice, false, false, true},
+        {128, 7, s, false, false, false}, {256, 4, s, false, false, true},
+        {128, 6, s, false, true, true}, {128, 6, twice, false, true, true},
+        {128, 6, 2, true, false, false}, {128, 6, 4, true, false, false}, {64, 8, 2, true, false, false},
         // 64- and 32-wide tiles: as many tiles as SMs with fewer or no K slices
-        {32, 11, 1, false, false}, {32, 8, 1, false, false}, {64, 9, 1, false, false}, {64, 8, 2, false, false},
-        {64, 8, 2, true, false}, {64, 8, 4, false, false}};
+        {32, 11, 1, false, false, false}, {64, 9, 1, false, false, false}, {64, 9, 2, false, false, false},
+        {64, 9, 2, false, true, false}, {64, 9, 4, false, true, false}};
     add(base);
     for (const Point& pt : points) {
       Sm90GemmConfig c = base;
@@ -97,6 +99,7 @@ std::vector<Sm90GemmConfig> sm90_gemm_space(const Sm90GemmConfig& base) {
       c.stages = pt.stages;
       c.splits = pt.splits;
       c.reduce_cluster = pt.reduce_cluster;
+      c.reduce_fixup = pt.reduce_fixup;
       c.tma_epilogue = pt.tma_epilogue;
       add(c);
     }

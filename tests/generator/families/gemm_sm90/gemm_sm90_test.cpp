@@ -179,13 +179,19 @@ TEST_CASE("gemm_sm90: the shape-based choice: 128-wide tiles when 256-wide ones 
   CHECK(choose_sm90_gemm_config(t, 132).bn == 32);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 4096, 14336), 132).bn == 32);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 256, 2048, 4096), 132).bn == 32);  // 2 x 64 tiles
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 8192, 4096), 132).bn == 64);  // 128 tiles
   // Not where 32-wide tiles would be more than a wave (N = 11008: 344), fewer than half of one (N = 2048:
   // 64), or their rows mostly empty (M = 64, 16).
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 11008, 4096), 132).bn == 128);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 2048, 4096), 132).bn == 128);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 64, 4096, 4096), 132).bn == 128);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 4096, 4096), 132).bn == 128);
-  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 200, 4096, 4096), 132).bn == 128);  // 100 of 256 rows
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 180, 4096, 4096), 132).bn == 128);  // 90 rows a tile row
+  // 256 x 4096: 128 tiles of 128 x 64 (the wider narrow tile that fills the SMs), 9 stages.
+  const Sm90GemmConfig two_rows = choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 256, 4096, 4096), 132);
+  CHECK(two_rows.bn == 64);
+  CHECK(two_rows.stages == 9);
+  CHECK(two_rows.splits == 1);
 }
 
 TEST_CASE("gemm_sm90: where the Hopper kernel is preferred to the mma.sync family (the measured small-M rule)") {
@@ -409,6 +415,10 @@ TEST_CASE("gemm_sm90: split-K configs: text, slices, launch shape, workspace, th
   CHECK(d.bn == 128);
   CHECK(d.splits == 4);  // 32 tiles x 4 = 128 units
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 4096, 14336), 132).splits == 4);
+  // 16 rows of C in a tile row: the slices are summed in the kernel; 64: by the reduction kernel.
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 4096, 4096), 132).reduce_fixup);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 32, 4096, 4096), 132).reduce_fixup);
+  CHECK_FALSE(d.reduce_fixup);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 128, 4096), 132).splits == 16);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 128, 128), 132).splits == 1);  // 2 k-blocks
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 11008, 4096), 132).splits == 1);  // 86 tiles
@@ -433,7 +443,8 @@ TEST_CASE("gemm_sm90: split-K configs: text, slices, launch shape, workspace, th
   }
   CHECK(splits == std::set<int>{1, 2, 4, 8});  // 1: the 32- and 64-wide tiles
   CHECK(widths == std::set<int>{32, 64, 128, 256});
-  CHECK(in_cluster == 5);  // 2 or 4 slices, bn 128 or 256, and 2 of bn 64
+  CHECK(in_cluster == 3);  // 2 or 4 slices at bn 128, 2 at bn 64
+  CHECK(std::count_if(space.begin(), space.end(), [](const Sm90GemmConfig& s) { return s.reduce_fixup; }) == 4);
   CHECK(std::find(space.begin(), space.end(), d) != space.end());
 }
 
@@ -465,4 +476,43 @@ TEST_CASE("gemm_sm90: split-K in a cluster: text, rules, the kernel, launch shap
   CHECK(gemm_sm90_launch_shape(c, 300, 300, 64, 132, 2).grid[0] == 3 * 3 * 2 * 4);
   CHECK(gemm_sm90_k_splits(c, 64) == 4);
   CHECK(gemm_sm90_workspace_bytes(c, nt_problem(DType::BF16, DType::BF16, 16, 4096, 4096)) == 0);
+}
+
+TEST_CASE("gemm_sm90: split-K summed in the kernel (reduce=fixup): text, rules, the kernel, workspace with tile flags") {
+  Sm90GemmConfig c = Sm90GemmConfig::parse("in=f16,out=bf16,bn=128,stages=6,splits=4,epilogue=tma,reduce=fixup");
+  CHECK(c.reduce_fixup);
+  CHECK_FALSE(c.reduce_cluster);
+  CHECK(c.to_string() ==
+        "in=f16,out=bf16,layout=NT,bn=128,stages=6,raster=8,persistent=1,inflight=1,cluster=1,epilogue=tma,splits=4,"
+        "reduce=fixup");
+  CHECK(Sm90GemmConfig::parse(c.to_string()) == c);
+  CHECK(c.kernel_out() == DType::BF16);  // the kernel stores C itself
+  CHECK(c.uses_workspace());             // for the partials and the flags
+  CHECK_FALSE(c.uses_reduce_kernel());
+  CHECK(gemm_sm90_name_expression(c) == "swz::tpl::gemm_sm90_kernel<0, 1, 128, 6, 8, 1, 0, 0, 1, 1>");
+  // One word more of shared memory than the same config without it.
+  Sm90GemmConfig plain = c;
+  plain.reduce_fixup = false;
+  CHECK(gemm_sm90_smem_bytes(c) == gemm_sm90_smem_bytes(plain) + 16);
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("bn=128,stages=6,reduce=fixup"); }),
+                 "splits >= 2"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("splits=4,reduce=fixup"); }), "bn <= 128"));
+  // Workspace: the partials as for the reduction kernel (4 slices x 128 rows x 4096 f32), then a flag per
+  // tile (32), 256-byte aligned.
+  const GemmProblem p = nt_problem(DType::F16, DType::BF16, 16, 4096, 4096);
+  Sm90GemmConfig ws = c;
+  ws.reduce_fixup = false;
+  CHECK(gemm_sm90_workspace_bytes(ws, p) == 4ull * 128 * 4096 * 4);
+  CHECK(gemm_sm90_workspace_bytes(c, p) == 4ull * 128 * 4096 * 4 + 256);
+  CHECK(gemm_sm90_fixup_flags(c, 16, 4096, 1) == 32);
+  CHECK(gemm_sm90_fixup_flags(c, 300, 4096, 3) == 3 * 32 * 3);
+  c.cluster = 2;  // a flag per tile of every cluster tile: 2 rows of 32 for M 16
+  CHECK(gemm_sm90_fixup_flags(c, 16, 4096, 1) == 64);
+  c.cluster = 1;
+  // K too short to split, or K = 0: the kernel runs unsplit and needs no workspace.
+  CHECK(gemm_sm90_k_splits(c, 64) == 1);
+  CHECK(gemm_sm90_k_splits(c, 0) == 1);
+  CHECK(gemm_sm90_workspace_bytes(c, nt_problem(DType::F16, DType::BF16, 16, 4096, 64)) == 0);
+  CHECK(gemm_sm90_workspace_bytes(c, nt_problem(DType::F16, DType::BF16, 16, 4096, 0)) == 0);
+  CHECK(gemm_sm90_k_splits(c, 4096) == 4);
 }
