@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <vector>
 
 #include "generator/core/checked_arith.hpp"
@@ -125,35 +127,23 @@ class FamilyTarget final : public Target {
   }
 
   CUresult launch(const BenchJob& job, CUfunction f, std::string* what) override {
-    if (job.config != args_config_) {
+    // Per config, prepared once: a re-timing interleaves candidates, and loading modules or evaluating
+    // arguments between its timed launches would be measured with them.
+    auto it = prepared_.find(job.config);
+    if (it == prepared_.end()) {
       const FamilyValues config = family_.parse_config(job.config);
-      grow_scratch(config);
-      args_ = arguments(family_.kernel_args(config, problem_), false, family_.def().launch.packed);
-      if (job.then.size() != family_.then_count())
-        throw_invalid("family " + family_.name() + ": the tuner sent " + std::to_string(job.then.size()) +
-                      " then kernels for " + std::to_string(family_.then_count()) +
-                      " then launches; the tuner and swz-worker must come from the same build");
-      then_.clear();
-      for (std::size_t t = 0; t < family_.then_count(); ++t) {
-        Then n;
-        n.module = std::make_unique<Module>(load_image(job.then[t], device_));
-        Kernel k = n.module->kernel();
-        n.shape = family_.then_shape(t, config, problem_);
-        if (n.shape.dynamic_smem > 48 * 1024) k.set_max_dynamic_smem(static_cast<int>(n.shape.dynamic_smem));
-        n.function = k.handle();
-        n.args = arguments(family_.then_args(t, config, problem_), false, family_.def().then[t].packed);
-        then_.push_back(std::move(n));
-      }
-      args_config_ = job.config;
+      if (grow_scratch(config)) prepared_.clear();  // their arguments point at the old scratch
+      it = prepared_.emplace(job.config, prepare_config(job, config)).first;
     }
+    Prepared& p = *it->second;
     *what = "cuLaunchKernel";
     CUresult r = driver_api().cuLaunchKernel(f, job.grid[0], job.grid[1], job.grid[2], job.block[0], job.block[1],
-                                             job.block[2], job.dynamic_smem, stream_, args_.data(), nullptr);
-    for (std::size_t t = 0; t < then_.size() && r == CUDA_SUCCESS; ++t) {
-      const FamilyLaunchShape& s = then_[t].shape;
+                                             job.block[2], job.dynamic_smem, stream_, p.args.data(), nullptr);
+    for (std::size_t t = 0; t < p.then.size() && r == CUDA_SUCCESS; ++t) {
+      const FamilyLaunchShape& s = p.then[t].shape;
       *what = "cuLaunchKernel (then launch " + std::to_string(t + 1) + ")";
-      r = driver_api().cuLaunchKernel(then_[t].function, s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1],
-                                      s.block[2], static_cast<unsigned>(s.dynamic_smem), stream_, then_[t].args.data(),
+      r = driver_api().cuLaunchKernel(p.then[t].function, s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1],
+                                      s.block[2], static_cast<unsigned>(s.dynamic_smem), stream_, p.then[t].args.data(),
                                       nullptr);
     }
     return r;
@@ -202,10 +192,36 @@ class FamilyTarget final : public Target {
     FamilyLaunchShape shape;
     detail::PackedArgs args;
   };
+  // A config's kernel arguments and its then launches, loaded.
+  struct Prepared {
+    detail::PackedArgs args;
+    std::vector<Then> then;
+  };
+
+  std::unique_ptr<Prepared> prepare_config(const BenchJob& job, const FamilyValues& config) {
+    if (job.then.size() != family_.then_count())
+      throw_invalid("family " + family_.name() + ": the tuner sent " + std::to_string(job.then.size()) +
+                    " then kernels for " + std::to_string(family_.then_count()) +
+                    " then launches; the tuner and swz-worker must come from the same build");
+    auto p = std::make_unique<Prepared>();
+    p->args = arguments(family_.kernel_args(config, problem_), false, family_.def().launch.packed);
+    for (std::size_t t = 0; t < family_.then_count(); ++t) {
+      Then n;
+      n.module = std::make_unique<Module>(load_image(job.then[t], device_));
+      Kernel k = n.module->kernel();
+      n.shape = family_.then_shape(t, config, problem_);
+      if (n.shape.dynamic_smem > 48 * 1024) k.set_max_dynamic_smem(static_cast<int>(n.shape.dynamic_smem));
+      n.function = k.handle();
+      n.args = arguments(family_.then_args(t, config, problem_), false, family_.def().then[t].packed);
+      p->then.push_back(std::move(n));
+    }
+    return p;
+  }
 
   // A scratch buffer whose size follows the params is sized for the default config at first and grown
-  // (never shrunk) for a candidate that needs more; the arguments made after it see the new pointer.
-  void grow_scratch(const FamilyValues& config) {
+  // (never shrunk) for a candidate that needs more; true when one moved.
+  bool grow_scratch(const FamilyValues& config) {
+    bool moved = false;
     const std::vector<long long> elems = family_.buffer_elements(problem_, config);
     for (std::size_t i = 0; i < buffers_.size(); ++i) {
       Buffer& b = buffers_[i];
@@ -216,12 +232,16 @@ class FamilyTarget final : public Target {
       if (bytes <= b.memory.size()) continue;
       if (bytes > (std::size_t{8} << 30))
         throw_invalid("family scratch buffer " + family_.def().buffers[i].name + ": over 8 GiB for a tune");
-      b.memory = DeviceBuffer();  // frees the old one first (cuMemFree waits for the work using it)
+      // The work queued so far may use the old buffer (and the modules the caller then drops).
+      check(driver_api().cuStreamSynchronize(stream_), "waiting for the family's queued work");
+      b.memory = DeviceBuffer();  // the old one first: the two need not fit together
       b.memory = DeviceBuffer(round_up(bytes, 256), device_);
       b.memory.memset8(kPoison, stream_);
       b.data = b.memory.ptr();
       b.bytes = bytes;
+      moved = true;
     }
+    return moved;
   }
 
   struct Buffer {
@@ -291,9 +311,7 @@ class FamilyTarget final : public Target {
   CUfunction check_ = nullptr;
   DeviceBuffer result_;  // one FamilyCheckResult
   int sm_count_ = 1;
-  std::string args_config_ = "\x01";  // no config yet
-  detail::PackedArgs args_;
-  std::vector<Then> then_;  // the then launches of the config args_ is for
+  std::map<std::string, std::unique_ptr<Prepared>> prepared_;  // by config text
 };
 
 }  // namespace

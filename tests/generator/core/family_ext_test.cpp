@@ -11,6 +11,7 @@
 #include "runtime/engine/engine_impl.hpp"
 #include "runtime/jit/kernel_args.hpp"
 #include "runtime/worker/worker_protocol.hpp"
+#include "swzjit/autotune.hpp"
 #include "swzjit/engine.hpp"
 #include "swzjit/error.hpp"
 #include "swzjit/family.hpp"
@@ -269,4 +270,26 @@ TEST_CASE("family ext: NVRTC compiles the kernel, the then launch and the refere
   CHECK(engine.counters().compiles == 1);
   detail::compile_family_kernel(engine.cache(), f, f.then_name_expression(0, c), "sm_80", count);
   CHECK(compiles == 2);  // from the cache
+}
+
+TEST_CASE("family ext: a compile-only tune compiles every candidate's then launch with it, into the cache") {
+  swz_cache_test::TempDir dir;
+  EngineOptions eo;
+  eo.cache_dir = dir.path();
+  Engine engine(eo);
+  const Family f(FamilyDef::parse(kText));
+  const FamilyValues p{{"rows", 100}, {"cols", 1000}};
+  TuneOptions o;
+  o.compile_only = true;
+  o.arch = "sm_80";
+  o.compile_threads = 2;
+  const TuneReport r = autotune_family(engine, f, p, o);
+  REQUIRE(r.candidates.size() == 6);
+  for (const TuneCandidate& c : r.candidates) CHECK_MESSAGE(c.status == "compiled", (c.config + ": " + c.reason));
+  // Three partial kernels (CHUNK) and two finish kernels (THREADS): five distinct name expressions.
+  CHECK(engine.counters().compiles == 5);
+  int compiles = 0;
+  for (const FamilyValues& c : f.space(p))
+    detail::compile_family_kernel(engine.cache(), f, f.then_name_expression(0, c), "sm_80", [&compiles] { ++compiles; });
+  CHECK(compiles == 0);  // every then kernel is already in the cache
 }
