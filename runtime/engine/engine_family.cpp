@@ -281,7 +281,9 @@ void execute(Engine::Impl& impl, const Family& family, const Engine::Impl::Famil
   }
   const bool scaled = !family.def().scalars.empty();
   const auto run = [&](const Kernel& k, const FamilyLaunchShape& s, const std::vector<FamilyKernelArg>& list, bool packed) {
-    detail::PackedArgs args = scaled ? pack_args(family, family.with_scalars(list, scalars), buffers, packed, scratch, &p.scratch_offsets)
+    // Only a family with scalars copies its argument list (to set them).
+    detail::PackedArgs args = scaled ? pack_args(family, family.with_scalars(list, scalars), buffers, packed, scratch,
+                                                 &p.scratch_offsets)
                                      : pack_args(family, list, buffers, packed, scratch, &p.scratch_offsets);
     launch_shape(k, s, stream, args);
     ++impl.launches;
