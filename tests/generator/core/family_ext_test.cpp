@@ -293,3 +293,28 @@ TEST_CASE("family ext: a compile-only tune compiles every candidate's then launc
     detail::compile_family_kernel(engine.cache(), f, f.then_name_expression(0, c), "sm_80", [&compiles] { ++compiles; });
   CHECK(compiles == 0);  // every then kernel is already in the cache
 }
+
+TEST_CASE("family ext: the engine sizes a config's workspace and refuses a scratch buffer from the caller, without a GPU") {
+  swz_cache_test::TempDir dir;
+  EngineOptions eo;
+  eo.cache_dir = dir.path();
+  Engine engine(eo);
+  const Family f(FamilyDef::parse(kText));
+  const FamilyValues p{{"rows", 300}, {"cols", 777}};
+  const FamilyValues c = f.parse_config("CHUNK=16,THREADS=64");
+  CHECK(engine.family_workspace_size(f, p, {}, &c) == 58880);  // 300 * 49 floats, rounded up to 256 bytes
+  const FamilyValues bad{{"CHUNK", 17}, {"THREADS", 64}};
+  CHECK(has(invalid([&] { engine.family_workspace_size(f, p, {}, &bad); }), "CHUNK=17 is not one of its values"));
+  // A family without scratch needs none (and no config is chosen for it).
+  std::string text = kText;
+  text = replace(text, "buffer part = f32 [rows * max(1, ceil_div(cols, CHUNK))] scratch\n", "");
+  text = replace(text, "then = rowsum2_finish<THREADS>(part,", "then = rowsum2_finish<THREADS>(in,");
+  text = replace(text, "kernel = rowsum2_partial<CHUNK>(in, part,", "kernel = rowsum2_partial<CHUNK>(in, out,");
+  CHECK(engine.family_workspace_size(Family(FamilyDef::parse(text)), p) == 0);
+  // Scratch is the engine's: naming it is an error before anything reaches the device.
+  const DevicePtr fake = 0x10000;
+  CHECK(has(invalid([&] {
+              engine.run_family(f, p, {{"in", fake}, {"c", fake}, {"out", fake}, {"part", fake}}, nullptr, &c);
+            }),
+            "buffer 'part' is scratch"));
+}
