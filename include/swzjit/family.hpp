@@ -162,6 +162,9 @@ using FamilyStandInFn = std::function<FamilyStandIn(const std::string& mode, con
 ///     reference.grid  = max(1, ceil_div(rows, 128)), max(1, batch)
 ///     reference.block = 128
 ///     tolerance = 1e-5                        # relative Frobenius error, > 0
+///     source  = rowsum.cuh                    # a file, relative to the description
+///
+/// or, instead of `source = FILE`, a last line "--- source" (alone on its line) followed by the CUDA source.
 ///
 /// The optional lines for GEMM-like families (see FamilyScalar, BufferRole::Scratch, FamilyDef::then,
 /// FamilyDef::dtype_tolerance):
@@ -173,9 +176,6 @@ using FamilyStandInFn = std::function<FamilyStandIn(const std::string& mode, con
 ///     then.block = 128
 ///     then.smem  = 0
 ///     tolerance f16 = 2e-3                    # for output buffers of that element type
-///     source  = rowsum.cuh                    # a file, relative to the description
-///
-/// or, instead of `source = FILE`, a last line "--- source" (alone on its line) followed by the CUDA source.
 struct FamilyDef {
   std::string name;
   std::string about;
@@ -189,6 +189,7 @@ struct FamilyDef {
   std::vector<FamilyParam> params;
   /// Expressions over dims and params that a configuration must satisfy for a problem (nonzero).
   std::vector<std::string> constraints;
+  /// Float values the caller passes at each run (FamilyScalar); not part of the problem.
   std::vector<FamilyScalar> scalars;
   std::vector<FamilyBuffer> buffers;
   FamilyLaunch launch;
