@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <set>
 
@@ -65,6 +66,8 @@ struct Arg {
   FamilyKernelArg::Kind kind = FamilyKernelArg::Int64;
   int buffer = -1;
   Expr expr;
+  double real = 0;  // a float argument: a literal's value, or the scalar's default
+  int scalar = -1;
 };
 
 struct CompiledLaunch {
@@ -86,6 +89,8 @@ struct Family::Impl {
   std::vector<Expr> constraints;
   std::vector<Expr> elements;
   CompiledLaunch launch, reference;
+  std::vector<CompiledLaunch> then;
+  bool scratch_uses_params = false;
   std::string source_hash, definition_hash;
   std::set<std::string> dims, params;
 
@@ -108,9 +113,26 @@ void check_names(const std::set<std::string>& allowed, const Expr& e, const std:
 // `params`: the names the launch may use besides dims (none for the reference); `all_params`: every
 // param of the family, so that a reference naming one is refused rather than read as a type name.
 // `dims`: every name of the problem (dims, aligns, lets); `type_dims`: those a template argument may use.
+// "float:alpha" / "double:0.5": a scalar's name or a float literal (the expressions are integer).
+void float_arg(const std::string& text, const std::string& w, const std::vector<FamilyScalar>& scalars, Arg& a) {
+  for (std::size_t s = 0; s < scalars.size(); ++s)
+    if (scalars[s].name == text) {
+      a.scalar = static_cast<int>(s);
+      a.real = scalars[s].default_value;
+      return;
+    }
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !std::isfinite(v) || std::isspace(static_cast<unsigned char>(text[0])))
+    throw_invalid(w + ": \"" + text + "\" is neither a scalar of the family nor a float literal (a float argument "
+                  "is \"float:NAME\" or \"float:1.5\"; expressions are integer)");
+  a.real = v;
+}
+
 CompiledLaunch compile_launch(const FamilyLaunch& l, const std::string& what, const std::set<std::string>& params,
                               const std::set<std::string>& dims, const std::vector<FamilyBuffer>& buffers,
-                              const std::set<std::string>& all_params, const std::set<std::string>& type_dims) {
+                              const std::set<std::string>& all_params, const std::set<std::string>& type_dims,
+                              const std::vector<FamilyScalar>& scalars) {
   CompiledLaunch c;
   if (!is_qualified_name(l.kernel)) throw_invalid(what + ".kernel: \"" + l.kernel + "\" is not a C++ (qualified) name");
   std::set<std::string> both = params;
@@ -158,7 +180,13 @@ CompiledLaunch compile_launch(const FamilyLaunch& l, const std::string& what, co
         a.kind = FamilyKernelArg::Buffer;
         a.buffer = static_cast<int>(b);
       }
-    if (a.kind != FamilyKernelArg::Buffer) {
+    if (a.kind == FamilyKernelArg::Buffer) {
+      // nothing to evaluate
+    } else if (t.compare(0, 6, "float:") == 0 || t.compare(0, 7, "double:") == 0) {
+      const bool single = t[0] == 'f';
+      a.kind = single ? FamilyKernelArg::Float32 : FamilyKernelArg::Float64;
+      float_arg(detail::trim(t.substr(single ? 6 : 7)), w, scalars, a);
+    } else {
       if (t.compare(0, 4, "int:") == 0) {
         a.kind = FamilyKernelArg::Int32;
         t = t.substr(4);
@@ -260,6 +288,15 @@ Family::Family(FamilyDef def) : impl_(std::make_unique<Impl>()) {
     m.dims.insert(l.name);
     m.lets.emplace_back(l.name, std::move(e));
   }
+  for (const FamilyScalar& sc : def.scalars) {
+    const std::string w = "family.scalars." + sc.name;
+    if (!is_identifier(sc.name)) throw_invalid("family.scalars: \"" + sc.name + "\" is not an identifier");
+    if (!taken.insert(sc.name).second) throw_invalid(w + ": the name is also a dim, an align, a let or another scalar");
+    if (!std::isfinite(sc.default_value)) throw_invalid(w + ": the default must be a finite number");
+  }
+  for (const auto& kv : def.dtype_tolerance)
+    if (!(kv.second > 0) || !std::isfinite(kv.second))
+      throw_invalid("family.tolerance." + swz::to_string(kv.first) + ": must be a positive number");
   std::set<std::string> earlier = m.dims;  // a default expression may use the params declared before it
   for (const FamilyParam& p : def.params) {
     if (!is_identifier(p.name)) throw_invalid("family.params: \"" + p.name + "\" is not an identifier");
@@ -294,15 +331,36 @@ Family::Family(FamilyDef def) : impl_(std::make_unique<Impl>()) {
     if (!is_identifier(b.name)) throw_invalid("family.buffers: \"" + b.name + "\" is not an identifier");
     if (!taken.insert(b.name).second) throw_invalid(w + ": the name is also a dim, a param or another buffer");
     m.elements.push_back(Expr::parse(b.elements, w + ".elements"));
-    check_names(m.dims, m.elements.back(), w + ".elements", "a dim");
+    if (b.role == BufferRole::Scratch) {
+      // A scratch buffer's size may follow the configuration (split-K partials: SPLITS * m * n).
+      check_names(both, m.elements.back(), w + ".elements", "a dim or a param");
+      for (const std::string& id : m.elements.back().identifiers())
+        m.scratch_uses_params = m.scratch_uses_params || m.params.count(id) > 0;
+      for (const FamilyAlign& a : def.aligns)
+        if (a.buffer == b.name)
+          throw_invalid("family.aligns." + a.name + ": \"" + b.name + "\" is a scratch buffer (the engine places it, "
+                        "always " + std::to_string(kFamilyScratchAlign) + "-byte aligned)");
+    } else {
+      check_names(m.dims, m.elements.back(), w + ".elements", "a dim");
+    }
     if (!b.dtype_dim.empty() && !m.type_dims.count(b.dtype_dim))
       throw_invalid(w + ": \"" + b.dtype_dim + "\" is neither an element type (f32, f16, bf16) nor a type dim");
     output = output || b.role == BufferRole::Output;
   }
   if (!output) throw_invalid("family.buffers: no output buffer (what would a candidate be checked on?)");
-  m.launch = compile_launch(def.launch, "family.kernel", m.params, m.dims, def.buffers, m.params, m.type_dims);
-  if (!def.reference.kernel.empty())
-    m.reference = compile_launch(def.reference, "family.reference", {}, m.dims, def.buffers, m.params, m.type_dims);
+  m.launch = compile_launch(def.launch, "family.kernel", m.params, m.dims, def.buffers, m.params, m.type_dims, def.scalars);
+  for (std::size_t i = 0; i < def.then.size(); ++i)
+    m.then.push_back(compile_launch(def.then[i], "family.then[" + std::to_string(i) + "]", m.params, m.dims, def.buffers,
+                                    m.params, m.type_dims, def.scalars));
+  if (!def.reference.kernel.empty()) {
+    m.reference = compile_launch(def.reference, "family.reference", {}, m.dims, def.buffers, m.params, m.type_dims,
+                                 def.scalars);
+    // The reference runs on the caller's buffers with nothing lent: it cannot use the engine's scratch.
+    for (const Arg& a : m.reference.args)
+      if (a.kind == FamilyKernelArg::Buffer && def.buffers[static_cast<std::size_t>(a.buffer)].role == BufferRole::Scratch)
+        throw_invalid("family.reference: passes the scratch buffer '" + def.buffers[static_cast<std::size_t>(a.buffer)].name +
+                      "' (a reference writes the outputs from the inputs alone)");
+  }
   m.templates_only = templates_only_source(def.source);
   m.def = std::move(def);
   m.source_hash = hash128(m.def.source);
@@ -454,7 +512,9 @@ std::vector<FamilyKernelArg> args_of(const CompiledLaunch& l, const FamilyValues
     FamilyKernelArg k;
     k.kind = a.kind;
     k.buffer = a.buffer;
-    if (a.kind != FamilyKernelArg::Buffer) {
+    k.real = a.real;
+    k.scalar = a.scalar;
+    if (a.kind == FamilyKernelArg::Int64 || a.kind == FamilyKernelArg::Int32) {
       k.value = a.expr.eval(problem, config);
       if (a.kind == FamilyKernelArg::Int32 && (k.value < -2147483648LL || k.value > 2147483647LL))
         throw_invalid("argument \"" + a.expr.text() + "\" = " + std::to_string(k.value) + " does not fit an int");
@@ -486,6 +546,8 @@ std::string Family::check_full(const FamilyValues& config, const FamilyValues& p
     for (const Expr& c : impl_->constraints)
       if (c.eval(problem, config) == 0) return "requirement \"" + c.text() + "\" fails";
     shape_of(impl_->launch, impl_->def.launch.kernel, config, problem, name() + " kernel");
+    for (std::size_t i = 0; i < impl_->then.size(); ++i)
+      shape_of(impl_->then[i], impl_->def.then[i].kernel, config, problem, name() + " then[" + std::to_string(i) + "]");
   } catch (const Error& e) {
     return e.what();
   }
@@ -573,16 +635,84 @@ std::vector<FamilyKernelArg> Family::reference_args(const FamilyValues& problem)
   return args_of(impl_->reference, {}, impl_->full(problem));
 }
 
-std::vector<long long> Family::buffer_elements(const FamilyValues& problem) const {
+std::vector<long long> Family::buffer_elements(const FamilyValues& problem, const FamilyValues& config_in) const {
   std::vector<long long> out;
   const FamilyValues full = impl_->full(problem);
+  const FamilyValues config = config_in.empty() && impl_->scratch_uses_params ? default_config(problem) : config_in;
   for (std::size_t i = 0; i < impl_->elements.size(); ++i) {
-    const long long n = impl_->elements[i].eval(full);
+    const long long n = impl_->def.buffers[i].role == BufferRole::Scratch ? impl_->elements[i].eval(full, config)
+                                                                          : impl_->elements[i].eval(full);
     if (n < 0 || n > (1LL << 40))
       throw_invalid(name() + " buffer " + impl_->def.buffers[i].name + ": " + std::to_string(n) + " elements");
     out.push_back(n);
   }
   return out;
+}
+
+std::vector<long long> Family::scratch_offsets(const FamilyValues& config, const FamilyValues& problem) const {
+  const std::vector<long long> elems = buffer_elements(problem, config);
+  std::vector<long long> out(elems.size(), -1);
+  long long at = 0;
+  for (std::size_t i = 0; i < elems.size(); ++i) {
+    if (impl_->def.buffers[i].role != BufferRole::Scratch) continue;
+    out[i] = at;
+    const long long bytes = std::max(1LL, elems[i]) * dtype_bytes(buffer_dtype(i, problem));
+    at += (bytes + kFamilyScratchAlign - 1) / kFamilyScratchAlign * kFamilyScratchAlign;
+  }
+  return out;
+}
+
+std::size_t Family::scratch_bytes(const FamilyValues& config, const FamilyValues& problem) const {
+  const std::vector<long long> elems = buffer_elements(problem, config);
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < elems.size(); ++i) {
+    if (impl_->def.buffers[i].role != BufferRole::Scratch) continue;
+    const long long bytes = std::max(1LL, elems[i]) * dtype_bytes(buffer_dtype(i, problem));
+    at += static_cast<std::size_t>((bytes + kFamilyScratchAlign - 1) / kFamilyScratchAlign * kFamilyScratchAlign);
+  }
+  return at;
+}
+
+std::size_t Family::then_count() const noexcept { return impl_->then.size(); }
+
+FamilyLaunchShape Family::then_shape(std::size_t index, const FamilyValues& config, const FamilyValues& problem) const {
+  if (index >= impl_->then.size()) throw_invalid(name() + ": no then launch " + std::to_string(index));
+  return shape_of(impl_->then[index], impl_->def.then[index].kernel, config, impl_->full(problem),
+                  name() + " then[" + std::to_string(index) + "]");
+}
+
+std::vector<FamilyKernelArg> Family::then_args(std::size_t index, const FamilyValues& config,
+                                               const FamilyValues& problem) const {
+  if (index >= impl_->then.size()) throw_invalid(name() + ": no then launch " + std::to_string(index));
+  return args_of(impl_->then[index], config, impl_->full(problem));
+}
+
+std::string Family::then_name_expression(std::size_t index, const FamilyValues& config, const FamilyValues& problem) const {
+  if (index >= impl_->then.size()) throw_invalid(name() + ": no then launch " + std::to_string(index));
+  return name_expression_of(impl_->def.then[index].kernel, impl_->then[index].targs, config, problem);
+}
+
+std::vector<FamilyKernelArg> Family::with_scalars(std::vector<FamilyKernelArg> args, const FamilyScalars& scalars) const {
+  const std::vector<FamilyScalar>& decl = impl_->def.scalars;
+  for (const auto& kv : scalars) {
+    if (std::none_of(decl.begin(), decl.end(), [&](const FamilyScalar& s) { return s.name == kv.first; })) {
+      std::string known;
+      for (const FamilyScalar& s : decl) known += (known.empty() ? "" : ", ") + s.name;
+      throw_invalid(name() + ": unknown scalar '" + kv.first + "' (scalars: " + (known.empty() ? "none" : known) + ")");
+    }
+    if (!std::isfinite(kv.second)) throw_invalid(name() + ": scalar '" + kv.first + "' is not a finite number");
+  }
+  for (FamilyKernelArg& a : args) {
+    if (a.scalar < 0) continue;
+    const auto it = scalars.find(decl[static_cast<std::size_t>(a.scalar)].name);
+    a.real = it == scalars.end() ? decl[static_cast<std::size_t>(a.scalar)].default_value : it->second;
+  }
+  return args;
+}
+
+double Family::tolerance_for(DType t) const {
+  const auto it = impl_->def.dtype_tolerance.find(t);
+  return it == impl_->def.dtype_tolerance.end() ? impl_->def.tolerance : it->second;
 }
 
 FamilyBankReport Family::analyze(const FamilyValues& config, const FamilyValues& problem) const {

@@ -99,6 +99,14 @@ void param_values(const std::string& word, const std::string& where, std::vector
   for (long long v = lo; v <= hi; ++v) out.push_back(v);
 }
 
+// A finite floating-point number, the whole text.
+double number(const std::string& text, const std::string& what) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !std::isfinite(v)) throw_invalid(what + " must be a number, got \"" + text + "\"");
+  return v;
+}
+
 bool is_integer_text(const std::string& t) {
   std::size_t i = t.size() > 1 && t[0] == '-' ? 1 : 0;
   if (i == t.size()) return false;
@@ -149,8 +157,10 @@ FamilyDef FamilyDef::parse(const std::string& text, const std::string& base_dir)
     auto single = [&](const char* what) {
       if (key.size() != 1) throw_invalid(where + ": " + what + " takes no name before '='");
     };
-    if (k == "param" || k == "buffer" || k == "align" || k == "let") {
+    if (k == "param" || k == "buffer" || k == "align" || k == "let" || k == "scalar") {
       if (key.size() != 2) throw_invalid(where + ": expected " + k + " NAME = ...");
+    } else if (k == "tolerance") {
+      if (key.size() > 2) throw_invalid(where + ": expected \"tolerance = V\" or \"tolerance DTYPE = V\"");
     } else {
       single(k.c_str());
     }
@@ -182,13 +192,18 @@ FamilyDef FamilyDef::parse(const std::string& text, const std::string& base_dir)
       d.aligns.push_back(FamilyAlign{key[1], value});
     } else if (k == "let") {
       d.lets.push_back(FamilyLet{key[1], value});
+    } else if (k == "scalar") {
+      FamilyScalar sc;
+      sc.name = key[1];
+      sc.default_value = number(value, where + ": scalar " + sc.name);
+      d.scalars.push_back(sc);
     } else if (k == "require") {
       d.constraints.push_back(value);
     } else if (k == "buffer") {
       // buffer NAME = DTYPE [ELEMENTS] input|output
       const std::size_t lb = value.find('['), rb = value.rfind(']');
       if (lb == std::string::npos || rb == std::string::npos || rb < lb)
-        throw_invalid(where + ": expected \"buffer NAME = DTYPE [ELEMENTS] input|output\"");
+        throw_invalid(where + ": expected \"buffer NAME = DTYPE [ELEMENTS] input|output|scratch\"");
       FamilyBuffer b;
       b.name = key[1];
       buffer_dtype(trim(value.substr(0, lb)), where, b);
@@ -196,7 +211,8 @@ FamilyDef FamilyDef::parse(const std::string& text, const std::string& base_dir)
       const std::string role = trim(value.substr(rb + 1));
       if (role == "input") b.role = BufferRole::Input;
       else if (role == "output") b.role = BufferRole::Output;
-      else throw_invalid(where + ": buffer role must be input or output, got \"" + role + "\"");
+      else if (role == "scratch") b.role = BufferRole::Scratch;
+      else throw_invalid(where + ": buffer role must be input or output, or scratch, got \"" + role + "\"");
       d.buffers.push_back(b);
     } else if (k == "kernel") {
       parse_call(value, d.launch, where);
@@ -207,6 +223,14 @@ FamilyDef FamilyDef::parse(const std::string& text, const std::string& base_dir)
       d.launch.block = split_top_level(value);
     } else if (k == "smem") {
       d.launch.dynamic_smem = value;
+    } else if (k == "then") {
+      d.then.emplace_back();
+      parse_call(value, d.then.back(), where);
+    } else if (k == "then.grid" || k == "then.block" || k == "then.smem") {
+      if (d.then.empty()) throw_invalid(where + ": " + k + " before any \"then = NAME<...>(...)\" line");
+      if (k == "then.grid") d.then.back().grid = split_top_level(value);
+      else if (k == "then.block") d.then.back().block = split_top_level(value);
+      else d.then.back().dynamic_smem = value;
     } else if (k == "reference") {
       parse_call(value, d.reference, where);
     } else if (k == "reference.grid") {
@@ -216,10 +240,18 @@ FamilyDef FamilyDef::parse(const std::string& text, const std::string& base_dir)
     } else if (k == "reference.smem") {
       d.reference.dynamic_smem = value;
     } else if (k == "tolerance") {
-      char* end = nullptr;
-      d.tolerance = std::strtod(value.c_str(), &end);
-      if (value.empty() || *end != '\0' || !std::isfinite(d.tolerance))
-        throw_invalid(where + ": tolerance must be a number, got \"" + value + "\"");
+      if (key.size() == 1) {
+        d.tolerance = number(value, where + ": tolerance");
+      } else {
+        DType t;
+        try {
+          t = parse_dtype(key[1]);
+        } catch (const Error& e) {
+          throw_invalid(where + ": tolerance " + key[1] + ": " + e.what());
+        }
+        if (!d.dtype_tolerance.emplace(t, number(value, where + ": tolerance " + key[1])).second)
+          throw_invalid(where + ": tolerance " + key[1] + " given twice");
+      }
     } else if (k == "min_arch") {
       d.min_arch = static_cast<int>(parse_integer(where + " min_arch", value, 50, 200));
     } else if (k == "source_name") {
@@ -232,8 +264,9 @@ FamilyDef FamilyDef::parse(const std::string& text, const std::string& base_dir)
       have_source = true;
     } else {
       throw_invalid(where + ": unknown key \"" + k +
-                    "\" (family, about, dims, align, let, param, require, buffer, kernel, grid, block, smem, reference, "
-                    "reference.grid, reference.block, reference.smem, tolerance, min_arch, source_name, source)");
+                    "\" (family, about, dims, align, let, scalar, param, require, buffer, kernel, grid, block, smem, then, "
+                    "then.grid, then.block, then.smem, reference, reference.grid, reference.block, reference.smem, "
+                    "tolerance, min_arch, source_name, source)");
     }
   }
   for (const FamilyBuffer& b : d.buffers) {
@@ -274,14 +307,21 @@ std::string FamilyDef::to_text() const {
     }
     os << " ; default " << (p.default_expr.empty() ? std::to_string(p.default_value) : p.default_expr) << "\n";
   }
+  for (const FamilyScalar& sc : scalars) os << "scalar " << sc.name << " = " << format_double(sc.default_value) << "\n";
   for (const std::string& c : constraints) os << "require = " << c << "\n";
   for (const FamilyBuffer& b : buffers)
     os << "buffer " << b.name << " = " << (b.dtype_dim.empty() ? swz::to_string(b.dtype) : b.dtype_dim) << " [" << b.elements << "] "
-       << (b.role == BufferRole::Input ? "input" : "output") << "\n";
+       << (b.role == BufferRole::Input ? "input" : b.role == BufferRole::Output ? "output" : "scratch") << "\n";
   os << "kernel = " << format_call(launch) << "\n";
   os << "grid = " << join(launch.grid, ", ") << "\n";
   os << "block = " << join(launch.block, ", ") << "\n";
   os << "smem = " << launch.dynamic_smem << "\n";
+  for (const FamilyLaunch& t : then) {
+    os << "then = " << format_call(t) << "\n";
+    os << "then.grid = " << join(t.grid, ", ") << "\n";
+    os << "then.block = " << join(t.block, ", ") << "\n";
+    os << "then.smem = " << t.dynamic_smem << "\n";
+  }
   if (!reference.kernel.empty()) {
     os << "reference = " << format_call(reference) << "\n";
     os << "reference.grid = " << join(reference.grid, ", ") << "\n";
@@ -289,6 +329,7 @@ std::string FamilyDef::to_text() const {
     os << "reference.smem = " << reference.dynamic_smem << "\n";
   }
   os << "tolerance = " << format_double(tolerance) << "\n";
+  for (const auto& kv : dtype_tolerance) os << "tolerance " << swz::to_string(kv.first) << " = " << format_double(kv.second) << "\n";
   os << "min_arch = " << min_arch << "\n";
   os << "source_name = " << source_name << "\n";
   os << kSourceMarker << "\n" << source;

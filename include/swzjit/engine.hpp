@@ -116,6 +116,14 @@ struct GemmWorkspace {
   std::size_t bytes = 0;
 };
 
+/// Device scratch a caller lends Engine::run_family for a family's scratch buffers (BufferRole::Scratch):
+/// 256-byte aligned, `bytes` long (Engine::family_workspace_size), used in stream order on the call's
+/// stream. Without one (ptr = 0) the engine allocates from its own stream-ordered pool.
+struct FamilyWorkspace {
+  DevicePtr ptr = 0;
+  std::size_t bytes = 0;
+};
+
 /// A good configuration without tuning for a problem's shape, dtype, layout and alignment on `arch`
 /// (empty = any sm_80+). Unsupported dtype pairs throw Error(Unsupported).
 GemmConfig default_gemm_config(const GemmProblem& problem, int max_vec_bytes, const std::string& arch = {});
@@ -230,11 +238,32 @@ class Engine {
   /// Launches the family's kernel on `stream` with `buffers` (a device pointer for every buffer of the
   /// definition, by name). `config` overrides the choice (it must satisfy the constraints). The family's
   /// aligns are computed from the pointers (a value `problem` gives for one may only lower it).
+  /// The kernel is followed on `stream` by the family's `then` launches (FamilyDef::then). Its scalars
+  /// take their defaults; scratch buffers come from the engine's stream-ordered pool.
   void run_family(const Family& family, const FamilyValues& problem, const std::map<std::string, DevicePtr>& buffers,
                   CUstream stream, const FamilyValues* config = nullptr);
+  /// run_family() with the values of the family's scalars (FamilyScalar: alpha, beta, ...; one not given
+  /// takes its default) and, optionally, the caller's `workspace` for the scratch buffers instead of the
+  /// engine's pool (256-byte aligned, at least family_workspace_size() bytes, used in stream order on
+  /// `stream`). Scratch buffers are never in `buffers`: the engine places them.
+  /// @throws InvalidArgument for an unknown scalar, a workspace too small (naming both sizes) or misaligned.
+  void run_family(const Family& family, const FamilyValues& problem, const std::map<std::string, DevicePtr>& buffers,
+                  const FamilyScalars& scalars, CUstream stream, const FamilyValues* config = nullptr,
+                  const FamilyWorkspace& workspace = {});
+  /// Bytes of scratch the run_family() call with these arguments needs (0 for a family without scratch
+  /// buffers): the scratch of the configuration it would use (`config`, else family_config()). `buffers`
+  /// gives the pointers the family's aligns are measured from, as in run_family (an align whose buffer
+  /// is not given takes the problem's value for it, else 16).
+  std::size_t family_workspace_size(const Family& family, const FamilyValues& problem,
+                                    const std::map<std::string, DevicePtr>& buffers = {},
+                                    const FamilyValues* config = nullptr);
   /// Launches the family's reference kernel (what tuning compares candidates with).
   void run_family_reference(const Family& family, const FamilyValues& problem,
                             const std::map<std::string, DevicePtr>& buffers, CUstream stream);
+  /// The reference with the values of the family's scalars (the others take their defaults).
+  void run_family_reference(const Family& family, const FamilyValues& problem,
+                            const std::map<std::string, DevicePtr>& buffers, const FamilyScalars& scalars,
+                            CUstream stream);
   /// The tuning key of a family problem on this engine's device (operation "family:NAME").
   TuningProblemKey family_tuning_key(const Family& family, const FamilyValues& problem);
 

@@ -29,6 +29,23 @@ struct FamilyAlign {
   std::string buffer;  ///< the buffer whose pointer it measures
 };
 constexpr long long kFamilyMaxAlign = 16;
+/// Each scratch buffer of a run starts at a multiple of this many bytes of its allocation.
+constexpr long long kFamilyScratchAlign = 256;
+
+/// A float problem value (text: "scalar alpha = 1.0"), such as a GEMM's alpha and beta: a kernel
+/// argument "float:alpha" or "double:alpha" passes it. It is NOT part of the problem or its tuning key
+/// (a tuned winner serves every alpha and beta, so they never multiply the number of keys): the caller
+/// passes its values to Engine::run_family (FamilyScalars; those it leaves out take their default), while
+/// the tuner, the worker and their reference run always use the defaults. Give defaults that exercise
+/// every term (beta = 0.5 rather than 0, so a candidate that ignores beta fails its check); a family
+/// whose speed depends on a value (a kernel with a beta == 0 path) declares an integer dim for it.
+struct FamilyScalar {
+  std::string name;
+  double default_value = 0;
+};
+
+/// Values of a family's scalars by name (Engine::run_family); a scalar not given takes its default.
+using FamilyScalars = std::map<std::string, double>;
 
 /// A derived problem value: an expression over dims, aligns and earlier lets, evaluated before any
 /// other expression and usable wherever a dim is (not part of the problem key: it follows from it).
@@ -48,11 +65,16 @@ struct FamilyParam {
   std::string default_expr;
 };
 
-enum class BufferRole { Input, Output };
+/// Scratch: device memory the kernels share within one run (e.g. split-K partial sums that a `then`
+/// launch reduces). The engine allocates it (stream-ordered, from its own pool) unless the caller lends
+/// a FamilyWorkspace; the caller never passes it by name. The worker allocates it for tuning, poisons
+/// it (0xFF bytes) before every verification run and neither fills nor compares it.
+enum class BufferRole { Input, Output, Scratch };
 
 /// A device buffer a launch reads or writes. `elements` is an integer expression over the problem's
-/// dimensions (e.g. "batch * rows * cols"). For verification, inputs are filled with random values in
-/// [-1, 1); outputs are poisoned, surrounded by guard regions, and compared with the reference's.
+/// dimensions (e.g. "batch * rows * cols"); a scratch buffer's may also use the params ("SPLITS * m * n").
+/// For verification, inputs are filled with random values in [-1, 1); outputs are poisoned, surrounded
+/// by guard regions, and compared with the reference's.
 struct FamilyBuffer {
   std::string name;
   DType dtype = DType::F32;
@@ -73,7 +95,9 @@ struct FamilyLaunch {
   /// __nv_bfloat16), or C++ type names (float, __half, ...).
   std::vector<std::string> template_args;
   /// Kernel arguments in order: a buffer's name passes its pointer; any other text is an expression
-  /// passed as a 64-bit integer (`long long`), or as a 32-bit `int` when written "int:EXPR".
+  /// passed as a 64-bit integer (`long long`), or as a 32-bit `int` when written "int:EXPR". A float
+  /// argument is "float:X" (a 32-bit float) or "double:X", X a scalar's name or a float literal
+  /// ("float:alpha", "double:0.5"): the expression language is integer, so a float is never computed.
   std::vector<std::string> args;
   /// The kernel takes `args` as ONE struct passed by value (text: "name<...>({a, b, c})"): fields in
   /// order, each at its natural alignment (pointers and long long 8 bytes, int 4), as C lays them out.
@@ -141,6 +165,17 @@ using FamilyStandInFn = std::function<FamilyStandIn(const std::string& mode, con
 ///     source  = rowsum.cuh                    # a file, relative to the description
 ///
 /// or, instead of `source = FILE`, a last line "--- source" (alone on its line) followed by the CUDA source.
+///
+/// The optional lines for GEMM-like families (see FamilyScalar, BufferRole::Scratch, FamilyDef::then,
+/// FamilyDef::dtype_tolerance):
+///
+///     scalar  alpha = 1.0                     # a float value run_family takes; "float:alpha" passes it
+///     buffer  ws = f32 [SPLITS * rows] scratch   # the engine's memory; elements may use params
+///     then    = my::reduce<SPLITS>(ws, out, rows, float:alpha)   # a second launch, after the kernel
+///     then.grid  = ceil_div(rows, 128)
+///     then.block = 128
+///     then.smem  = 0
+///     tolerance f16 = 2e-3                    # for output buffers of that element type
 struct FamilyDef {
   std::string name;
   std::string about;
@@ -154,12 +189,24 @@ struct FamilyDef {
   std::vector<FamilyParam> params;
   /// Expressions over dims and params that a configuration must satisfy for a problem (nonzero).
   std::vector<std::string> constraints;
+  /// Float values the caller passes at each run (FamilyScalar); not part of the problem.
+  std::vector<FamilyScalar> scalars;
   std::vector<FamilyBuffer> buffers;
   FamilyLaunch launch;
+  /// Launches after `launch`, in stream order, on every run (the engine's, the tuner's timing: a
+  /// candidate's time covers all of them, and the worker's): e.g. a split-K reduction. Text: a line
+  /// "then = NAME<...>(ARGS)" starts one; "then.grid", "then.block", "then.smem" that follow belong to
+  /// it. Like `launch`, their template arguments and shapes may use the params (they are part of the
+  /// candidate).
+  std::vector<FamilyLaunch> then;
   /// A trusted (simple) kernel writing the same outputs: each candidate's outputs are compared with
   /// its outputs by relative Frobenius error, per output buffer. Required for tuning and verify().
   FamilyLaunch reference;
   double tolerance = 1e-5;
+  /// Per element type (text: "tolerance f16 = 2e-3"): an output buffer is compared with the tolerance
+  /// of its own element type (for a buffer typed by a type dim, the problem's type) when one is given
+  /// here, else with `tolerance`.
+  std::map<DType, double> dtype_tolerance;
   /// Lowest compute capability the template compiles for (80 = sm_80).
   int min_arch = 80;
   /// Optional (not part of the text form, so the `swz` tool and the worker do not have it).
@@ -194,11 +241,14 @@ struct FamilyLaunchShape {
   long long dynamic_smem = 0;
 };
 
-/// One evaluated kernel argument: a buffer's pointer (by its index in FamilyDef::buffers), or an integer.
+/// One evaluated kernel argument: a buffer's pointer (by its index in FamilyDef::buffers), an integer,
+/// or a float (`real`; `scalar`: the index in FamilyDef::scalars it comes from, -1 for a literal).
 struct FamilyKernelArg {
-  enum Kind { Buffer, Int64, Int32 } kind = Int64;
+  enum Kind { Buffer, Int64, Int32, Float32, Float64 } kind = Int64;
   int buffer = -1;
   long long value = 0;
+  double real = 0;
+  int scalar = -1;
 };
 
 /// The static bank analysis of one configuration (empty when the family gives no SmemAccessMap).
@@ -261,8 +311,27 @@ class Family {
   std::vector<FamilyKernelArg> reference_args(const FamilyValues& problem) const;
   /// The reference's name expression ("" when the family has no reference).
   std::string reference_name_expression(const FamilyValues& problem = {}) const;
-  /// Elements of each buffer for `problem`, in the order of def().buffers.
-  std::vector<long long> buffer_elements(const FamilyValues& problem) const;
+  /// Elements of each buffer for `problem`, in the order of def().buffers. A scratch buffer's count may
+  /// use params: it is evaluated for `config`, or for default_config(problem) when `config` is empty.
+  std::vector<long long> buffer_elements(const FamilyValues& problem, const FamilyValues& config = {}) const;
+  /// Bytes of device scratch one run of `config` needs: every scratch buffer rounded up to 256 bytes
+  /// (kFamilyScratchAlign), laid out in declaration order in one allocation (0 when there is none).
+  std::size_t scratch_bytes(const FamilyValues& config, const FamilyValues& problem) const;
+  /// Offsets in that allocation, per buffer of def().buffers (-1 for a buffer that is no scratch).
+  std::vector<long long> scratch_offsets(const FamilyValues& config, const FamilyValues& problem) const;
+
+  /// The `then` launches (def().then): their shapes and arguments, like shape() and kernel_args().
+  std::size_t then_count() const noexcept;
+  FamilyLaunchShape then_shape(std::size_t index, const FamilyValues& config, const FamilyValues& problem) const;
+  std::vector<FamilyKernelArg> then_args(std::size_t index, const FamilyValues& config, const FamilyValues& problem) const;
+  std::string then_name_expression(std::size_t index, const FamilyValues& config, const FamilyValues& problem = {}) const;
+
+  /// `args` (from kernel_args, then_args or reference_args) with each scalar argument set to its value
+  /// in `scalars` (the default when not given). @throws InvalidArgument for a name that is no scalar
+  /// of the family, or a value that is not finite.
+  std::vector<FamilyKernelArg> with_scalars(std::vector<FamilyKernelArg> args, const FamilyScalars& scalars) const;
+  /// The tolerance an output buffer of element type `t` is compared with (dtype_tolerance, else tolerance).
+  double tolerance_for(DType t) const;
 
   /// The static bank analysis of `config`. The SmemAccessMap sees the config's params together with
   /// `problem`'s values (and lets), for a family whose accesses depend on the problem (an element type).

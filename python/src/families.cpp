@@ -48,7 +48,9 @@ swz::FamilyValues chosen_config(const swz::Family& f, const std::string& config,
   return c;
 }
 
-const char* role_name(swz::BufferRole r) { return r == swz::BufferRole::Input ? "input" : "output"; }
+const char* role_name(swz::BufferRole r) {
+  return r == swz::BufferRole::Input ? "input" : r == swz::BufferRole::Output ? "output" : "scratch";
+}
 
 nb::dict shape_dict(const swz::FamilyLaunchShape& s) {
   nb::dict d;

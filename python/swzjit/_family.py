@@ -232,6 +232,8 @@ class Family:
         device = _device_of(list(described.values()))
         first = next(iter(described.values()), None)
         for b, n in zip(defs, elements):
+            if b["role"] == "scratch":  # placed by the engine
+                continue
             if b["name"] not in described:  # an output to allocate
                 if first is None:
                     raise _invalid(f"{b['name']}: cannot allocate an output without any tensor given; pass it")

@@ -2,10 +2,13 @@
 // -> name expression -> cached cubin (keyed by the family's source bytes too) -> kernel loaded once ->
 // launch with arguments evaluated from the family's expressions. The choice of configuration per problem
 // is remembered like the built-ins' (runtime/engine/engine.cpp).
+#include <algorithm>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
+#include "runtime/driver/driver_api.hpp"
 #include "runtime/engine/engine_impl.hpp"
 #include "runtime/jit/jit_cache.hpp"
 #include "runtime/jit/jit_internal.hpp"
@@ -17,16 +20,81 @@
 namespace swz {
 namespace {
 
-// The pointer of each buffer the launch names, from the caller's map.
+// The pointer of each buffer the launch names: from the caller's map, a scratch buffer's from the
+// run's scratch allocation (`scratch` + its offset).
 detail::PackedArgs pack_args(const Family& f, const std::vector<FamilyKernelArg>& list,
-                             const std::map<std::string, DevicePtr>& buffers, bool packed) {
+                             const std::map<std::string, DevicePtr>& buffers, bool packed, DevicePtr scratch = 0,
+                             const std::vector<long long>* offsets = nullptr) {
   const auto& defs = f.def().buffers;
   return detail::PackedArgs(list, [&](int index) {
-    const std::string& name = defs[static_cast<std::size_t>(index)].name;
+    const std::size_t i = static_cast<std::size_t>(index);
+    if (defs[i].role == BufferRole::Scratch) {
+      if (scratch == 0 || offsets == nullptr || (*offsets)[i] < 0)
+        throw Error(ErrorKind::Internal, f.name() + ": no scratch placed for buffer '" + defs[i].name + "' (please report)");
+      return scratch + static_cast<DevicePtr>((*offsets)[i]);
+    }
+    const std::string& name = defs[i].name;
     const auto it = buffers.find(name);
     if (it == buffers.end() || it->second == 0) throw_invalid(f.name() + ": no device pointer for buffer '" + name + "'");
     return it->second;
   }, packed);
+}
+
+// A stream-ordered allocation from the engine's family pool, freed on the same stream when it goes:
+// after every launch of the run, so an error between launches neither leaks it nor frees it early.
+class FamilyScratch {
+ public:
+  FamilyScratch(std::size_t bytes, int device, CUstream stream, CUmemoryPool pool, const std::string& family)
+      : device_(device), stream_(stream) {
+    detail::ContextGuard guard(device);
+    CUdeviceptr ptr = 0;
+    detail::check(detail::driver_api().cuMemAllocFromPoolAsync(&ptr, bytes, pool, stream),
+                  "allocating the scratch of family " + family + " (" + std::to_string(bytes) +
+                      " bytes, stream-ordered) on device " + std::to_string(device) +
+                      " (free device memory, or lend a FamilyWorkspace)");
+    ptr_ = ptr;
+  }
+  ~FamilyScratch() {
+    if (ptr_ == 0) return;
+    detail::ContextGuard guard(device_, std::nothrow);
+    if (guard.ok()) detail::loaded_driver_api()->cuMemFreeAsync(ptr_, stream_);
+  }
+  FamilyScratch(const FamilyScratch&) = delete;
+  FamilyScratch& operator=(const FamilyScratch&) = delete;
+  DevicePtr ptr() const noexcept { return ptr_; }
+
+ private:
+  DevicePtr ptr_ = 0;
+  int device_;
+  CUstream stream_;
+};
+
+// The engine's scratch pool, created on first use; it keeps what it has (release threshold: never) so a
+// repeated run allocates without a driver call into the OS.
+CUmemoryPool family_pool(Engine::Impl& impl) {
+  std::lock_guard<std::mutex> lock(impl.mutex);
+  if (impl.family_pool) return static_cast<CUmemoryPool>(impl.family_pool.get());
+  const int device = impl.options.device;
+  detail::ContextGuard guard(device);
+  CUmemPoolProps props{};
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  props.location.id = device;
+  CUmemoryPool pool = nullptr;
+  detail::check(detail::driver_api().cuMemPoolCreate(&pool, &props),
+                "creating the family scratch memory pool on device " + std::to_string(device) +
+                    " (stream-ordered allocation needs a driver and device with memory pools; or lend a FamilyWorkspace)");
+  cuuint64_t keep = ~static_cast<cuuint64_t>(0);
+  const CUresult r = detail::driver_api().cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep);
+  if (r != CUDA_SUCCESS) {
+    detail::driver_api().cuMemPoolDestroy(pool);
+    detail::check(r, "setting the family scratch pool's release threshold");
+  }
+  impl.family_pool = std::shared_ptr<void>(pool, [device](void* p) {
+    detail::ContextGuard g(device, std::nothrow);
+    if (g.ok()) detail::loaded_driver_api()->cuMemPoolDestroy(static_cast<CUmemoryPool>(p));
+  });
+  return pool;
 }
 
 // An align's value: its buffer's pointer alignment, lowered to what `problem` gives for it, if anything.
@@ -48,9 +116,13 @@ FamilyValues with_aligns(const Family& f, const FamilyValues& problem, const std
 
 void check_buffers(const Family& f, const std::map<std::string, DevicePtr>& buffers) {
   for (const auto& kv : buffers) {
-    bool known = false;
-    for (const FamilyBuffer& b : f.def().buffers) known = known || b.name == kv.first;
+    const FamilyBuffer* known = nullptr;
+    for (const FamilyBuffer& b : f.def().buffers)
+      if (b.name == kv.first) known = &b;
     if (!known) throw_invalid(f.name() + ": unknown buffer '" + kv.first + "'");
+    if (known->role == BufferRole::Scratch)
+      throw_invalid(f.name() + ": buffer '" + kv.first + "' is scratch: the engine places it (lend memory for it "
+                    "with a FamilyWorkspace, sized by Engine::family_workspace_size)");
   }
 }
 
@@ -168,13 +240,58 @@ Kernel detail::family_kernel(Engine::Impl& impl, const Family& family, const std
 
 namespace {
 
-void launch_family(Engine::Impl& impl, Kernel kernel, const Family& family, const FamilyLaunchShape& shape,
-                   const std::vector<FamilyKernelArg>& list, const std::map<std::string, DevicePtr>& buffers,
-                   CUstream stream, bool packed) {
+// Everything a run of `cfg` on `problem` launches: the kernel, the then launches, the scratch layout.
+Engine::Impl::FamilyPrepared prepare_run(Engine::Impl& impl, const Family& family, const FamilyValues& cfg,
+                                         const FamilyValues& problem) {
+  const FamilyLaunchShape shape = family.shape(cfg, problem);
+  Kernel kernel = detail::family_kernel(impl, family, shape.name_expression);
   if (shape.dynamic_smem > 48 * 1024) kernel.set_max_dynamic_smem(static_cast<int>(shape.dynamic_smem));
-  detail::PackedArgs args = pack_args(family, list, buffers, packed);
-  launch_shape(kernel, shape, stream, args);
-  ++impl.launches;
+  Engine::Impl::FamilyPrepared p{kernel, shape, family.kernel_args(cfg, problem), {}, {}, {}, 0, {}};
+  for (std::size_t i = 0; i < family.then_count(); ++i) {
+    p.then_shapes.push_back(family.then_shape(i, cfg, problem));
+    Kernel k = detail::family_kernel(impl, family, p.then_shapes.back().name_expression);
+    if (p.then_shapes.back().dynamic_smem > 48 * 1024)
+      k.set_max_dynamic_smem(static_cast<int>(p.then_shapes.back().dynamic_smem));
+    p.then_kernels.push_back(k);
+    p.then_args.push_back(family.then_args(i, cfg, problem));
+  }
+  p.scratch_bytes = family.scratch_bytes(cfg, problem);
+  if (p.scratch_bytes > 0) p.scratch_offsets = family.scratch_offsets(cfg, problem);
+  return p;
+}
+
+// One run: the scratch placed (the caller's workspace or the pool's), then every launch in stream order.
+void execute(Engine::Impl& impl, const Family& family, const Engine::Impl::FamilyPrepared& p,
+             const std::map<std::string, DevicePtr>& buffers, const FamilyScalars& scalars, CUstream stream,
+             const FamilyWorkspace& workspace) {
+  std::optional<FamilyScratch> own;
+  DevicePtr scratch = 0;
+  if (p.scratch_bytes > 0) {
+    if (workspace.ptr != 0) {
+      if (workspace.bytes < p.scratch_bytes)
+        throw_invalid(family.name() + ": the workspace of " + std::to_string(workspace.bytes) + " bytes is too small; " +
+                      "this run needs " + std::to_string(p.scratch_bytes) + " bytes (Engine::family_workspace_size)");
+      if (workspace.ptr % static_cast<DevicePtr>(kFamilyScratchAlign) != 0)
+        throw_invalid(family.name() + ": the workspace must be " + std::to_string(kFamilyScratchAlign) + "-byte aligned");
+      scratch = workspace.ptr;
+    } else {
+      own.emplace(p.scratch_bytes, impl.options.device, stream, family_pool(impl), family.name());
+      scratch = own->ptr();
+    }
+  }
+  const bool scaled = !family.def().scalars.empty();
+  const auto run = [&](const Kernel& k, const FamilyLaunchShape& s, const std::vector<FamilyKernelArg>& list, bool packed) {
+    // Only a family with scalars copies its argument list (to set them).
+    detail::PackedArgs args = scaled ? pack_args(family, family.with_scalars(list, scalars), buffers, packed, scratch,
+                                                 &p.scratch_offsets)
+                                     : pack_args(family, list, buffers, packed, scratch, &p.scratch_offsets);
+    launch_shape(k, s, stream, args);
+    ++impl.launches;
+  };
+  if (!scaled && !scalars.empty()) family.with_scalars({}, scalars);  // names the unknown scalar
+  run(p.kernel, p.shape, p.args, family.def().launch.packed);
+  for (std::size_t i = 0; i < p.then_kernels.size(); ++i)
+    run(p.then_kernels[i], p.then_shapes[i], p.then_args[i], family.def().then[i].packed);
 }
 
 }  // namespace
@@ -208,8 +325,14 @@ bool problem_id(const Family& family, const FamilyValues& problem, const std::ma
 
 }  // namespace
 
+void Engine::run_family(const Family& family, const FamilyValues& problem, const std::map<std::string, DevicePtr>& buffers,
+                        CUstream stream, const FamilyValues* config) {
+  run_family(family, problem, buffers, FamilyScalars{}, stream, config, FamilyWorkspace{});
+}
+
 void Engine::run_family(const Family& family, const FamilyValues& problem_in,
-                        const std::map<std::string, DevicePtr>& buffers, CUstream stream, const FamilyValues* config) {
+                        const std::map<std::string, DevicePtr>& buffers, const FamilyScalars& scalars, CUstream stream,
+                        const FamilyValues* config, const FamilyWorkspace& workspace) {
   Impl::FamilyProblemId id;
   const bool memo = config == nullptr && problem_id(family, problem_in, buffers, &id);
   if (memo) {
@@ -221,9 +344,7 @@ void Engine::run_family(const Family& family, const FamilyValues& problem_in,
     }
     if (prepared) {  // validated, chosen, compiled and loaded before: only the buffers are new
       check_buffers(family, buffers);
-      detail::PackedArgs args = pack_args(family, prepared->args, buffers, family.def().launch.packed);
-      launch_shape(prepared->kernel, prepared->shape, stream, args);
-      ++impl_->launches;
+      execute(*impl_, family, *prepared, buffers, scalars, stream, workspace);
       return;
     }
   }
@@ -241,34 +362,53 @@ void Engine::run_family(const Family& family, const FamilyValues& problem_in,
   if (detail::arch_number(impl_->arch()) < family.def().min_arch)
     throw Error(ErrorKind::Unsupported, family.name() + " needs sm_" + std::to_string(family.def().min_arch) +
                                             " or newer; this GPU is " + impl_->arch());
-  const FamilyLaunchShape shape = family.shape(cfg, problem);
-  Kernel k = detail::family_kernel(*impl_, family, shape.name_expression);
+  auto prepared = std::make_shared<const Impl::FamilyPrepared>(prepare_run(*impl_, family, cfg, problem));
   if (memo) {
     // Only a remembered choice is prepared (not the default a call runs while another thread tunes).
-    bool remembered;
-    {
-      std::lock_guard<std::mutex> lock(impl_->mutex);
-      remembered = impl_->family_choices.count(detail::family_choice_key(family, problem)) > 0;
-    }
-    if (remembered) {
-      if (shape.dynamic_smem > 48 * 1024) k.set_max_dynamic_smem(static_cast<int>(shape.dynamic_smem));
-      auto prepared = std::make_shared<const Impl::FamilyPrepared>(
-          Impl::FamilyPrepared{k, shape, family.kernel_args(cfg, problem)});
-      std::lock_guard<std::mutex> lock(impl_->mutex);
-      impl_->family_prepared.emplace(id, prepared);
-    }
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    if (impl_->family_choices.count(detail::family_choice_key(family, problem)) > 0) impl_->family_prepared.emplace(id, prepared);
   }
-  launch_family(*impl_, k, family, shape, family.kernel_args(cfg, problem), buffers, stream, family.def().launch.packed);
+  execute(*impl_, family, *prepared, buffers, scalars, stream, workspace);
+}
+
+std::size_t Engine::family_workspace_size(const Family& family, const FamilyValues& problem_in,
+                                          const std::map<std::string, DevicePtr>& buffers, const FamilyValues* config) {
+  FamilyValues problem = problem_in;
+  for (const FamilyAlign& a : family.def().aligns) {
+    const auto it = buffers.find(a.buffer);
+    if (it != buffers.end()) problem[a.name] = align_value(a, problem_in, buffers);
+    else if (!problem.count(a.name)) problem[a.name] = kFamilyMaxAlign;
+  }
+  family.validate_problem(problem);
+  if (std::none_of(family.def().buffers.begin(), family.def().buffers.end(),
+                   [](const FamilyBuffer& b) { return b.role == BufferRole::Scratch; }))
+    return 0;
+  if (config) {
+    const std::string why = family.check_config(*config, problem);
+    if (!why.empty()) throw_invalid(family.name() + " config " + family.config_text(*config) + ": " + why);
+    return family.scratch_bytes(*config, problem);
+  }
+  return family.scratch_bytes(family_config(family, problem), problem);
+}
+
+void Engine::run_family_reference(const Family& family, const FamilyValues& problem,
+                                  const std::map<std::string, DevicePtr>& buffers, CUstream stream) {
+  run_family_reference(family, problem, buffers, FamilyScalars{}, stream);
 }
 
 void Engine::run_family_reference(const Family& family, const FamilyValues& problem_in,
-                                  const std::map<std::string, DevicePtr>& buffers, CUstream stream) {
+                                  const std::map<std::string, DevicePtr>& buffers, const FamilyScalars& scalars,
+                                  CUstream stream) {
   const FamilyValues problem = with_aligns(family, problem_in, buffers);
   family.validate_problem(problem);
   check_buffers(family, buffers);
   const FamilyLaunchShape shape = family.reference_shape(problem);
-  const Kernel k = detail::family_kernel(*impl_, family, shape.name_expression);
-  launch_family(*impl_, k, family, shape, family.reference_args(problem), buffers, stream, family.def().reference.packed);
+  Kernel k = detail::family_kernel(*impl_, family, shape.name_expression);
+  if (shape.dynamic_smem > 48 * 1024) k.set_max_dynamic_smem(static_cast<int>(shape.dynamic_smem));
+  const std::vector<FamilyKernelArg> list = family.with_scalars(family.reference_args(problem), scalars);
+  detail::PackedArgs args = pack_args(family, list, buffers, family.def().reference.packed);
+  launch_shape(k, shape, stream, args);
+  ++impl_->launches;
 }
 
 }  // namespace swz

@@ -72,10 +72,18 @@ struct Engine::Impl {
     Kernel kernel;
     FamilyLaunchShape shape;
     std::vector<FamilyKernelArg> args;
+    std::vector<Kernel> then_kernels;  // FamilyDef::then, in order
+    std::vector<FamilyLaunchShape> then_shapes;
+    std::vector<std::vector<FamilyKernelArg>> then_args;
+    std::size_t scratch_bytes = 0;          // Family::scratch_bytes of the config
+    std::vector<long long> scratch_offsets;  // Family::scratch_offsets of the config
   };
   using FamilyProblemId = std::pair<std::string, std::vector<long long>>;
   std::map<FamilyProblemId, std::shared_ptr<const FamilyPrepared>> family_prepared;
   detail::TuneGate<std::string> family_tuning;
+  // The scratch buffers' stream-ordered pool (a CUmemoryPool, created on first use and destroyed by its
+  // deleter; runtime/engine/engine_family.cpp), the engine's own like the GEMM's.
+  std::shared_ptr<void> family_pool;
   std::atomic<std::uint64_t> compiles{0}, loads{0}, tuned_hits{0}, tuned_misses{0}, tunes{0}, bench_runs{0},
       launches{0};
 

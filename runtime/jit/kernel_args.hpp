@@ -26,7 +26,7 @@ class PackedArgs {
       unsigned char* base = reinterpret_cast<unsigned char*>(struct_.data());
       std::size_t at = 0;
       for (const FamilyKernelArg& a : list) {
-        const std::size_t width = a.kind == FamilyKernelArg::Int32 ? 4 : 8;
+        const std::size_t width = a.kind == FamilyKernelArg::Int32 || a.kind == FamilyKernelArg::Float32 ? 4 : 8;
         at = (at + width - 1) / width * width;
         if (a.kind == FamilyKernelArg::Buffer) {
           const unsigned long long p = pointer_of(a.buffer);
@@ -34,6 +34,11 @@ class PackedArgs {
         } else if (a.kind == FamilyKernelArg::Int32) {
           const int v = static_cast<int>(a.value);
           std::memcpy(base + at, &v, 4);
+        } else if (a.kind == FamilyKernelArg::Float32) {
+          const float v = static_cast<float>(a.real);
+          std::memcpy(base + at, &v, 4);
+        } else if (a.kind == FamilyKernelArg::Float64) {
+          std::memcpy(base + at, &a.real, 8);
         } else {
           std::memcpy(base + at, &a.value, 8);
         }
@@ -46,6 +51,8 @@ class PackedArgs {
     ptrs_.reserve(list.size());
     i64_.reserve(list.size());
     i32_.reserve(list.size());
+    f32_.reserve(list.size());
+    f64_.reserve(list.size());
     for (const FamilyKernelArg& a : list) {
       if (a.kind == FamilyKernelArg::Buffer) {
         ptrs_.push_back(pointer_of(a.buffer));
@@ -53,6 +60,12 @@ class PackedArgs {
       } else if (a.kind == FamilyKernelArg::Int32) {
         i32_.push_back(static_cast<int>(a.value));
         args_.push_back(&i32_.back());
+      } else if (a.kind == FamilyKernelArg::Float32) {
+        f32_.push_back(static_cast<float>(a.real));
+        args_.push_back(&f32_.back());
+      } else if (a.kind == FamilyKernelArg::Float64) {
+        f64_.push_back(a.real);
+        args_.push_back(&f64_.back());
       } else {
         i64_.push_back(a.value);
         args_.push_back(&i64_.back());
@@ -70,6 +83,8 @@ class PackedArgs {
   std::vector<unsigned long long> ptrs_, struct_;
   std::vector<long long> i64_;
   std::vector<int> i32_;
+  std::vector<float> f32_;
+  std::vector<double> f64_;
   std::vector<void*> args_;
 };
 

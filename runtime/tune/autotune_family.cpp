@@ -108,18 +108,36 @@ TuneReport autotune_family(Engine& engine, const Family& family, const FamilyVal
     for (const FamilyValues& c : *configs) f.configs.push_back(family.config_text(c));
     f.default_index = default_index;
     f.compile = [&engine, &family, configs, problem](int i, const std::string& arch) {
-      return engine.compile_family(family, (*configs)[static_cast<std::size_t>(i)], arch, problem);
+      const FamilyValues& c = (*configs)[static_cast<std::size_t>(i)];
+      KernelEntry e = engine.compile_family(family, c, arch, problem);
+      // The then launches are part of the candidate: compiled here, in the pool, so that shape() below
+      // finds them in the cache.
+      std::atomic<std::uint64_t>& compiles = detail::EngineAccess::impl(engine).compiles;
+      for (std::size_t t = 0; t < family.then_count(); ++t)
+        detail::compile_family_kernel(engine.cache(), family, family.then_name_expression(t, c, problem), arch,
+                                      [&compiles] { ++compiles; });
+      return e;
     };
     f.threads = [&family, configs, problem](int i) {
       return family.shape((*configs)[static_cast<std::size_t>(i)], problem).threads;
     };
-    f.shape = [&family, configs, problem](int i, detail::worker::BenchJob& job) {
-      const FamilyLaunchShape s = family.shape((*configs)[static_cast<std::size_t>(i)], problem);
+    f.shape = [&engine, &family, configs, problem](int i, detail::worker::BenchJob& job) {
+      const FamilyValues& c = (*configs)[static_cast<std::size_t>(i)];
+      const FamilyLaunchShape s = family.shape(c, problem);
       for (int d = 0; d < 3; ++d) {
         job.grid[d] = s.grid[d];
         job.block[d] = s.block[d];
       }
       job.dynamic_smem = static_cast<std::uint32_t>(s.dynamic_smem);
+      // The then launches' images (compiled with the candidate: cache hits); the worker evaluates their
+      // shapes and arguments from the definition.
+      job.then.clear();
+      std::atomic<std::uint64_t>& compiles = detail::EngineAccess::impl(engine).compiles;
+      for (std::size_t t = 0; t < family.then_count(); ++t) {
+        const KernelEntry e = detail::compile_family_kernel(engine.cache(), family, family.then_name_expression(t, c, problem),
+                                                            job.kernel.arch, [&compiles] { ++compiles; });
+        job.then.push_back(detail::worker::KernelImage{e.image, e.is_ptx, job.kernel.arch, e.lowered_name});
+      }
     };
     Cache& cache = engine.cache();
     f.support.push_back([&cache, &family, problem](const std::string& arch, std::atomic<int>* compiles) {

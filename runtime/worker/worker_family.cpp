@@ -5,7 +5,9 @@
 // reference does (a pitch's padding), and every other output is within the family's tolerance of the
 // reference (relative Frobenius error, sums in f64, NaN never passes). The comparison runs on the GPU
 // (templates/family_check.cuh); the host reads back a few numbers per buffer. A buffer an align measures
-// is placed at exactly that alignment.
+// is placed at exactly that alignment. Scratch buffers are allocated (grown when a candidate's needs
+// more), poisoned before every verification run, and neither filled nor compared; a candidate's `then`
+// launches run after its kernel, verified and timed together. Scalars take the definition's defaults.
 #include "runtime/worker/worker_family.hpp"
 
 #include <algorithm>
@@ -13,6 +15,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <vector>
 
 #include "generator/core/checked_arith.hpp"
@@ -54,6 +58,7 @@ class FamilyTarget final : public Target {
     for (std::size_t i = 0; i < defs.size(); ++i) {
       Buffer b;
       b.output = defs[i].role == BufferRole::Output;
+      b.scratch = defs[i].role == BufferRole::Scratch;
       b.dtype = family_.buffer_dtype(i, problem_);
       b.elems = elems[i];
       b.bytes = static_cast<std::size_t>(
@@ -86,7 +91,7 @@ class FamilyTarget final : public Target {
     // Random inputs in [-1, 1): the same for every candidate.
     std::uint64_t s = seed_;
     for (Buffer& b : buffers_) {
-      if (b.output) continue;
+      if (b.output || b.scratch) continue;
       std::vector<unsigned char> host(b.bytes);
       const int eb = dtype_bytes(b.dtype);
       for (long long i = 0; i < b.elems; ++i) {
@@ -122,18 +127,32 @@ class FamilyTarget final : public Target {
   }
 
   CUresult launch(const BenchJob& job, CUfunction f, std::string* what) override {
-    if (job.config != args_config_) {
-      args_ = arguments(family_.kernel_args(family_.parse_config(job.config), problem_), false, family_.def().launch.packed);
-      args_config_ = job.config;
+    // Per config, prepared once: a re-timing interleaves candidates, and loading modules or evaluating
+    // arguments between its timed launches would be measured with them.
+    auto it = prepared_.find(job.config);
+    if (it == prepared_.end()) {
+      const FamilyValues config = family_.parse_config(job.config);
+      if (grow_scratch(config)) prepared_.clear();  // their arguments point at the old scratch
+      it = prepared_.emplace(job.config, prepare_config(job, config)).first;
     }
+    Prepared& p = *it->second;
     *what = "cuLaunchKernel";
-    return driver_api().cuLaunchKernel(f, job.grid[0], job.grid[1], job.grid[2], job.block[0], job.block[1],
-                                       job.block[2], job.dynamic_smem, stream_, args_.data(), nullptr);
+    CUresult r = driver_api().cuLaunchKernel(f, job.grid[0], job.grid[1], job.grid[2], job.block[0], job.block[1],
+                                             job.block[2], job.dynamic_smem, stream_, p.args.data(), nullptr);
+    for (std::size_t t = 0; t < p.then.size() && r == CUDA_SUCCESS; ++t) {
+      const FamilyLaunchShape& s = p.then[t].shape;
+      *what = "cuLaunchKernel (then launch " + std::to_string(t + 1) + ")";
+      r = driver_api().cuLaunchKernel(p.then[t].function, s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1],
+                                      s.block[2], static_cast<unsigned>(s.dynamic_smem), stream_, p.then[t].args.data(),
+                                      nullptr);
+    }
+    return r;
   }
 
   void prepare() override {
+    // Scratch too: a candidate that reads scratch it did not write this run sees NaN and fails.
     for (Buffer& b : buffers_)
-      if (b.output) b.memory.memset8(kPoison, stream_);
+      if (b.output || b.scratch) b.memory.memset8(kPoison, stream_);
   }
 
   std::string check_output() override {
@@ -144,7 +163,8 @@ class FamilyTarget final : public Target {
       const std::string& name = defs[i].name;
       const std::size_t head = kGuardBytes + b.offset, tail = head + b.bytes;
       const tpl::FamilyCheckResult r = run_check(b, tpl::kFamilyCheckCompare, 0, b.memory.ptr(), head, tail, b.memory.size());
-      const FamilyCheckFinding f = family_check_finding(r, family_.def().tolerance);
+      const double tolerance = family_.tolerance_for(b.dtype);
+      const FamilyCheckFinding f = family_check_finding(r, tolerance);
       unsigned long long at = f.at;
       double got = 0, want = 0;
       if (f.kind == FamilyCheckFinding::Pass) continue;
@@ -160,14 +180,73 @@ class FamilyTarget final : public Target {
         got = got_at(b, static_cast<long long>(at));
         want = want_at(b, static_cast<long long>(at));
       }
-      return family_check_message(name, f, head, tail, at, got, want, family_.def().tolerance);
+      return family_check_message(name, f, head, tail, at, got, want, tolerance);
     }
     return "";
   }
 
  private:
+  struct Then {
+    std::unique_ptr<Module> module;
+    CUfunction function = nullptr;
+    FamilyLaunchShape shape;
+    detail::PackedArgs args;
+  };
+  // A config's kernel arguments and its then launches, loaded.
+  struct Prepared {
+    detail::PackedArgs args;
+    std::vector<Then> then;
+  };
+
+  std::unique_ptr<Prepared> prepare_config(const BenchJob& job, const FamilyValues& config) {
+    if (job.then.size() != family_.then_count())
+      throw_invalid("family " + family_.name() + ": the tuner sent " + std::to_string(job.then.size()) +
+                    " then kernels for " + std::to_string(family_.then_count()) +
+                    " then launches; the tuner and swz-worker must come from the same build");
+    auto p = std::make_unique<Prepared>();
+    p->args = arguments(family_.kernel_args(config, problem_), false, family_.def().launch.packed);
+    for (std::size_t t = 0; t < family_.then_count(); ++t) {
+      Then n;
+      n.module = std::make_unique<Module>(load_image(job.then[t], device_));
+      Kernel k = n.module->kernel();
+      n.shape = family_.then_shape(t, config, problem_);
+      if (n.shape.dynamic_smem > 48 * 1024) k.set_max_dynamic_smem(static_cast<int>(n.shape.dynamic_smem));
+      n.function = k.handle();
+      n.args = arguments(family_.then_args(t, config, problem_), false, family_.def().then[t].packed);
+      p->then.push_back(std::move(n));
+    }
+    return p;
+  }
+
+  // A scratch buffer whose size follows the params is sized for the default config at first and grown
+  // (never shrunk) for a candidate that needs more; true when one moved.
+  bool grow_scratch(const FamilyValues& config) {
+    bool moved = false;
+    const std::vector<long long> elems = family_.buffer_elements(problem_, config);
+    for (std::size_t i = 0; i < buffers_.size(); ++i) {
+      Buffer& b = buffers_[i];
+      if (!b.scratch) continue;
+      b.elems = elems[i];
+      const std::size_t bytes = static_cast<std::size_t>(
+          checked_mul(std::max(1LL, b.elems), dtype_bytes(b.dtype), "family scratch bytes"));
+      if (bytes <= b.memory.size()) continue;
+      if (bytes > (std::size_t{8} << 30))
+        throw_invalid("family scratch buffer " + family_.def().buffers[i].name + ": over 8 GiB for a tune");
+      // The work queued so far may use the old buffer (and the modules the caller then drops).
+      check(driver_api().cuStreamSynchronize(stream_), "waiting for the family's queued work");
+      b.memory = DeviceBuffer();  // the old one first: the two need not fit together
+      b.memory = DeviceBuffer(round_up(bytes, 256), device_);
+      b.memory.memset8(kPoison, stream_);
+      b.data = b.memory.ptr();
+      b.bytes = bytes;
+      moved = true;
+    }
+    return moved;
+  }
+
   struct Buffer {
     bool output = false;
+    bool scratch = false;
     DType dtype = DType::F32;
     long long elems = 0;
     std::size_t bytes = 0, offset = 0;  // offset: from the allocation's start to the buffer's (alignment class)
@@ -232,8 +311,7 @@ class FamilyTarget final : public Target {
   CUfunction check_ = nullptr;
   DeviceBuffer result_;  // one FamilyCheckResult
   int sm_count_ = 1;
-  std::string args_config_ = "\x01";  // no config yet
-  detail::PackedArgs args_;
+  std::map<std::string, std::unique_ptr<Prepared>> prepared_;  // by config text
 };
 
 }  // namespace

@@ -157,6 +157,8 @@ void write_job(Writer& w, const BenchJob& j) {
   w.u32(j.dynamic_smem);
   w.u32(j.k_splits);
   w.u32(j.k_slice);
+  w.u64(j.then.size());
+  for (const KernelImage& k : j.then) write_image(w, k);
 }
 BenchJob read_job(Reader& r) {
   BenchJob j;
@@ -168,6 +170,8 @@ BenchJob read_job(Reader& r) {
   j.dynamic_smem = r.u32();
   j.k_splits = r.u32();
   j.k_slice = r.u32();
+  j.then.resize(r.count(8));
+  for (KernelImage& k : j.then) k = read_image(r);
   return j;
 }
 

@@ -30,8 +30,8 @@ namespace worker {
 constexpr std::uint32_t kMagic = 0x57575A53u;  // "SZWW" in memory order: 'S' 'Z' 'W' 'W'
 // 3: split-K (BenchJob k_splits/k_slice, Support splitk_reduce); 4: Retime warmup_rounds;
 // 5: declared families (ProblemKind::Family, FamilyDesc); 6: no transpose kind (transposes are the
-// built-in family "transpose"; kind 0 and ProblemDesc are gone)
-constexpr std::uint16_t kProtocolVersion = 6;
+// built-in family "transpose"; kind 0 and ProblemDesc are gone); 7: BenchJob then (a family's later launches)
+constexpr std::uint16_t kProtocolVersion = 7;
 constexpr std::size_t kHeaderBytes = 16;
 constexpr std::uint64_t kMaxPayloadBytes = std::uint64_t{256} << 20;  // kernel images are far smaller
 
@@ -150,6 +150,9 @@ struct BenchJob {
   std::uint32_t dynamic_smem = 0;
   std::uint32_t k_splits = 0;  ///< 0 or 1: no split
   std::uint32_t k_slice = 0;
+  /// A declared family's `then` launches (FamilyDef::then) in order: the worker runs them after the
+  /// kernel, verified and timed together, with shapes and arguments it evaluates from the definition.
+  std::vector<KernelImage> then;
 };
 
 /// A candidate's outcome. status: ok, resource-limit, launch-failed, wrong-result, or "" for a job
