@@ -269,7 +269,12 @@ std::pair<std::string, int> tune_target(Engine& engine, const TuneOptions& optio
 
 }  // namespace
 
-TuneReport autotune_gemm(Engine& engine, const GemmProblem& problem_in, int max_vec_bytes, const TuneOptions& options) {
+namespace {
+
+// `allow_hopper` false: the mma.sync space even where the Hopper variant would run (the engine's call on
+// operands it stages, which the Hopper kernel did not take as they are).
+TuneReport autotune_gemm_variant(Engine& engine, const GemmProblem& problem_in, int max_vec_bytes,
+                                 const TuneOptions& options, bool allow_hopper) {
   const GemmProblem problem = problem_in.resolved();
   if (problem.m == 0 || problem.n == 0 || problem.k == 0 || problem.batch == 0)
     throw_invalid("autotune: the problem " + problem.key(max_vec_bytes) + " is empty; m, n, k and batch must be >= 1");
@@ -308,7 +313,8 @@ TuneReport autotune_gemm(Engine& engine, const GemmProblem& problem_in, int max_
 
   const std::pair<std::string, int> target = tune_target(engine, options);
   const std::optional<Sm90GemmConfig> hopper =
-      detail::gemm_hopper_variant(engine, problem, max_vec_bytes, target.first, target.second);
+      allow_hopper ? detail::gemm_hopper_variant(engine, problem, max_vec_bytes, target.first, target.second)
+                   : std::nullopt;
   const auto prepare = [&] {
     if (hopper) return hopper_setup(engine, problem, max_vec_bytes, frame, *hopper, target.second, options);
     detail::GemmTuningSpace space = detail::select_gemm_space(problem.dtype, problem.out_dtype, frame.layout,
@@ -371,9 +377,19 @@ TuneReport autotune_gemm(Engine& engine, const GemmProblem& problem_in, int max_
   return report;
 }
 
+}  // namespace
+
+TuneReport autotune_gemm(Engine& engine, const GemmProblem& problem, int max_vec_bytes, const TuneOptions& options) {
+  return autotune_gemm_variant(engine, problem, max_vec_bytes, options, /*allow_hopper=*/true);
+}
+
 GemmConfig autotune_gemm_for_engine(Engine& engine, const GemmProblem& problem, int max_vec_bytes) {
+  // The engine asks only where it runs the mma.sync family (a problem the Hopper kernel does not take as
+  // called, e.g. misaligned operands staged into aligned copies, whose alignment class it shares with
+  // aligned calls): tune that family, whose winners live under their own space id.
   return detail::tuned_or_default<GemmConfig>(
-      "gemm", problem.key(max_vec_bytes), [&] { return autotune_gemm(engine, problem, max_vec_bytes); },
+      "gemm", problem.key(max_vec_bytes),
+      [&] { return autotune_gemm_variant(engine, problem, max_vec_bytes, TuneOptions{}, /*allow_hopper=*/false); },
       [&] { return default_gemm_config(problem, max_vec_bytes); });
 }
 
