@@ -10,6 +10,7 @@
 
 #include "runtime/driver/driver_api.hpp"
 #include "runtime/engine/engine_impl.hpp"
+#include "runtime/engine/stream_scratch.hpp"
 #include "runtime/jit/jit_cache.hpp"
 #include "runtime/jit/jit_internal.hpp"
 #include "runtime/jit/kernel_args.hpp"
@@ -40,56 +41,13 @@ detail::PackedArgs pack_args(const Family& f, const std::vector<FamilyKernelArg>
   }, packed);
 }
 
-// A stream-ordered allocation from the engine's family pool, freed on the same stream when it goes:
-// after every launch of the run, so an error between launches neither leaks it nor frees it early.
-class FamilyScratch {
- public:
-  FamilyScratch(std::size_t bytes, int device, CUstream stream, CUmemoryPool pool, const std::string& family)
-      : device_(device), stream_(stream) {
-    detail::ContextGuard guard(device);
-    CUdeviceptr ptr = 0;
-    detail::check(detail::driver_api().cuMemAllocFromPoolAsync(&ptr, bytes, pool, stream),
-                  "allocating the scratch of family " + family + " (" + std::to_string(bytes) +
-                      " bytes, stream-ordered) on device " + std::to_string(device) +
-                      " (free device memory, or lend a FamilyWorkspace)");
-    ptr_ = ptr;
-  }
-  ~FamilyScratch() {
-    if (ptr_ == 0) return;
-    detail::ContextGuard guard(device_, std::nothrow);
-    if (guard.ok()) detail::loaded_driver_api()->cuMemFreeAsync(ptr_, stream_);
-  }
-  FamilyScratch(const FamilyScratch&) = delete;
-  FamilyScratch& operator=(const FamilyScratch&) = delete;
-  DevicePtr ptr() const noexcept { return ptr_; }
-
- private:
-  DevicePtr ptr_ = 0;
-  int device_;
-  CUstream stream_;
-};
-
 // The engine's scratch pool, created on first use; it keeps what it has (release threshold: never) so a
 // repeated run allocates without a driver call into the OS.
 CUmemoryPool family_pool(Engine::Impl& impl) {
   std::lock_guard<std::mutex> lock(impl.mutex);
   if (impl.family_pool) return static_cast<CUmemoryPool>(impl.family_pool.get());
   const int device = impl.options.device;
-  detail::ContextGuard guard(device);
-  CUmemPoolProps props{};
-  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
-  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  props.location.id = device;
-  CUmemoryPool pool = nullptr;
-  detail::check(detail::driver_api().cuMemPoolCreate(&pool, &props),
-                "creating the family scratch memory pool on device " + std::to_string(device) +
-                    " (stream-ordered allocation needs a driver and device with memory pools; or lend a FamilyWorkspace)");
-  cuuint64_t keep = ~static_cast<cuuint64_t>(0);
-  const CUresult r = detail::driver_api().cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep);
-  if (r != CUDA_SUCCESS) {
-    detail::driver_api().cuMemPoolDestroy(pool);
-    detail::check(r, "setting the family scratch pool's release threshold");
-  }
+  CUmemoryPool pool = detail::create_keeping_pool(device, "family scratch", "; or lend a FamilyWorkspace");
   impl.family_pool = std::shared_ptr<void>(pool, [device](void* p) {
     detail::ContextGuard g(device, std::nothrow);
     if (g.ok()) detail::loaded_driver_api()->cuMemPoolDestroy(static_cast<CUmemoryPool>(p));
@@ -264,7 +222,7 @@ Engine::Impl::FamilyPrepared prepare_run(Engine::Impl& impl, const Family& famil
 void execute(Engine::Impl& impl, const Family& family, const Engine::Impl::FamilyPrepared& p,
              const std::map<std::string, DevicePtr>& buffers, const FamilyScalars& scalars, CUstream stream,
              const FamilyWorkspace& workspace) {
-  std::optional<FamilyScratch> own;
+  std::optional<detail::StreamScratch> own;
   DevicePtr scratch = 0;
   if (p.scratch_bytes > 0) {
     if (workspace.ptr != 0) {
@@ -275,7 +233,8 @@ void execute(Engine::Impl& impl, const Family& family, const Engine::Impl::Famil
         throw_invalid(family.name() + ": the workspace must be " + std::to_string(kFamilyScratchAlign) + "-byte aligned");
       scratch = workspace.ptr;
     } else {
-      own.emplace(p.scratch_bytes, impl.options.device, stream, family_pool(impl), family.name());
+      own.emplace(p.scratch_bytes, impl.options.device, stream, family_pool(impl),
+                  "the scratch of family " + family.name() + " (free device memory, or lend a FamilyWorkspace)");
       scratch = own->ptr();
     }
   }

@@ -19,6 +19,7 @@
 #include "runtime/tune/autotune_internal.hpp"
 #include "runtime/driver/driver_api.hpp"
 #include "runtime/engine/engine_tune_gate.hpp"
+#include "runtime/engine/stream_scratch.hpp"
 #include "runtime/jit/jit_cache.hpp"
 #include "swzjit/error.hpp"
 #include "generator/families/gemm/gemm_pack.hpp"
@@ -333,55 +334,13 @@ Kernel support_kernel(Engine& engine, detail::GemmState& st, const std::string& 
 CUmemoryPool workspace_pool(detail::GemmState& st, int device) {
   std::lock_guard<std::mutex> lock(st.mutex);
   if (st.pool) return st.pool;
-  detail::ContextGuard guard(device);
-  CUmemPoolProps props{};
-  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
-  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  props.location.id = device;
-  CUmemoryPool pool = nullptr;
-  detail::check(detail::driver_api().cuMemPoolCreate(&pool, &props),
-                "creating the split-K workspace memory pool on device " + std::to_string(device) +
-                    " (stream-ordered allocation needs a driver and device with memory pools)");
-  cuuint64_t keep = ~static_cast<cuuint64_t>(0);
-  const CUresult r = detail::driver_api().cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep);
-  if (r != CUDA_SUCCESS) {
-    detail::driver_api().cuMemPoolDestroy(pool);
-    detail::check(r, "setting the split-K memory pool's release threshold");
-  }
+  CUmemoryPool pool = detail::create_keeping_pool(device, "split-K workspace", "");
   st.pool = pool;
   st.pool_device = device;
   return pool;
 }
 
-// A stream-ordered allocation from the engine's pool (cuMemAllocFromPoolAsync), freed on the same stream
-// when the object goes: after every kernel enqueued before, so an error between launches neither leaks it
-// nor frees it under a kernel that still uses it.
-class StreamScratch {
- public:
-  // `what` names the scratch and what the caller can do without it, for the error when the device is full.
-  StreamScratch(std::size_t bytes, int device, CUstream stream, CUmemoryPool pool, const char* what)
-      : device_(device), stream_(stream) {
-    detail::ContextGuard guard(device);
-    CUdeviceptr ptr = 0;
-    detail::check(detail::driver_api().cuMemAllocFromPoolAsync(&ptr, bytes, pool, stream),
-                  std::string("allocating ") + what + " (" + std::to_string(bytes) + " bytes, stream-ordered) on device " +
-                      std::to_string(device));
-    ptr_ = ptr;
-  }
-  ~StreamScratch() {
-    if (ptr_ == 0) return;
-    detail::ContextGuard guard(device_, std::nothrow);
-    if (guard.ok()) detail::loaded_driver_api()->cuMemFreeAsync(ptr_, stream_);
-  }
-  StreamScratch(const StreamScratch&) = delete;
-  StreamScratch& operator=(const StreamScratch&) = delete;
-  DevicePtr ptr() const noexcept { return ptr_; }
-
- private:
-  DevicePtr ptr_ = 0;
-  int device_;
-  CUstream stream_;
-};
+using detail::StreamScratch;
 
 // Split-K: per launch of up to `per_launch` matrices, the HGEMM writes each slice's f32 partials into the
 // workspace (alpha = 1, beta = 0, pitch gemm_splitk_workspace_ld), then the reduction sums the slices into
