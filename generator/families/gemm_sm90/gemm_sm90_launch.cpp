@@ -120,18 +120,16 @@ Sm90GemmLaunch gemm_sm90_prepare(const Sm90GemmConfig& cfg, const GemmProblem& p
   if (l.empty) return l;
   l.split = cfg.uses_reduce_kernel();
   const bool fixup = cfg.reduce_fixup && splits > 1;
-  if (fixup && workspace == 0)
+  // Partials to write (through the reduction kernel or the fixup); K = 0 with the reduction kernel has none.
+  if (((l.split && splits > 0) || fixup) && workspace == 0)
     throw_invalid("sm_90a gemm: config " + cfg.to_string() + " splits K and needs a workspace of " +
                   std::to_string(gemm_sm90_workspace_bytes(cfg, problem)) + " bytes (gemm_sm90_workspace_bytes)");
-  if (fixup && workspace % 16 != 0) throw_invalid("sm_90a gemm: the split-K workspace must be 16-byte aligned");
+  if ((l.split || fixup) && workspace % 16 != 0)
+    throw_invalid("sm_90a gemm: the split-K workspace must be 16-byte aligned");
   if (l.split) {
     // The GEMM writes f32 partials (alpha 1, beta 0) into slices of the workspace; the reduction applies
     // the call's alpha and beta. K = 0: no partials, the reduction alone writes beta * C.
     const long long ldw = gemm_splitk_workspace_ld(f.n), slice_rows = gemm_sm90_slice_rows(cfg, f.m);
-    if (splits > 0 && workspace == 0)
-      throw_invalid("sm_90a gemm: config " + cfg.to_string() + " splits K and needs a workspace of " +
-                    std::to_string(gemm_sm90_workspace_bytes(cfg, problem)) + " bytes (gemm_sm90_workspace_bytes)");
-    if (workspace % 16 != 0) throw_invalid("sm_90a gemm: the split-K workspace must be 16-byte aligned");
     l.gemm = splits > 0;
     l.reduce = tpl::GemmSplitKParams{reinterpret_cast<const float*>(static_cast<std::uintptr_t>(workspace)),
                                      reinterpret_cast<void*>(static_cast<std::uintptr_t>(c)),
