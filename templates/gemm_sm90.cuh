@@ -61,6 +61,13 @@ struct Sm90GemmParams {
   long long ldw;
   unsigned long long* flags;
   unsigned long long launch_id;
+  // Rows of A one stage loads: the tile's 128, or, when all of M fits in fewer (one tile row), M rounded up
+  // to 8 (K-major; its map's box is that high) or to 64 (MN-major: whole boxes). TMA zero-fills rows past M
+  // at about the cost of loading them, so at M = 16 the 128-row box spent most of the copy engine on zeros.
+  // The rows it leaves unloaded (stale or uninitialized shared memory) only ever reach accumulator rows
+  // past M, which nothing stores. (Skipping the wgmma of a warpgroup with no loaded row would be a branch
+  // around wgmma, which ptxas answers by serializing every wgmma of the kernel.)
+  int a_rows;
 };
 
 SWZ_HD constexpr int sm90_a_stage_bytes() { return kSm90Bm * kSm90Bk * 2; }
@@ -553,11 +560,11 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
           sm90_mbar_wait(empty0 + 8 * stage, phase ^ 1u);  // a fresh barrier passes parity 1 at once
           const unsigned full = full0 + 8 * stage;
           const unsigned dst = base + sm90_stage_offset(BN, stage);
-          sm90_mbar_expect_tx(full, kStage);  // A, this CTA's part of B and the peer's
+          // A's rows (p.a_rows), this CTA's part of B and the peer's.
+          sm90_mbar_expect_tx(full, kStage - static_cast<unsigned>(kSm90Bm - p.a_rows) * kSm90Bk * 2);
           // A rows past M (the second CTA of a cluster on the last tile row) are zero-filled, never stored.
           if (A_MN) {
-#pragma unroll
-            for (int h = 0; h < kSm90Bm / kSm90MnBox; ++h)
+            for (int h = 0; h < p.a_rows / kSm90MnBox; ++h)
               sm90_tma_load(dst + sm90_mn_box_offset(h), &map_a, tm * kSm90Bm + h * kSm90MnBox, kb * kSm90Bk, b, full);
           } else {
             sm90_tma_load(dst, &map_a, kb * kSm90Bk, tm * kSm90Bm, b, full);

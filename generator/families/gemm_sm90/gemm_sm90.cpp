@@ -30,6 +30,9 @@ constexpr int kThinTileStages = 11;
 constexpr int kWideThinStages = 9;  // 64-wide: 9 x 24 KiB
 // Split defaults sum their slices in the kernel (reduce=fixup) up to this many rows of C per tile row.
 constexpr long long kFixupMaxRows = 32;
+// Narrow tiles for one short tile row (M < 128) up to this many k-blocks (K = 8192): measured winning at
+// 64 k-blocks and losing at 224 (choose_sm90_gemm_config).
+constexpr long long kThinShortRowMaxBlocks = 128;
 
 int elem_kind(DType t) { return t == DType::F16 ? tpl::kGemmF16 : t == DType::BF16 ? tpl::kGemmBF16 : tpl::kGemmF32; }
 
@@ -223,11 +226,16 @@ Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count)
   // does) fill half to one wave of SMs without splitting K, with the deepest ring that fits (9 or 11
   // stages, C from registers). H100, f16 NT: M = 128, N = 4096, K 4096 / 14336 on 32-wide tiles 183 / 254
   // TFLOP/s against 155 / 245 for 128-wide tiles in 4 / 2 K slices (cuBLAS 194 / 248); 256 x 4096 x 4096
-  // on 64-wide tiles 319 against 296 (cuBLAS 334). Not for mostly empty tile rows (M = 16 or 64), where
-  // narrow tiles ran slower than 128-wide ones in K slices (16 x 4096 x 4096: 16 against 21 TFLOP/s). An
-  // N-contiguous B comes in 64-wide boxes: not 32-wide tiles there.
+  // on 64-wide tiles 319 against 296 (cuBLAS 334). Also where all of M is one short tile row (M < 128,
+  // which loads only M's rows of A: gemm_sm90_a_rows) and K is not long: 16 / 32 / 64 x 4096 x 4096 f16 on
+  // 32-wide tiles 23.6 / 46.8 / 92.1 against 20.7 / 40.9 / 82.0 in K slices (cuBLAS 24.4 / 50.4 / 99.1);
+  // but at K = 14336 the slices won (33.0 against 31.9 at M = 16). Not for mostly empty rows of several
+  // tile rows (M = 180: 90 rows a tile row). An N-contiguous B comes in 64-wide boxes: not 32-wide tiles
+  // there.
   const long long tiles_m = (m + tpl::kSm90Bm - 1) / tpl::kSm90Bm;
-  if (wide_tiles < sm_count && m >= tiles_m * kThinTileMinRows) {
+  const long long kblocks = (p.k + tpl::kSm90Bk - 1) / tpl::kSm90Bk;
+  const bool short_row = tiles_m == 1 && kblocks <= kThinShortRowMaxBlocks;
+  if (wide_tiles < sm_count && (m >= tiles_m * kThinTileMinRows || short_row)) {
     for (const int bn : {64, 32}) {
       const long long thin_tiles = tiles_m * ((n + bn - 1) / bn) * std::max(1LL, p.batch);
       if (bn == 32 && c.b_mn_major()) continue;
@@ -369,8 +377,8 @@ Sm90Frame gemm_sm90_frame(const Sm90GemmConfig& cfg, const GemmProblem& problem,
 }
 
 bool gemm_sm90_preferred(const Sm90GemmConfig& cfg, const Sm90Frame& frame, int sm_count) {
-  // Work units: 128 x 128 tiles, times the K slices of a split config.
-  const long long tiles = ((frame.m + 127) / 128) * ((frame.n + 127) / 128) *
+  // Work units: the config's tiles (128 x 128 or wider; narrower ones as they are), times its K slices.
+  const long long tiles = ((frame.m + 127) / 128) * ((frame.n + std::min(cfg.bn, 128) - 1) / std::min(cfg.bn, 128)) *
                           std::max(1, gemm_sm90_k_splits(cfg, frame.k)) * std::max(1LL, frame.batch);
   if (2 * tiles >= sm_count) return true;
   // Fewer tiles: the mma.sync family's split-K configs fill the GPU, which wins where most of each tile's

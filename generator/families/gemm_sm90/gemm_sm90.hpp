@@ -4,6 +4,7 @@
 // the family contract (swzjit/family.hpp) can wrap it later.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <string>
@@ -93,7 +94,8 @@ Sm90GemmConfig default_sm90_gemm_config(DType in, DType out);
 /// K split into up to 16 slices (of at least 4 k-blocks) where whole tiles would keep at most half the SMs
 /// busy (summed in the kernel, reduce=fixup, where a tile row holds at most 32 rows of C); but 128 x 64 or
 /// 128 x 32 tiles (9 or 11 stages, register epilogue, K unsplit) where those fill
-/// half to one wave of SMs and the tile rows are mostly full (M = 128 or 256 against N = 4096).
+/// half to one wave of SMs and the tile rows are mostly full (M = 128 or 256 against N = 4096), or M is
+/// one short tile row with K up to 8192 (M = 16..64 against N = 4096).
 Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count);
 
 /// Dynamic shared memory per block (stages + barriers + alignment slack).
@@ -127,7 +129,8 @@ Sm90Frame gemm_sm90_frame(const Sm90GemmConfig& cfg, const GemmProblem& problem,
 /// 128-row tiles from a fifth of them. Measured on the H100 (f16 NT, K 4096, TFLOP/s Hopper vs mma.sync):
 /// M 128 x N 4096 (32 tiles) 139 vs 100; M 16 / 64 x N 4096 17.7 / 70.4 vs 18.3 / 71.9; N 14336 (112
 /// tiles) at M 16 / 64 / 128: 32 / 135 / 268 vs 28 / 118 / 203.
-/// Work units count 128 x 128 tiles times `cfg`'s K slices at the frame's depth.
+/// Work units count `cfg`'s tiles (128 x 128 for wider ones) times its K slices at the frame's depth: 16 x
+/// 4096 on 128 x 32 tiles is 128 units (23.6 TFLOP/s against the mma.sync family's 18.3).
 bool gemm_sm90_preferred(const Sm90GemmConfig& cfg, const Sm90Frame& frame, int sm_count);
 
 /// Grid and block of a launch: x = cluster x min(units, sm_count / cluster) when persistent, else
@@ -152,6 +155,14 @@ long long gemm_sm90_fixup_flags(const Sm90GemmConfig& cfg, long long m, long lon
 inline long long gemm_sm90_slice_rows(const Sm90GemmConfig& cfg, long long m) {
   const long long tiles_m = (m + tpl::kSm90Bm - 1) / tpl::kSm90Bm;
   return (tiles_m + cfg.cluster - 1) / cfg.cluster * cfg.cluster * tpl::kSm90Bm;
+}
+
+/// Rows of A a stage loads for `m` rows of C (the kernel's frame): the tile's 128, or where all of M fits in
+/// fewer, M rounded up to 8 (K-major A, a box that high) or 64 (MN-major A, whole 64-wide boxes). The
+/// zero fill of rows past M costs the copy engine about as much as loading them.
+inline int gemm_sm90_a_rows(long long m, bool a_mn) {
+  const long long unit = a_mn ? tpl::kSm90MnBox : 8;
+  return static_cast<int>(std::min<long long>(tpl::kSm90Bm, std::max(1LL, (m + unit - 1) / unit) * unit));
 }
 
 /// Everything one launch passes: the two tensor maps, the scalar parameters, grid, block and shared memory.

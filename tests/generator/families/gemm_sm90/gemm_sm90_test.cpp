@@ -180,12 +180,22 @@ TEST_CASE("gemm_sm90: the shape-based choice: 128-wide tiles when 256-wide ones 
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 4096, 14336), 132).bn == 32);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 256, 2048, 4096), 132).bn == 32);  // 2 x 64 tiles
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 8192, 4096), 132).bn == 64);  // 128 tiles
+  // One short tile row (M < 128, only its rows of A loaded) with K up to 8192: 32-wide tiles too.
+  for (const long long m : {1LL, 16LL, 64LL, 127LL}) {
+    CAPTURE(m);
+    const Sm90GemmConfig c = choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, m, 4096, 4096), 132);
+    CHECK(c.bn == 32);
+    CHECK(c.splits == 1);
+    CHECK_FALSE(c.reduce_fixup);
+  }
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 4096, 8192), 132).bn == 32);
   // Not where 32-wide tiles would be more than a wave (N = 11008: 344), fewer than half of one (N = 2048:
-  // 64), or their rows mostly empty (M = 64, 16).
+  // 64), their rows mostly empty in several tile rows (M = 180), or K long (M = 16, K 14336: slices).
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 11008, 4096), 132).bn == 128);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 2048, 4096), 132).bn == 128);
-  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 64, 4096, 4096), 132).bn == 128);
-  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 4096, 4096), 132).bn == 128);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 11008, 4096), 132).bn == 128);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 4096, 14336), 132).bn == 128);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 4096, 8256), 132).bn == 128);  // 129 k-blocks
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 180, 4096, 4096), 132).bn == 128);  // 90 rows a tile row
   // 256 x 4096: 128 tiles of 128 x 64 (the wider narrow tile that fills the SMs), 9 stages.
   const Sm90GemmConfig two_rows = choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 256, 4096, 4096), 132);
@@ -203,12 +213,30 @@ TEST_CASE("gemm_sm90: where the Hopper kernel is preferred to the mma.sync famil
   const Sm90GemmConfig unsplit;
   CHECK(gemm_sm90_preferred(unsplit, frame(4096, 4096), 132));
   CHECK(gemm_sm90_preferred(unsplit, frame(128, 4096), 132));     // 32 full tiles: 139 vs 100 TFLOP/s
+  Sm90GemmConfig narrow;
+  narrow.bn = 32, narrow.stages = 11;
+  CHECK(gemm_sm90_preferred(narrow, frame(16, 4096), 132));  // 128 tiles of 128 x 32: 23.6 vs 18.3
+  CHECK_FALSE(gemm_sm90_preferred(narrow, frame(16, 1024), 132));  // 32 of them
   CHECK_FALSE(gemm_sm90_preferred(unsplit, frame(64, 4096), 132));  // half-empty tiles: mma.sync split-K
   CHECK_FALSE(gemm_sm90_preferred(unsplit, frame(16, 4096), 132));
   CHECK(gemm_sm90_preferred(unsplit, frame(16, 14336), 132));     // 112 tiles
   CHECK(gemm_sm90_preferred(unsplit, frame(64, 14336), 132));
   CHECK_FALSE(gemm_sm90_preferred(unsplit, frame(128, 2048), 132));  // 16 tiles
   CHECK_FALSE(gemm_sm90_preferred(unsplit, frame(0, 4096), 132));
+}
+
+TEST_CASE("gemm_sm90: a stage loads only M's rows of A when all of M fits in one tile row") {
+  CHECK(gemm_sm90_a_rows(1, false) == 8);  // K-major: boxes of M rounded up to 8 rows
+  CHECK(gemm_sm90_a_rows(16, false) == 16);
+  CHECK(gemm_sm90_a_rows(17, false) == 24);
+  CHECK(gemm_sm90_a_rows(120, false) == 120);
+  CHECK(gemm_sm90_a_rows(121, false) == 128);
+  CHECK(gemm_sm90_a_rows(4096, false) == 128);
+  CHECK(gemm_sm90_a_rows(0, false) == 8);
+  CHECK(gemm_sm90_a_rows(1, true) == 64);  // MN-major: whole 64-wide boxes
+  CHECK(gemm_sm90_a_rows(64, true) == 64);
+  CHECK(gemm_sm90_a_rows(65, true) == 128);
+  CHECK(gemm_sm90_a_rows(1000, true) == 128);
 }
 
 TEST_CASE("gemm_sm90: problems TMA cannot take are Unsupported, with the reason") {
@@ -353,6 +381,7 @@ TEST_CASE("gemm_sm90: the default configs and all layouts compile for sm_90a wit
     CAPTURE(k.log);
     CHECK_FALSE(contains(k.log, "C7508"));  // setmaxnreg ignored
     CHECK_FALSE(contains(k.log, "C7510"));  // wgmma serialized
+    CHECK_FALSE(contains(k.log, "instructions are serialized"));  // any cause (C7510, C7520: a branch around wgmma)
     CHECK_FALSE(contains(k.log, "C7515"));
     CHECK(contains(k.log, " 0 bytes stack frame"));
     const bool spill_free = contains(k.log, " 0 bytes spill stores, 0 bytes spill loads");
@@ -410,14 +439,15 @@ TEST_CASE("gemm_sm90: split-K configs: text, slices, launch shape, workspace, th
   CHECK(gemm_sm90_workspace_bytes(Sm90GemmConfig(), skinny) == 0);
   CHECK(gemm_sm90_workspace_bytes(c, nt_problem(DType::F16, DType::F16, 16, 4094, 0)) == 0);
 
-  // The default: split where whole tiles keep at most half the SMs busy.
-  const Sm90GemmConfig d = choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 64, 4096, 4096), 132);
+  // The default: split where whole tiles keep at most half the SMs busy (K long enough that narrow tiles
+  // do not take it).
+  const Sm90GemmConfig d = choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 64, 4096, 14336), 132);
   CHECK(d.bn == 128);
   CHECK(d.splits == 4);  // 32 tiles x 4 = 128 units
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 4096, 14336), 132).splits == 4);
   // 16 rows of C in a tile row: the slices are summed in the kernel; 64: by the reduction kernel.
-  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 4096, 4096), 132).reduce_fixup);
-  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 32, 4096, 4096), 132).reduce_fixup);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 4096, 14336), 132).reduce_fixup);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 32, 4096, 14336), 132).reduce_fixup);
   CHECK_FALSE(d.reduce_fixup);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 128, 4096), 132).splits == 16);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 128, 128), 132).splits == 1);  // 2 k-blocks
