@@ -127,10 +127,12 @@ class Kernel {
 
  private:
   friend class Module;
-  Kernel(std::shared_ptr<const detail::LoadedModule> module, CUfunction function, std::string lowered_name);
+  Kernel(std::shared_ptr<const detail::LoadedModule> module, CUfunction function, std::string lowered_name,
+         int ptx_version);
   std::shared_ptr<const detail::LoadedModule> module_;
   CUfunction function_ = nullptr;
   std::string lowered_name_;
+  int ptx_version_ = 0;  ///< the function's PTX version, asked once (launch_dependent needs >= 90)
 };
 
 /// A compiled image (cubin or PTX) loaded into the primary context of a device. The module is

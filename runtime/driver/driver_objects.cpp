@@ -98,13 +98,17 @@ Kernel Module::kernel(const std::string& lowered_name) const {
   if (r == CUDA_ERROR_NOT_FOUND)
     throw_invalid("the module has no kernel named '" + lowered_name + "' (use the lowered name NVRTC returned)");
   detail::check(r, "cuModuleGetFunction('" + lowered_name + "')");
-  return Kernel(module_, function, lowered_name);
+  // Asked here, once, rather than on every launch_dependent.
+  int ptx = 0;
+  if (detail::driver_api().cuFuncGetAttribute(&ptx, CU_FUNC_ATTRIBUTE_PTX_VERSION, function) != CUDA_SUCCESS) ptx = 0;
+  return Kernel(module_, function, lowered_name, ptx);
 }
 
 // --- Kernel ----------------------------------------------------------------------------------------
 
-Kernel::Kernel(std::shared_ptr<const detail::LoadedModule> module, CUfunction function, std::string lowered_name)
-    : module_(std::move(module)), function_(function), lowered_name_(std::move(lowered_name)) {}
+Kernel::Kernel(std::shared_ptr<const detail::LoadedModule> module, CUfunction function, std::string lowered_name,
+               int ptx_version)
+    : module_(std::move(module)), function_(function), lowered_name_(std::move(lowered_name)), ptx_version_(ptx_version) {}
 
 int Kernel::device() const noexcept { return module_->device; }
 
@@ -189,12 +193,8 @@ void Kernel::launch(Dim3 grid, Dim3 block, unsigned dynamic_smem_bytes, CUstream
 void Kernel::launch_dependent(Dim3 grid, Dim3 block, unsigned dynamic_smem_bytes, CUstream stream, void** args) const {
   // griddepcontrol exists from PTX for compute_90 on: a kernel built for an older virtual architecture has
   // no wait in it, and must not start before the previous kernel is done.
-  int ptx = 0;
-  {
-    detail::ContextGuard guard(module_->device);
-    if (detail::driver_api().cuFuncGetAttribute(&ptx, CU_FUNC_ATTRIBUTE_PTX_VERSION, function_) != CUDA_SUCCESS) ptx = 0;
-  }
-  launch_function(function_, lowered_name_, module_->device, grid, block, dynamic_smem_bytes, stream, args, ptx >= 90);
+  launch_function(function_, lowered_name_, module_->device, grid, block, dynamic_smem_bytes, stream, args,
+                  ptx_version_ >= 90);
 }
 
 // --- DeviceBuffer ----------------------------------------------------------------------------------
