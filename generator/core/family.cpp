@@ -345,9 +345,9 @@ Family::Family(FamilyDef def) : impl_(std::make_unique<Impl>()) {
     }
     if (!b.dtype_dim.empty() && !m.type_dims.count(b.dtype_dim))
       throw_invalid(w + ": \"" + b.dtype_dim + "\" is neither an element type (f32, f16, bf16) nor a type dim");
-    output = output || b.role == BufferRole::Output;
+    output = output || b.role == BufferRole::Output || b.role == BufferRole::InOut;
   }
-  if (!output) throw_invalid("family.buffers: no output buffer (what would a candidate be checked on?)");
+  if (!output) throw_invalid("family.buffers: no output buffer, nor an inout one (what would a candidate be checked on?)");
   m.launch = compile_launch(def.launch, "family.kernel", m.params, m.dims, def.buffers, m.params, m.type_dims, def.scalars);
   for (std::size_t i = 0; i < def.then.size(); ++i)
     m.then.push_back(compile_launch(def.then[i], "family.then[" + std::to_string(i) + "]", m.params, m.dims, def.buffers,
@@ -360,6 +360,15 @@ Family::Family(FamilyDef def) : impl_(std::make_unique<Impl>()) {
       if (a.kind == FamilyKernelArg::Buffer && def.buffers[static_cast<std::size_t>(a.buffer)].role == BufferRole::Scratch)
         throw_invalid("family.reference: passes the scratch buffer '" + def.buffers[static_cast<std::size_t>(a.buffer)].name +
                       "' (a reference writes the outputs from the inputs alone)");
+    // An inout buffer's result depends on its initial values: a reference that does not take it cannot
+    // compute what a candidate is compared with.
+    for (std::size_t b = 0; b < def.buffers.size(); ++b)
+      if (def.buffers[b].role == BufferRole::InOut &&
+          std::none_of(m.reference.args.begin(), m.reference.args.end(), [&](const Arg& a) {
+            return a.kind == FamilyKernelArg::Buffer && a.buffer == static_cast<int>(b);
+          }))
+        throw_invalid("family.reference: does not pass the inout buffer '" + def.buffers[b].name +
+                      "' (the reference reads its initial values and writes the result the candidates are checked on)");
   }
   m.templates_only = templates_only_source(def.source);
   m.def = std::move(def);

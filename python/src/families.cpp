@@ -49,7 +49,13 @@ swz::FamilyValues chosen_config(const swz::Family& f, const std::string& config,
 }
 
 const char* role_name(swz::BufferRole r) {
-  return r == swz::BufferRole::Input ? "input" : r == swz::BufferRole::Output ? "output" : "scratch";
+  switch (r) {
+    case swz::BufferRole::Input: return "input";
+    case swz::BufferRole::Output: return "output";
+    case swz::BufferRole::Scratch: return "scratch";
+    case swz::BufferRole::InOut: return "inout";
+  }
+  return "?";
 }
 
 nb::dict shape_dict(const swz::FamilyLaunchShape& s) {

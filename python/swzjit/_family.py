@@ -220,7 +220,8 @@ class Family:
             if key in given:
                 raise _invalid(f"{key}: given both by position and by name")
             given[key] = value
-        missing = [b["name"] for b in defs if b["role"] == "input" and given.get(b["name"]) is None]
+        # An inout buffer is read before it is written: like an input, the caller must pass it.
+        missing = [b["name"] for b in defs if b["role"] in ("input", "inout") and given.get(b["name"]) is None]
         if missing:
             raise _invalid(f"{self._name}: input buffer(s) {', '.join(missing)} missing; buffers are "
                            f"{', '.join(names)} in this order")
@@ -243,7 +244,7 @@ class Family:
         pointers = {name: t.ptr for name, t in described.items()}
         _swzjit.family_run(self._name, _native_device(device), ptext, pointers, handle,
                            _values_text(config, "config"), reference)
-        outs = tuple(given[b["name"]] for b in defs if b["role"] == "output")
+        outs = tuple(given[b["name"]] for b in defs if b["role"] in ("output", "inout"))
         return outs[0] if len(outs) == 1 else outs
 
 
