@@ -104,7 +104,10 @@ class FamilyTarget final : public Target {
         store_element(b.dtype, host.data() + static_cast<std::size_t>(i) * eb, v);
       }
       if (b.inout) {
-        b.initial = std::move(host);  // restored before each verification run (prepare())
+        // Restored before each verification run (prepare()); set now too, so that no run ever sees
+        // uninitialized memory in it.
+        b.memory.copy_from_host(host.data(), b.bytes, kGuardBytes + b.offset, stream_);
+        b.initial = std::move(host);
         continue;
       }
       b.memory.copy_from_host(host.data(), b.bytes, b.offset, stream_);
