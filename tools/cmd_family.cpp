@@ -230,12 +230,17 @@ int family_run(Args& args) {
     }
     const std::size_t bytes = static_cast<std::size_t>(std::max(1LL, elems[i])) * dtype_bytes(defs[i].dtype);
     mem.emplace_back(bytes, 0);
-    if (defs[i].role == BufferRole::Input) {
+    if (defs[i].role == BufferRole::Input || defs[i].role == BufferRole::InOut) {
       std::vector<unsigned char> host(bytes);
       for (long long e = 0; e < elems[i]; ++e)
         store_element(defs[i].dtype, host.data() + e * dtype_bytes(defs[i].dtype), dist(rng));
       mem.back().copy_from_host(host.data(), bytes, 0, stream.handle());
       ref_bufs[defs[i].name] = mem.back().ptr();
+      if (defs[i].role == BufferRole::InOut) {  // read and written: the reference gets its own copy
+        ref.emplace_back(bytes, 0);
+        ref.back().copy_from_host(host.data(), bytes, 0, stream.handle());
+        ref_bufs[defs[i].name] = ref.back().ptr();
+      }
     } else {
       mem.back().memset8(0xFF, stream.handle());
       ref.emplace_back(bytes, 0);
@@ -252,7 +257,7 @@ int family_run(Args& args) {
   std::size_t r = 0;
   std::vector<std::pair<std::string, double>> errors;  // per output buffer
   for (std::size_t i = 0; i < defs.size(); ++i) {
-    if (defs[i].role != BufferRole::Output) continue;
+    if (defs[i].role != BufferRole::Output && defs[i].role != BufferRole::InOut) continue;
     const int eb = dtype_bytes(defs[i].dtype);
     std::vector<unsigned char> got(mem[i].size()), want(ref[r].size());
     mem[i].copy_to_host(got.data(), got.size());

@@ -1,18 +1,18 @@
 // generator/core: a declared family checked once (swz::Family, include/swzjit/family.hpp): its
-// expressions parsed, its space enumerated under the constraints, its launches evaluated, its bank
-// analysis; and the process-wide registry the engine, the tuner, the worker and `swz` look families up in.
+// definition validated, its problems and configurations read and written, its space enumerated under
+// the constraints, its launches evaluated (through generator/core/family_launch.hpp), its bank analysis.
+// The text form is generator/core/family_text.cpp, the registry generator/core/family_registry.cpp.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <mutex>
 #include <set>
 
 #include <xxhash.h>
 
 #include "generator/core/config_text.hpp"
 #include "generator/core/expr.hpp"
-#include "generator/families/registry.hpp"
+#include "generator/core/family_launch.hpp"
 #include "swzjit/error.hpp"
 #include "swzjit/family.hpp"
 #include "swzjit/jit.hpp"
@@ -33,49 +33,13 @@ std::string hash128(const std::string& bytes) {
   return buf;
 }
 
-bool is_qualified_name(const std::string& s) {
-  // ns::name or name: identifiers separated by "::"
-  std::size_t start = 0;
-  if (s.compare(0, 2, "::") == 0) start = 2;
-  for (;;) {
-    const std::size_t sep = s.find("::", start);
-    if (!is_identifier(s.substr(start, sep == std::string::npos ? std::string::npos : sep - start))) return false;
-    if (sep == std::string::npos) return true;
-    start = sep + 2;
-  }
-}
-
-// One template argument: an expression over params, or a verbatim type name.
-struct TemplateArg {
-  bool is_expr = false;
-  Expr expr;
-  std::string text;
-  std::string type_dim;  // a type dim's name: expands to the problem's C++ element type
-};
-
-const char* cxx_type(DType t) {
-  switch (t) {
-    case DType::F32: return "float";
-    case DType::F16: return "__half";
-    case DType::BF16: return "__nv_bfloat16";
-  }
-  return "?";
-}
-
-struct Arg {
-  FamilyKernelArg::Kind kind = FamilyKernelArg::Int64;
-  int buffer = -1;
-  Expr expr;
-  double real = 0;  // a float argument: a literal's value, or the scalar's default
-  int scalar = -1;
-};
-
-struct CompiledLaunch {
-  std::vector<TemplateArg> targs;
-  std::vector<Arg> args;
-  std::vector<Expr> grid, block;
-  Expr smem;
-};
+using detail::CompiledLaunch;
+using detail::LaunchArg;
+using detail::check_names;
+using detail::compile_launch;
+using detail::name_expression_of;
+using detail::shape_of;
+using detail::args_of;
 
 }  // namespace
 
@@ -104,111 +68,6 @@ struct Family::Impl {
 };
 
 namespace {
-
-void check_names(const std::set<std::string>& allowed, const Expr& e, const std::string& what, const std::string& may) {
-  for (const std::string& id : e.identifiers())
-    if (!allowed.count(id)) throw_invalid(what + ": '" + id + "' is not " + may + " (in \"" + e.text() + "\")");
-}
-
-// `params`: the names the launch may use besides dims (none for the reference); `all_params`: every
-// param of the family, so that a reference naming one is refused rather than read as a type name.
-// `dims`: every name of the problem (dims, aligns, lets); `type_dims`: those a template argument may use.
-// "float:alpha" / "double:0.5": a scalar's name or a float literal (the expressions are integer).
-void float_arg(const std::string& text, const std::string& w, const std::vector<FamilyScalar>& scalars, Arg& a) {
-  for (std::size_t s = 0; s < scalars.size(); ++s)
-    if (scalars[s].name == text) {
-      a.scalar = static_cast<int>(s);
-      a.real = scalars[s].default_value;
-      return;
-    }
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !std::isfinite(v) || std::isspace(static_cast<unsigned char>(text[0])))
-    throw_invalid(w + ": \"" + text + "\" is neither a scalar of the family nor a float literal (a float argument "
-                  "is \"float:NAME\" or \"float:1.5\"; expressions are integer)");
-  a.real = v;
-}
-
-CompiledLaunch compile_launch(const FamilyLaunch& l, const std::string& what, const std::set<std::string>& params,
-                              const std::set<std::string>& dims, const std::vector<FamilyBuffer>& buffers,
-                              const std::set<std::string>& all_params, const std::set<std::string>& type_dims,
-                              const std::vector<FamilyScalar>& scalars) {
-  CompiledLaunch c;
-  if (!is_qualified_name(l.kernel)) throw_invalid(what + ".kernel: \"" + l.kernel + "\" is not a C++ (qualified) name");
-  std::set<std::string> both = params;
-  both.insert(dims.begin(), dims.end());
-  for (std::size_t i = 0; i < l.template_args.size(); ++i) {
-    const std::string w = what + " template argument " + std::to_string(i + 1);
-    const std::string& t = l.template_args[i];
-    if (t.empty()) throw_invalid(w + ": empty");
-    TemplateArg a;
-    a.text = t;
-    if (type_dims.count(t)) {
-      a.type_dim = t;
-      c.targs.push_back(std::move(a));
-      continue;
-    }
-    bool parsed = true;
-    try {
-      a.expr = Expr::parse(t, w);
-    } catch (const Error&) {
-      parsed = false;  // e.g. "unsigned int": a type name
-    }
-    if (parsed) {
-      const std::vector<std::string> ids = a.expr.identifiers();
-      a.is_expr = std::all_of(ids.begin(), ids.end(),
-                              [&](const std::string& id) { return params.count(id) > 0 || type_dims.count(id) > 0; });
-      for (const std::string& id : ids) {
-        if (dims.count(id) && !type_dims.count(id))
-          throw_invalid(w + ": uses the problem dimension '" + id +
-                        "' (template arguments may use params and type dims only)");
-        if (all_params.count(id) && !params.count(id))
-          throw_invalid(w + ": uses the param '" + id + "' (the reference's template arguments may not use params)");
-      }
-      // otherwise an identifier that is no param: a type name such as float or __half
-    }
-    if (!a.is_expr && t.find_first_of(";{}\"'#\n") != std::string::npos)
-      throw_invalid(w + ": \"" + t + "\" is neither an expression over params nor a type name");
-    c.targs.push_back(std::move(a));
-  }
-  for (std::size_t i = 0; i < l.args.size(); ++i) {
-    const std::string w = what + " argument " + std::to_string(i + 1);
-    std::string t = l.args[i];
-    Arg a;
-    for (std::size_t b = 0; b < buffers.size(); ++b)
-      if (buffers[b].name == t) {
-        a.kind = FamilyKernelArg::Buffer;
-        a.buffer = static_cast<int>(b);
-      }
-    if (a.kind == FamilyKernelArg::Buffer) {
-      // nothing to evaluate
-    } else if (t.compare(0, 6, "float:") == 0 || t.compare(0, 7, "double:") == 0) {
-      const bool single = t[0] == 'f';
-      a.kind = single ? FamilyKernelArg::Float32 : FamilyKernelArg::Float64;
-      float_arg(detail::trim(t.substr(single ? 6 : 7)), w, scalars, a);
-    } else {
-      if (t.compare(0, 4, "int:") == 0) {
-        a.kind = FamilyKernelArg::Int32;
-        t = t.substr(4);
-      }
-      a.expr = Expr::parse(t, w);
-      check_names(both, a.expr, w, "a buffer, a dim or a param");
-    }
-    c.args.push_back(std::move(a));
-  }
-  auto dims3 = [&](const std::vector<std::string>& v, const char* name, std::vector<Expr>& out) {
-    if (v.empty() || v.size() > 3) throw_invalid(what + "." + name + ": 1 to 3 expressions, got " + std::to_string(v.size()));
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      out.push_back(Expr::parse(v[i], what + "." + name + "[" + std::to_string(i) + "]"));
-      check_names(both, out.back(), what + "." + name, "a dim or a param");
-    }
-  };
-  dims3(l.grid, "grid", c.grid);
-  dims3(l.block, "block", c.block);
-  c.smem = Expr::parse(l.dynamic_smem.empty() ? "0" : l.dynamic_smem, what + ".smem");
-  check_names(both, c.smem, what + ".smem", "a dim or a param");
-  return c;
-}
 
 // Nothing but blank lines and #include "NAME" of the library's own templates.
 bool templates_only_source(const std::string& source) {
@@ -345,9 +204,9 @@ Family::Family(FamilyDef def) : impl_(std::make_unique<Impl>()) {
     }
     if (!b.dtype_dim.empty() && !m.type_dims.count(b.dtype_dim))
       throw_invalid(w + ": \"" + b.dtype_dim + "\" is neither an element type (f32, f16, bf16) nor a type dim");
-    output = output || b.role == BufferRole::Output;
+    output = output || b.role == BufferRole::Output || b.role == BufferRole::InOut;
   }
-  if (!output) throw_invalid("family.buffers: no output buffer (what would a candidate be checked on?)");
+  if (!output) throw_invalid("family.buffers: no output buffer, nor an inout one (what would a candidate be checked on?)");
   m.launch = compile_launch(def.launch, "family.kernel", m.params, m.dims, def.buffers, m.params, m.type_dims, def.scalars);
   for (std::size_t i = 0; i < def.then.size(); ++i)
     m.then.push_back(compile_launch(def.then[i], "family.then[" + std::to_string(i) + "]", m.params, m.dims, def.buffers,
@@ -356,10 +215,19 @@ Family::Family(FamilyDef def) : impl_(std::make_unique<Impl>()) {
     m.reference = compile_launch(def.reference, "family.reference", {}, m.dims, def.buffers, m.params, m.type_dims,
                                  def.scalars);
     // The reference runs on the caller's buffers with nothing lent: it cannot use the engine's scratch.
-    for (const Arg& a : m.reference.args)
+    for (const LaunchArg& a : m.reference.args)
       if (a.kind == FamilyKernelArg::Buffer && def.buffers[static_cast<std::size_t>(a.buffer)].role == BufferRole::Scratch)
         throw_invalid("family.reference: passes the scratch buffer '" + def.buffers[static_cast<std::size_t>(a.buffer)].name +
                       "' (a reference writes the outputs from the inputs alone)");
+    // An inout buffer's result depends on its initial values: a reference that does not take it cannot
+    // compute what a candidate is compared with.
+    for (std::size_t b = 0; b < def.buffers.size(); ++b)
+      if (def.buffers[b].role == BufferRole::InOut &&
+          std::none_of(m.reference.args.begin(), m.reference.args.end(), [&](const LaunchArg& a) {
+            return a.kind == FamilyKernelArg::Buffer && a.buffer == static_cast<int>(b);
+          }))
+        throw_invalid("family.reference: does not pass the inout buffer '" + def.buffers[b].name +
+                      "' (the reference reads its initial values and writes the result the candidates are checked on)");
   }
   m.templates_only = templates_only_source(def.source);
   m.def = std::move(def);
@@ -460,71 +328,6 @@ std::string Family::config_text(const FamilyValues& config) const {
   return items.empty() ? std::string("default") : detail::join_key_values(items);
 }
 
-namespace {
-
-unsigned checked_dim(long long v, const std::string& what, long long hi) {
-  if (v < 1 || v > hi) throw_invalid(what + " = " + std::to_string(v) + " (1.." + std::to_string(hi) + ")");
-  return static_cast<unsigned>(v);
-}
-
-std::string name_expression_of(const std::string& kernel, const std::vector<TemplateArg>& targs,
-                               const FamilyValues& config, const FamilyValues& problem) {
-  std::string s = kernel;
-  if (targs.empty()) return s;
-  s += "<";
-  for (std::size_t i = 0; i < targs.size(); ++i) {
-    std::string a = targs[i].text;
-    if (!targs[i].type_dim.empty()) {
-      const auto it = problem.find(targs[i].type_dim);
-      if (it == problem.end() || it->second < 0 || it->second > static_cast<long long>(DType::BF16))
-        throw_invalid(kernel + ": template argument " + targs[i].type_dim + " needs the problem's element type");
-      a = cxx_type(static_cast<DType>(it->second));
-    } else if (targs[i].is_expr) {
-      a = std::to_string(targs[i].expr.eval(config, problem));
-    }
-    s += (i ? ", " : "") + a;
-  }
-  return s + ">";
-}
-
-FamilyLaunchShape shape_of(const CompiledLaunch& l, const std::string& kernel, const FamilyValues& config,
-                           const FamilyValues& problem, const std::string& what) {
-  FamilyLaunchShape s;
-  s.name_expression = name_expression_of(kernel, l.targs, config, problem);
-  static const long long kGridMax[3] = {2147483647LL, 65535, 65535};
-  static const long long kBlockMax[3] = {1024, 1024, 64};
-  for (std::size_t i = 0; i < l.grid.size(); ++i)
-    s.grid[i] = checked_dim(l.grid[i].eval(problem, config), what + " grid[" + std::to_string(i) + "]", kGridMax[i]);
-  for (std::size_t i = 0; i < l.block.size(); ++i)
-    s.block[i] = checked_dim(l.block[i].eval(problem, config), what + " block[" + std::to_string(i) + "]", kBlockMax[i]);
-  const long long threads = static_cast<long long>(s.block[0]) * s.block[1] * s.block[2];
-  if (threads > 1024) throw_invalid(what + ": " + std::to_string(threads) + " threads per block (at most 1024)");
-  s.threads = static_cast<int>(threads);
-  s.dynamic_smem = l.smem.eval(problem, config);
-  if (s.dynamic_smem < 0 || s.dynamic_smem > (1 << 20))
-    throw_invalid(what + ": dynamic shared memory " + std::to_string(s.dynamic_smem) + " bytes (0..1 MiB)");
-  return s;
-}
-
-std::vector<FamilyKernelArg> args_of(const CompiledLaunch& l, const FamilyValues& config, const FamilyValues& problem) {
-  std::vector<FamilyKernelArg> out;
-  for (const Arg& a : l.args) {
-    FamilyKernelArg k;
-    k.kind = a.kind;
-    k.buffer = a.buffer;
-    k.real = a.real;
-    k.scalar = a.scalar;
-    if (a.kind == FamilyKernelArg::Int64 || a.kind == FamilyKernelArg::Int32) {
-      k.value = a.expr.eval(problem, config);
-      if (a.kind == FamilyKernelArg::Int32 && (k.value < -2147483648LL || k.value > 2147483647LL))
-        throw_invalid("argument \"" + a.expr.text() + "\" = " + std::to_string(k.value) + " does not fit an int");
-    }
-    out.push_back(k);
-  }
-  return out;
-}
-
-}  // namespace
 
 std::string Family::check_config(const FamilyValues& config, const FamilyValues& problem) const {
   try {
@@ -733,72 +536,6 @@ FamilyBankReport Family::analyze(const FamilyValues& config, const FamilyValues&
     ++r.instructions;
   }
   return r;
-}
-
-// --- the registry -------------------------------------------------------------------------------
-
-namespace {
-
-struct Registry {
-  std::mutex mutex;
-  std::map<std::string, std::shared_ptr<const Family>> families;
-  bool builtins_loaded = false;
-};
-
-Registry& registry() {
-  static Registry* r = new Registry;  // never destroyed: families may be used from static destructors
-  return *r;
-}
-
-// Caller holds the mutex.
-void load_builtins(Registry& r) {
-  if (r.builtins_loaded) return;
-  r.builtins_loaded = true;
-  for (auto make : detail::builtin_family_definitions()) {
-    auto f = std::make_shared<const Family>(make());
-    r.families[f->name()] = f;
-  }
-}
-
-}  // namespace
-
-std::shared_ptr<const Family> register_family(FamilyDef def) {
-  auto f = std::make_shared<const Family>(std::move(def));  // validates outside the lock
-  Registry& r = registry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  load_builtins(r);
-  const auto it = r.families.find(f->name());
-  if (it != r.families.end()) {
-    if (it->second->definition_hash() == f->definition_hash()) return it->second;
-    throw_invalid("register_family: a different family named \"" + f->name() + "\" is already registered");
-  }
-  r.families[f->name()] = f;
-  return f;
-}
-
-std::shared_ptr<const Family> find_family(const std::string& name) {
-  Registry& r = registry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  load_builtins(r);
-  const auto it = r.families.find(name);
-  return it == r.families.end() ? nullptr : it->second;
-}
-
-std::vector<std::string> family_names() {
-  Registry& r = registry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  load_builtins(r);
-  std::vector<std::string> out;
-  for (const auto& kv : r.families) out.push_back(kv.first);
-  return out;
-}
-
-std::shared_ptr<const Family> get_family(const std::string& name) {
-  if (auto f = find_family(name)) return f;
-  std::string known;
-  for (const std::string& n : family_names()) known += (known.empty() ? "" : ", ") + n;
-  throw_invalid("no family named \"" + name + "\" (registered: " + (known.empty() ? "none" : known) +
-                "; a .family file can be given by its path)");
 }
 
 }  // namespace swz

@@ -115,6 +115,18 @@ bool is_integer_text(const std::string& t) {
   return true;
 }
 
+// Only a buffer that uses a role writes its word, so a definition without inout keeps its text (and so
+// its definition hash: the winners stored under it stay valid).
+const char* buffer_role_name(BufferRole r) {
+  switch (r) {
+    case BufferRole::Input: return "input";
+    case BufferRole::Output: return "output";
+    case BufferRole::Scratch: return "scratch";
+    case BufferRole::InOut: return "inout";
+  }
+  return "?";
+}
+
 std::string read_file(const std::string& path, const std::string& what) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw_invalid(what + ": cannot read " + path);
@@ -200,10 +212,10 @@ FamilyDef FamilyDef::parse(const std::string& text, const std::string& base_dir)
     } else if (k == "require") {
       d.constraints.push_back(value);
     } else if (k == "buffer") {
-      // buffer NAME = DTYPE [ELEMENTS] input|output
+      // buffer NAME = DTYPE [ELEMENTS] input|output|scratch|inout
       const std::size_t lb = value.find('['), rb = value.rfind(']');
       if (lb == std::string::npos || rb == std::string::npos || rb < lb)
-        throw_invalid(where + ": expected \"buffer NAME = DTYPE [ELEMENTS] input|output|scratch\"");
+        throw_invalid(where + ": expected \"buffer NAME = DTYPE [ELEMENTS] input|output|scratch|inout\"");
       FamilyBuffer b;
       b.name = key[1];
       buffer_dtype(trim(value.substr(0, lb)), where, b);
@@ -212,7 +224,8 @@ FamilyDef FamilyDef::parse(const std::string& text, const std::string& base_dir)
       if (role == "input") b.role = BufferRole::Input;
       else if (role == "output") b.role = BufferRole::Output;
       else if (role == "scratch") b.role = BufferRole::Scratch;
-      else throw_invalid(where + ": buffer role must be input or output, or scratch, got \"" + role + "\"");
+      else if (role == "inout") b.role = BufferRole::InOut;
+      else throw_invalid(where + ": buffer role must be input or output, or scratch or inout, got \"" + role + "\"");
       d.buffers.push_back(b);
     } else if (k == "kernel") {
       parse_call(value, d.launch, where);
@@ -311,7 +324,7 @@ std::string FamilyDef::to_text() const {
   for (const std::string& c : constraints) os << "require = " << c << "\n";
   for (const FamilyBuffer& b : buffers)
     os << "buffer " << b.name << " = " << (b.dtype_dim.empty() ? swz::to_string(b.dtype) : b.dtype_dim) << " [" << b.elements << "] "
-       << (b.role == BufferRole::Input ? "input" : b.role == BufferRole::Output ? "output" : "scratch") << "\n";
+       << buffer_role_name(b.role) << "\n";
   os << "kernel = " << format_call(launch) << "\n";
   os << "grid = " << join(launch.grid, ", ") << "\n";
   os << "block = " << join(launch.block, ", ") << "\n";

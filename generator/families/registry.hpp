@@ -1,5 +1,5 @@
 // generator/families: the list of the library's own declared families (generator/families/registry.cpp),
-// registered before any lookup (generator/core/family.cpp).
+// registered before any lookup (generator/core/family_registry.cpp).
 #pragma once
 
 #include <vector>

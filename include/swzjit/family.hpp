@@ -69,12 +69,17 @@ struct FamilyParam {
 /// launch reduces). The engine allocates it (stream-ordered, from its own pool) unless the caller lends
 /// a FamilyWorkspace; the caller never passes it by name. The worker allocates it for tuning, poisons
 /// it (0xFF bytes) before every verification run and neither fills nor compares it.
-enum class BufferRole { Input, Output, Scratch };
+/// InOut (text: "inout"): a buffer the kernels read and then overwrite, such as a GEMM's C with beta.
+/// The caller passes it like an input; the worker fills it with random values like an input, gives the
+/// reference the same initial values, restores them before every verification run of a candidate
+/// (timing runs may leave it changed) and compares it like an output, guards included.
+enum class BufferRole { Input, Output, Scratch, InOut };
 
 /// A device buffer a launch reads or writes. `elements` is an integer expression over the problem's
 /// dimensions (e.g. "batch * rows * cols"); a scratch buffer's may also use the params ("SPLITS * m * n").
 /// For verification, inputs are filled with random values in [-1, 1); outputs are poisoned, surrounded
-/// by guard regions, and compared with the reference's.
+/// by guard regions, and compared with the reference's; inout buffers are filled like inputs and
+/// compared like outputs.
 struct FamilyBuffer {
   std::string name;
   DType dtype = DType::F32;
@@ -166,11 +171,12 @@ using FamilyStandInFn = std::function<FamilyStandIn(const std::string& mode, con
 ///
 /// or, instead of `source = FILE`, a last line "--- source" (alone on its line) followed by the CUDA source.
 ///
-/// The optional lines for GEMM-like families (see FamilyScalar, BufferRole::Scratch, FamilyDef::then,
-/// FamilyDef::dtype_tolerance):
+/// The optional lines for GEMM-like families (see FamilyScalar, BufferRole::Scratch and InOut,
+/// FamilyDef::then, FamilyDef::dtype_tolerance):
 ///
 ///     scalar  alpha = 1.0                     # a float value run_family takes; "float:alpha" passes it
 ///     buffer  ws = f32 [SPLITS * rows] scratch   # the engine's memory; elements may use params
+///     buffer  c = f32 [rows] inout               # read and overwritten (C with beta): BufferRole::InOut
 ///     then    = my::reduce<SPLITS>(ws, out, rows, float:alpha)   # a second launch, after the kernel
 ///     then.grid  = ceil_div(rows, 128)
 ///     then.block = 128

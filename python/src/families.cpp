@@ -49,7 +49,13 @@ swz::FamilyValues chosen_config(const swz::Family& f, const std::string& config,
 }
 
 const char* role_name(swz::BufferRole r) {
-  return r == swz::BufferRole::Input ? "input" : r == swz::BufferRole::Output ? "output" : "scratch";
+  switch (r) {
+    case swz::BufferRole::Input: return "input";
+    case swz::BufferRole::Output: return "output";
+    case swz::BufferRole::Scratch: return "scratch";
+    case swz::BufferRole::InOut: return "inout";
+  }
+  return "?";
 }
 
 nb::dict shape_dict(const swz::FamilyLaunchShape& s) {
@@ -78,6 +84,14 @@ nb::dict info_dict(const swz::Family& f) {
   }
   d["params"] = params;
   d["constraints"] = def.constraints;
+  nb::list scalars;
+  for (const swz::FamilyScalar& sc : def.scalars) {
+    nb::dict x;
+    x["name"] = sc.name;
+    x["default"] = sc.default_value;
+    scalars.append(x);
+  }
+  d["scalars"] = scalars;
   nb::list buffers;
   for (const swz::FamilyBuffer& b : def.buffers) {
     nb::dict x;
@@ -305,19 +319,20 @@ void bind_families(nb::module_& m) {
   });
   m.def("family_run", [](const std::string& name, int device, const std::string& problem,
                          const std::map<std::string, std::uint64_t>& buffers, std::uint64_t stream,
-                         const std::string& config, bool reference) {
+                         const std::string& config, bool reference, const std::map<std::string, double>& scalars) {
     const auto f = family(name);
     const swz::FamilyValues p = f->parse_problem(problem);
     std::map<std::string, swz::DevicePtr> ptrs;
     for (const auto& [buffer, address] : buffers) ptrs[buffer] = static_cast<swz::DevicePtr>(address);
     const bool have_config = !config.empty() && !reference;
     const swz::FamilyValues c = have_config ? chosen_config(*f, config, problem) : swz::FamilyValues{};
+    f->with_scalars({}, scalars);  // an unknown name or a non-finite value: refused before any device work
     nb::gil_scoped_release release;
     swz::Engine& e = engine_for(device);
     if (reference)
-      e.run_family_reference(*f, p, ptrs, as_stream(stream));
+      e.run_family_reference(*f, p, ptrs, scalars, as_stream(stream));
     else
-      e.run_family(*f, p, ptrs, as_stream(stream), have_config ? &c : nullptr);
+      e.run_family(*f, p, ptrs, scalars, as_stream(stream), have_config ? &c : nullptr);
   });
 }
 

@@ -33,6 +33,22 @@ def _values_text(values, what):
     raise _invalid(f"{what}: {type(values).__name__} given; pass a dict {{name: int}} or a text 'A=1,B=2'")
 
 
+def _scalars(values):
+    """A run's scalar values: a dict {name: real number}, or None (every scalar at its default)."""
+    if values is None:
+        return {}
+    if not isinstance(values, dict):
+        raise _invalid(f"scalars: {type(values).__name__} given; pass a dict {{name: number}}, e.g. {{'alpha': 2.0}}")
+    out = {}
+    for key, value in values.items():
+        if not isinstance(key, str):
+            raise _invalid(f"scalars: key {key!r} is not a name")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
+            raise _invalid(f"scalars {key}: {value!r} is not a number")
+        out[key] = float(value)  # names and finiteness are checked by the library (its own message)
+    return out
+
+
 class Family:
     """A registered kernel family (the built-in ``rowsum``, or one from :func:`register_family`).
 
@@ -71,6 +87,11 @@ class Family:
     def dims(self):
         """The problem's dimension names, in declaration order."""
         return list(self._info["dims"])
+
+    @property
+    def scalars(self):
+        """The float values a run takes (a GEMM's alpha, beta), with the defaults tuning uses: {name: default}."""
+        return {sc["name"]: sc["default"] for sc in self._info["scalars"]}
 
     @property
     def params(self):
@@ -188,7 +209,7 @@ class Family:
         device = _swzjit.current_device() if device is None else _int(device, "device")
         return _swzjit.family_engine_config(self._name, device, _values_text(problem, "problem"))
 
-    def run(self, problem, *buffers, config=None, stream=None, **named):
+    def run(self, problem, *buffers, config=None, stream=None, scalars=None, **named):
         """Launches the family's kernel on ``problem``; returns its output tensors (one tensor, or a tuple).
 
         Buffers are GPU tensors (PyTorch, CuPy, anything with ``__cuda_array_interface__`` or DLPack),
@@ -196,18 +217,22 @@ class Family:
         buffer's dtype and hold exactly its element count. Outputs left out are allocated through the
         inputs' framework as 1-D tensors. Runs on ``stream`` (default: the framework's current stream
         on the tensors' device) without synchronizing. ``config`` overrides the engine's choice (the
-        cached tuned winner, else the default).
+        cached tuned winner, else the default). ``scalars`` gives the family's float values by name
+        (``{"alpha": 2.0, "beta": 0.5}``); those not given take their defaults (:attr:`scalars`). They
+        are not part of the tuning key: one tuned winner serves every value. An ``inout`` buffer is
+        passed like an input and returned like an output, holding the result.
         """
-        return self._launch(problem, buffers, named, config, stream, reference=False)
+        return self._launch(problem, buffers, named, config, stream, scalars, reference=False)
 
-    def run_reference(self, problem, *buffers, stream=None, **named):
+    def run_reference(self, problem, *buffers, stream=None, scalars=None, **named):
         """Launches the family's trusted reference kernel (what tuning compares with); as :meth:`run`."""
         if not self._info["has_reference"]:
             raise _invalid(f"{self._name}: the family declares no reference kernel")
-        return self._launch(problem, buffers, named, None, stream, reference=True)
+        return self._launch(problem, buffers, named, None, stream, scalars, reference=True)
 
-    def _launch(self, problem, buffers, named, config, stream, reference):
+    def _launch(self, problem, buffers, named, config, stream, scalars, reference):
         ptext = _values_text(problem, "problem")
+        values = _scalars(scalars)
         defs = self._info["buffers"]
         names = [b["name"] for b in defs]
         if len(buffers) > len(defs):
@@ -220,9 +245,10 @@ class Family:
             if key in given:
                 raise _invalid(f"{key}: given both by position and by name")
             given[key] = value
-        missing = [b["name"] for b in defs if b["role"] == "input" and given.get(b["name"]) is None]
+        # An inout buffer is read before it is written: like an input, the caller must pass it.
+        missing = [b["name"] for b in defs if b["role"] in ("input", "inout") and given.get(b["name"]) is None]
         if missing:
-            raise _invalid(f"{self._name}: input buffer(s) {', '.join(missing)} missing; buffers are "
+            raise _invalid(f"{self._name}: input or inout buffer(s) {', '.join(missing)} missing; buffers are "
                            f"{', '.join(names)} in this order")
         elements = _swzjit.family_buffer_elements(self._name, ptext)
         described = {}
@@ -242,8 +268,8 @@ class Family:
         handle = _stream(stream, first)
         pointers = {name: t.ptr for name, t in described.items()}
         _swzjit.family_run(self._name, _native_device(device), ptext, pointers, handle,
-                           _values_text(config, "config"), reference)
-        outs = tuple(given[b["name"]] for b in defs if b["role"] == "output")
+                           _values_text(config, "config"), reference, values)
+        outs = tuple(given[b["name"]] for b in defs if b["role"] in ("output", "inout"))
         return outs[0] if len(outs) == 1 else outs
 
 

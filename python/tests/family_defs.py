@@ -1,5 +1,6 @@
-# python/tests: a user kernel family shared by the CPU and GPU family tests — a batched 32 x 32-tiled
-# transpose through shared memory, plain or XOR-swizzled (SWIZZLE), with its shared-memory access map.
+# python/tests: user kernel families shared by the CPU and GPU family tests — a batched 32 x 32-tiled
+# transpose through shared memory, plain or XOR-swizzled (SWIZZLE), with its shared-memory access map;
+# and ACC_TEXT, out = alpha * row sums + beta * out with scalars and an inout buffer (as a GEMM's C).
 import textwrap
 
 NAME = "py_tile_transpose"
@@ -86,3 +87,45 @@ def accesses(config):
     for k in range(0, 32, rows):
         out.append(("lds", [4 * offset(lane, k) for lane in range(32)], 4))
     return out
+
+
+ACC_NAME = "py_rowsum_acc"
+
+# Scalars (alpha, beta: run(..., scalars={...})) and an inout buffer (read, then overwritten).
+ACC_TEXT = textwrap.dedent("""\
+    family = py_rowsum_acc
+    about = out = alpha * row sums of in + beta * out, in place (a test family)
+    dims = rows cols
+    scalar alpha = 1.5
+    scalar beta = 0.5
+    param THREADS = 64 128 ; default 128
+    buffer in = f32 [rows * cols] input
+    buffer out = f32 [rows] inout
+    kernel = pyacc::rowsum_acc<THREADS>(in, out, rows, cols, float:alpha, float:beta)
+    grid = max(1, ceil_div(rows, THREADS))
+    block = THREADS
+    reference = pyacc::rowsum_acc_reference(in, out, rows, cols, float:alpha, double:beta)
+    reference.grid = max(1, ceil_div(rows, 128))
+    reference.block = 128
+    tolerance = 1e-5
+    source_name = py_rowsum_acc.cu
+    --- source
+    namespace pyacc {
+    template <int THREADS>
+    __global__ void rowsum_acc(const float* in, float* out, long long rows, long long cols, float alpha, float beta) {
+      const long long r = static_cast<long long>(blockIdx.x) * THREADS + threadIdx.x;
+      if (r >= rows) return;
+      float s = 0.f;
+      for (long long k = 0; k < cols; ++k) s += in[r * cols + k];
+      out[r] = alpha * s + beta * out[r];
+    }
+    __global__ void rowsum_acc_reference(const float* in, float* out, long long rows, long long cols, float alpha,
+                                         double beta) {
+      const long long r = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+      if (r >= rows) return;
+      double s = 0;
+      for (long long k = 0; k < cols; ++k) s += in[r * cols + k];
+      out[r] = static_cast<float>(alpha * s + beta * out[r]);
+    }
+    }  // namespace pyacc
+    """)

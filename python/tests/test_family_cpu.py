@@ -1,7 +1,8 @@
 # python/tests: CPU-side tests of declared kernel families from Python (swzjit.Family): the built-in
 # rowsum and a user family registered from text and from a file — params, defaults, space, the bank
 # analysis (the library's and a Python access map), source, NVRTC compiles for sm_80/sm_90 checked
-# against the swz tool, compile-only tunes into a temporary cache, and errors naming what is wrong.
+# against the swz tool, compile-only tunes into a temporary cache, and errors naming what is wrong;
+# scalars (run(..., scalars={...})) and inout buffers checked before any device work.
 import itertools
 import json
 import subprocess
@@ -327,3 +328,51 @@ def test_well_formed_fake_buffers_reach_the_engine_and_fail_for_want_of_a_driver
     with pytest.raises(swzjit.InvalidArgumentError, match="SWIZZLE"):  # a config outside the space: refused first
         user.run(USER_PROBLEM, FakeCudaOnDevice((3, 100, 70)), FakeCudaOnDevice((3, 70, 100)), stream=7,
                  config={"SWIZZLE": 3})
+
+
+# --- scalars and inout buffers -----------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def acc():
+    return swzjit.register_family(family_defs.ACC_TEXT)
+
+
+ACC_PROBLEM = {"rows": 100, "cols": 70}
+
+
+def test_scalars_and_inout_in_the_definition(acc, rowsum):
+    assert acc.scalars == {"alpha": 1.5, "beta": 0.5}
+    assert rowsum.scalars == {}
+    assert [(b["name"], b["role"]) for b in acc.buffers] == [("in", "input"), ("out", "inout")]
+    assert "buffer out = f32 [rows] inout" in acc.text
+    assert len(acc.space(ACC_PROBLEM)) == 2
+
+
+def test_run_checks_scalars_and_inout_buffers_before_the_device(acc):
+    x, out = FakeCudaOnDevice((100, 70)), FakeCudaOnDevice((100,))
+    # An inout buffer is read: like an input, it must be given (never allocated).
+    with pytest.raises(swzjit.InvalidArgumentError, match="out missing"):
+        acc.run(ACC_PROBLEM, x, stream=7)
+    with pytest.raises(swzjit.InvalidArgumentError, match=r"unknown scalar 'gamma' \(scalars: alpha, beta\)"):
+        acc.run(ACC_PROBLEM, x, out, stream=7, scalars={"gamma": 1.0})
+    with pytest.raises(swzjit.InvalidArgumentError, match="not a finite number"):
+        acc.run(ACC_PROBLEM, x, out, stream=7, scalars={"beta": float("inf")})
+    with pytest.raises(swzjit.InvalidArgumentError, match="scalars alpha: 'two' is not a number"):
+        acc.run(ACC_PROBLEM, x, out, stream=7, scalars={"alpha": "two"})
+    with pytest.raises(swzjit.InvalidArgumentError, match="pass a dict"):
+        acc.run(ACC_PROBLEM, x, out, stream=7, scalars=[("alpha", 2.0)])
+    with pytest.raises(swzjit.InvalidArgumentError, match=r"unknown scalar 'alpha' \(scalars: none\)"):
+        swzjit.family("rowsum").run(ROWSUM_PROBLEM, FakeCudaOnDevice((2, 100, 64)), FakeCudaOnDevice((200,)),
+                                    stream=7, scalars={"alpha": 2.0})
+    with pytest.raises(swzjit.InvalidArgumentError, match="unknown scalar 'gamma'"):
+        acc.run_reference(ACC_PROBLEM, x, out, stream=7, scalars={"gamma": 1.0})
+
+
+@pytest.mark.skipif(swzjit.driver_available()[0], reason="a machine with a CUDA driver would run the fake arrays")
+def test_valid_scalars_reach_the_engine_and_fail_for_want_of_a_driver(acc):
+    x, out = FakeCudaOnDevice((100, 70)), FakeCudaOnDevice((100,))
+    for scalars in ({"alpha": 2, "beta": -0.25}, {"beta": np.float32(3.0)}, None):
+        with pytest.raises(swzjit.NoDeviceError):
+            acc.run(ACC_PROBLEM, x, out, stream=7, scalars=scalars)
+    with pytest.raises(swzjit.NoDeviceError):
+        acc.run_reference(ACC_PROBLEM, x, out=out, stream=7, scalars={"alpha": 0.5})

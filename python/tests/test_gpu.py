@@ -366,6 +366,28 @@ def test_family_autotune_once_then_run_the_winner():
     assert swzjit.family("rowsum").tuned_config("batch=2,rows=4096,cols=512") == swzjit.family("rowsum").config(r["winner"])
 
 
+def test_family_scalars_and_inout_match_torch():
+    f = swzjit.register_family(family_defs.ACC_TEXT)
+    problem = {"rows": 1000, "cols": 777}
+    x = torch.randn(1000, 777, generator=gen(31), device="cuda")
+    c0 = torch.randn(1000, generator=gen(32), device="cuda")
+    sums = x.double().sum(dim=1)
+    for config in f.space(problem):
+        out = c0.clone()
+        assert f.run(problem, x, out, config=config, scalars={"alpha": -0.75, "beta": 2.0}) is out  # in place
+        assert rel_err(out, -0.75 * sums + 2.0 * c0.double()) <= 1e-5, config
+    out = c0.clone()
+    f.run(problem, x, out)  # the defaults: alpha 1.5, beta 0.5
+    assert rel_err(out, 1.5 * sums + 0.5 * c0.double()) <= 1e-5
+    out = c0.clone()
+    f.run(problem, x, out, scalars={"beta": 0})  # one given, the other at its default
+    assert rel_err(out, 1.5 * sums) <= 1e-5
+    out = c0.clone()
+    assert f.run_reference(problem, x, out=out, scalars={"alpha": 3.0, "beta": -1.0}) is out
+    assert rel_err(out, 3.0 * sums - c0.double()) <= 1e-5
+    torch.cuda.synchronize()
+
+
 def test_family_bad_gpu_inputs():
     f = swzjit.family("rowsum")
     problem = {"batch": 1, "rows": 8, "cols": 8}

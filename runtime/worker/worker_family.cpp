@@ -8,6 +8,9 @@
 // is placed at exactly that alignment. Scratch buffers are allocated (grown when a candidate's needs
 // more), poisoned before every verification run, and neither filled nor compared; a candidate's `then`
 // launches run after its kernel, verified and timed together. Scalars take the definition's defaults.
+// An inout buffer is guarded and compared like an output, but filled like an input: the reference's
+// twin starts from the same values, and they are restored before every verification run (a timing run
+// may leave it changed, and the next candidate must start from the values the reference saw).
 #include "runtime/worker/worker_family.hpp"
 
 #include <algorithm>
@@ -57,7 +60,8 @@ class FamilyTarget final : public Target {
     const auto& defs = family_.def().buffers;
     for (std::size_t i = 0; i < defs.size(); ++i) {
       Buffer b;
-      b.output = defs[i].role == BufferRole::Output;
+      b.output = defs[i].role == BufferRole::Output || defs[i].role == BufferRole::InOut;
+      b.inout = defs[i].role == BufferRole::InOut;
       b.scratch = defs[i].role == BufferRole::Scratch;
       b.dtype = family_.buffer_dtype(i, problem_);
       b.elems = elems[i];
@@ -88,15 +92,23 @@ class FamilyTarget final : public Target {
 
   void support(const SupportRequest& req) override {
     if (req.reference.image.empty()) throw_invalid("family " + family_.name() + ": no reference kernel to check against");
-    // Random inputs in [-1, 1): the same for every candidate.
+    // Random inputs in [-1, 1): the same for every candidate. Inout buffers draw theirs in the same
+    // pass (in declaration order), so a family without one sees the values it always did.
     std::uint64_t s = seed_;
     for (Buffer& b : buffers_) {
-      if (b.output || b.scratch) continue;
+      if ((b.output && !b.inout) || b.scratch) continue;
       std::vector<unsigned char> host(b.bytes);
       const int eb = dtype_bytes(b.dtype);
       for (long long i = 0; i < b.elems; ++i) {
         const float v = static_cast<float>(static_cast<double>(next(s) >> 11) * 0x1.0p-53 * 2.0 - 1.0);
         store_element(b.dtype, host.data() + static_cast<std::size_t>(i) * eb, v);
+      }
+      if (b.inout) {
+        // Restored before each verification run (prepare()); set now too, so that no run ever sees
+        // uninitialized memory in it.
+        b.memory.copy_from_host(host.data(), b.bytes, kGuardBytes + b.offset, stream_);
+        b.initial = std::move(host);
+        continue;
       }
       b.memory.copy_from_host(host.data(), b.bytes, b.offset, stream_);
     }
@@ -109,8 +121,11 @@ class FamilyTarget final : public Target {
     Kernel ref = reference_module_->kernel();
     const FamilyLaunchShape shape = family_.reference_shape(problem_);
     if (shape.dynamic_smem > 48 * 1024) ref.set_max_dynamic_smem(static_cast<int>(shape.dynamic_smem));
-    for (Buffer& b : buffers_)
-      if (b.output) b.twin.memset8(kPoison, stream_);
+    for (Buffer& b : buffers_) {
+      if (!b.output) continue;
+      b.twin.memset8(kPoison, stream_);
+      if (b.inout) b.twin.copy_from_host(b.initial.data(), b.bytes, b.offset, stream_);
+    }
     detail::PackedArgs args = arguments(family_.reference_args(problem_), /*to_twins=*/true, family_.def().reference.packed);
     ref.launch(Dim3{shape.grid[0], shape.grid[1], shape.grid[2]}, Dim3{shape.block[0], shape.block[1], shape.block[2]},
                static_cast<unsigned>(shape.dynamic_smem), stream_, args.data());
@@ -150,9 +165,13 @@ class FamilyTarget final : public Target {
   }
 
   void prepare() override {
-    // Scratch too: a candidate that reads scratch it did not write this run sees NaN and fails.
-    for (Buffer& b : buffers_)
-      if (b.output || b.scratch) b.memory.memset8(kPoison, stream_);
+    // Scratch too: a candidate that reads scratch it did not write this run sees NaN and fails. An
+    // inout buffer gets back the values the reference started from (its guards stay poisoned).
+    for (Buffer& b : buffers_) {
+      if (!b.output && !b.scratch) continue;
+      b.memory.memset8(kPoison, stream_);
+      if (b.inout) b.memory.copy_from_host(b.initial.data(), b.bytes, kGuardBytes + b.offset, stream_);
+    }
   }
 
   std::string check_output() override {
@@ -245,13 +264,15 @@ class FamilyTarget final : public Target {
   }
 
   struct Buffer {
-    bool output = false;
+    bool output = false;  // also for an inout buffer: guarded and compared
+    bool inout = false;
     bool scratch = false;
     DType dtype = DType::F32;
     long long elems = 0;
     std::size_t bytes = 0, offset = 0;  // offset: from the allocation's start to the buffer's (alignment class)
     DeviceBuffer memory, twin;  // twin: the reference's output
     DevicePtr data = 0;         // the buffer as kernels see it (past the guard for outputs)
+    std::vector<unsigned char> initial;  // an inout buffer's values before any kernel runs
   };
 
   // One pass of the check kernel over output `b`: `got` is an allocation of `total` bytes whose bytes
