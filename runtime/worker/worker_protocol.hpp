@@ -30,8 +30,9 @@ namespace worker {
 constexpr std::uint32_t kMagic = 0x57575A53u;  // "SZWW" in memory order: 'S' 'Z' 'W' 'W'
 // 3: split-K (BenchJob k_splits/k_slice, Support splitk_reduce); 4: Retime warmup_rounds;
 // 5: declared families (ProblemKind::Family, FamilyDesc); 6: no transpose kind (transposes are the
-// built-in family "transpose"; kind 0 and ProblemDesc are gone); 7: BenchJob then (a family's later launches)
-constexpr std::uint16_t kProtocolVersion = 7;
+// built-in family "transpose"; kind 0 and ProblemDesc are gone); 7: BenchJob then (a family's later launches);
+// 8: a family's buffers may be "inout" (an older worker would refuse the definition)
+constexpr std::uint16_t kProtocolVersion = 8;
 constexpr std::size_t kHeaderBytes = 16;
 constexpr std::uint64_t kMaxPayloadBytes = std::uint64_t{256} << 20;  // kernel images are far smaller
 
