@@ -53,7 +53,7 @@ for step in "$@"; do
         summary+=("gpu suite (${part%%:*}): rc=${part##*:} $(grep -E '^\[doctest\] test cases' "$OUT/gpu_suite_${part%%:*}.log" | tail -1)")
       done ;;
     memcheck)
-      SWZJIT_CACHE_DIR=$(mktemp -d) timeout ${MEMCHECK_TIMEOUT:-240} compute-sanitizer --tool memcheck --error-exitcode 3 \
+      SWZJIT_CACHE_DIR=$(mktemp -d) timeout ${MEMCHECK_TIMEOUT:-330} compute-sanitizer --tool memcheck --error-exitcode 3 \
         build/tests/swzjit_gpu_tests -tc="${MEMCHECK_CASES:-*workspace*,*repeated call*,*Hopper kernel runs*,*sanitizer-sized*}" \
         >"$OUT/memcheck.log" 2>&1
       summary+=("memcheck: rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/memcheck.log" | tail -1)") ;;
