@@ -6,8 +6,8 @@
 // device memory are sampled so growth shows. Exit 0 only with 0 hangs, 0 failures, 0 wrong results
 // and flat memory. Not a test (it needs a GPU and minutes); docs: BENCHMARKS.md "Soak".
 #include <cuda_runtime.h>
-#if defined(__GLIBC__) || defined(__linux__)
-#include <malloc.h>
+#if defined(__GLIBC__)
+#include <malloc.h>  // malloc_trim
 #endif
 #include <stdlib.h>
 #include <unistd.h>

@@ -115,18 +115,6 @@ bool is_integer_text(const std::string& t) {
   return true;
 }
 
-// Only a buffer that uses a role writes its word, so a definition without inout keeps its text (and so
-// its definition hash: the winners stored under it stay valid).
-const char* buffer_role_name(BufferRole r) {
-  switch (r) {
-    case BufferRole::Input: return "input";
-    case BufferRole::Output: return "output";
-    case BufferRole::Scratch: return "scratch";
-    case BufferRole::InOut: return "inout";
-  }
-  return "?";
-}
-
 std::string read_file(const std::string& path, const std::string& what) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw_invalid(what + ": cannot read " + path);
@@ -324,7 +312,7 @@ std::string FamilyDef::to_text() const {
   for (const std::string& c : constraints) os << "require = " << c << "\n";
   for (const FamilyBuffer& b : buffers)
     os << "buffer " << b.name << " = " << (b.dtype_dim.empty() ? swz::to_string(b.dtype) : b.dtype_dim) << " [" << b.elements << "] "
-       << buffer_role_name(b.role) << "\n";
+       << to_string(b.role) << "\n";  // a role's own word: a definition without inout keeps its text and hash
   os << "kernel = " << format_call(launch) << "\n";
   os << "grid = " << join(launch.grid, ", ") << "\n";
   os << "block = " << join(launch.block, ", ") << "\n";
@@ -347,6 +335,16 @@ std::string FamilyDef::to_text() const {
   os << "source_name = " << source_name << "\n";
   os << kSourceMarker << "\n" << source;
   return os.str();
+}
+
+const char* to_string(BufferRole r) {
+  switch (r) {
+    case BufferRole::Input: return "input";
+    case BufferRole::Output: return "output";
+    case BufferRole::Scratch: return "scratch";
+    case BufferRole::InOut: return "inout";
+  }
+  return "?";
 }
 
 }  // namespace swz

@@ -74,6 +74,8 @@ struct FamilyParam {
 /// reference the same initial values, restores them before every verification run of a candidate
 /// (timing runs may leave it changed) and compares it like an output, guards included.
 enum class BufferRole { Input, Output, Scratch, InOut };
+/// The role's word in the text form: "input", "output", "scratch" or "inout".
+const char* to_string(BufferRole r);
 
 /// A device buffer a launch reads or writes. `elements` is an integer expression over the problem's
 /// dimensions (e.g. "batch * rows * cols"); a scratch buffer's may also use the params ("SPLITS * m * n").

@@ -48,16 +48,6 @@ swz::FamilyValues chosen_config(const swz::Family& f, const std::string& config,
   return c;
 }
 
-const char* role_name(swz::BufferRole r) {
-  switch (r) {
-    case swz::BufferRole::Input: return "input";
-    case swz::BufferRole::Output: return "output";
-    case swz::BufferRole::Scratch: return "scratch";
-    case swz::BufferRole::InOut: return "inout";
-  }
-  return "?";
-}
-
 nb::dict shape_dict(const swz::FamilyLaunchShape& s) {
   nb::dict d;
   d["name_expression"] = s.name_expression;
@@ -98,7 +88,7 @@ nb::dict info_dict(const swz::Family& f) {
     x["name"] = b.name;
     x["dtype"] = swz::to_string(b.dtype);
     x["elements"] = b.elements;
-    x["role"] = role_name(b.role);
+    x["role"] = swz::to_string(b.role);
     buffers.append(x);
   }
   d["buffers"] = buffers;
