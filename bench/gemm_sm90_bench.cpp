@@ -282,7 +282,7 @@ static int run(int argc, char** argv) {
         }
         const Kernel& kernel = kernel_for(cfg);
         // Split configs: the f32 workspace and the reduction are part of what is timed.
-        const std::size_t ws_bytes = gemm_sm90_workspace_bytes(cfg, p);
+        const std::size_t ws_bytes = gemm_sm90_workspace_bytes(cfg, p, sms);
         void* ws = nullptr;
         if (ws_bytes > 0) check(cudaMalloc(&ws, ws_bytes), "cudaMalloc(workspace)");
         const Kernel* reduce = cfg.uses_reduce_kernel() ? &reduce_for(t) : nullptr;

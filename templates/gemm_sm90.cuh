@@ -68,6 +68,15 @@ struct Sm90GemmParams {
   // past M, which nothing stores. (Skipping the wgmma of a warpgroup with no loaded row would be a branch
   // around wgmma, which ptxas answers by serializing every wgmma of the kernel.)
   int a_rows;
+  // The tail (FIXUP 2): the first `dp_tiles` units are whole tiles (flattened: matrix * tiles + cluster
+  // tile), computed as usual; the tiles after them, the last partial wave, run in `splits` (2 or 4) K slices
+  // of `kb_per_split` k-blocks each, unit dp_tiles + s * tail + q being slice s of tail tile q. A slice
+  // writes its accumulators (each thread's in its own order, coalesced) into its slot of `ws`
+  // ((q * splits + s) * CLUSTER + rank, 128 x BN floats), counts itself in the tail tile's flag
+  // (q * CLUSTER + rank, as FIXUP 1), and the slice that counts last sums all slots as a pairwise tree
+  // ((s0 + s1) + (s2 + s3), the same sum whichever slice counts last) and stores C from registers.
+  // dp_tiles = all tiles: no tail, no workspace.
+  int dp_tiles;
 };
 
 SWZ_HD constexpr int sm90_a_stage_bytes() { return kSm90Bm * kSm90Bk * 2; }
@@ -454,6 +463,109 @@ __device__ __forceinline__ void sm90_store_tile_tma(const Sm90TmaMap& map_c, con
 
 // --- the kernel ------------------------------------------------------------------------------------
 
+/// One work unit of the static schedule: matrix `b`, cluster tile `tile`, K slice `split` (k-blocks
+/// kb_begin.. kb_end), and for the tail (FIXUP 2) whether it is a slice of a tail tile and which (`q`).
+struct Sm90Unit {
+  int tile, b, split, slab, kb_begin, kb_end, q;
+  bool part;
+};
+/// The tail's slices (FIXUP 2; Sm90GemmParams::dp_tiles): writes this slice's accumulators into its slot
+/// and counts it in the tile's flag; the slice that counts last then sums all slots as the pairwise tree and
+/// stores C from the sums with alpha and beta (rows `row` and row + 8, columns col + 8j as the accumulators
+/// it read them for; `c_base` as sm90_store_pair). The accumulators are dead from the slot's stores on:
+/// holding them through the sums spilled. Called by all 256 consumer threads (`ct` 0..255); `empty0`
+/// locates the verdict word after the barriers.
+template <int OUT_KIND, int BN, int STAGES, int CLUSTER>
+__device__ __forceinline__ void sm90_tail_fixup(const Sm90GemmParams& p, const float (&d)[BN / 2], const Sm90Unit& w,
+                                                int ct, unsigned rank, unsigned empty0, int row, int col,
+                                                long long c_base) {
+  constexpr int kVec = BN / 8;  // float4s per thread: column group j holds (row, col + 8j, +1), (row + 8, ...)
+  // Slice s's slot of this tile and rank, at this thread's first float4.
+  float4* const first = reinterpret_cast<float4*>(p.ws) +
+                        static_cast<long long>(w.q * p.splits * CLUSTER + static_cast<int>(rank)) * (kVec * 256) + ct;
+  const long long slice_step = static_cast<long long>(CLUSTER) * kVec * 256;  // float4s from slice s to s + 1
+  float4* mine = first + w.split * slice_step;
+#pragma unroll
+  for (int i = 0; i < kVec; ++i) __stcg(mine + i * 256, make_float4(d[4 * i], d[4 * i + 1], d[4 * i + 2], d[4 * i + 3]));
+  const unsigned last_flag = empty0 + STAGES * 8;
+  __threadfence();  // the slot is visible GPU-wide before the count says so
+  asm volatile("bar.sync 3, 256;\n" ::: "memory");
+  if (ct == 0) {
+    unsigned long long* flag = p.flags + static_cast<long long>(w.q) * CLUSTER + rank;
+    unsigned long long old = *reinterpret_cast<volatile unsigned long long*>(flag), next;
+    for (;;) {
+      next = (old >> 8) == p.launch_id ? old + 1 : ((p.launch_id << 8) | 1ull);
+      const unsigned long long prev = atomicCAS(flag, old, next);
+      if (prev == old) break;
+      old = prev;
+    }
+    const unsigned last = static_cast<int>(next & 0xffu) == p.splits ? 1u : 0u;
+    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(last_flag), "r"(last) : "memory");
+  }
+  asm volatile("bar.sync 3, 256;\n" ::: "memory");
+  unsigned last;
+  asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(last) : "r"(last_flag) : "memory");
+  if (last == 0) return;  // another slice of this tile stores it
+  __threadfence();
+  // (s0 + s1), then + (s2 + s3) for four slices, a few column groups at a time (their loads in flight).
+  constexpr int kGroup = kVec < 4 ? kVec : (BN == 256 ? 1 : 4);  // more at bn 256 spilled
+  const bool four = p.splits == 4;
+#pragma unroll
+  for (int g = 0; g < kVec; g += kGroup) {
+    float4 x[kGroup];
+#pragma unroll
+    for (int i = 0; i < kGroup; ++i) {
+      const float4 a = __ldcg(first + (g + i) * 256), b = __ldcg(first + slice_step + (g + i) * 256);
+      x[i] = make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
+    }
+    if (four) {
+#pragma unroll
+      for (int i = 0; i < kGroup; ++i) {
+        const float4 a = __ldcg(first + 2 * slice_step + (g + i) * 256), b = __ldcg(first + 3 * slice_step + (g + i) * 256);
+        x[i].x += a.x + b.x, x[i].y += a.y + b.y, x[i].z += a.z + b.z, x[i].w += a.w + b.w;
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < kGroup; ++i) {
+      sm90_store_pair<OUT_KIND>(p, row, col + 8 * (g + i), x[i].x, x[i].y, c_base);
+      sm90_store_pair<OUT_KIND>(p, row + 8, col + 8 * (g + i), x[i].z, x[i].w, c_base);
+    }
+  }
+}
+
+template <int FIXUP, int SPLITC>
+__device__ __forceinline__ Sm90Unit sm90_unit(const Sm90GemmParams& p, int unit, int tiles, int kblocks, int krank) {
+  Sm90Unit w;
+  if (FIXUP == 2) {
+    int bt = unit;
+    w.split = 0;
+    w.part = unit >= p.dp_tiles;
+    w.q = 0;
+    if (w.part) {
+      const int u = unit - p.dp_tiles, tail = tiles * p.batch - p.dp_tiles;
+      w.q = u % tail;
+      w.split = u / tail;
+      bt = p.dp_tiles + w.q;
+    }
+    w.tile = bt % tiles;
+    w.b = bt / tiles;
+    w.slab = w.b;
+    w.kb_begin = w.part ? w.split * p.kb_per_split : 0;
+    w.kb_end = w.part ? min(kblocks, w.kb_begin + p.kb_per_split) : kblocks;
+  } else {
+    const int unit_splits = SPLITC > 1 ? 1 : p.splits;
+    w.tile = unit % tiles;
+    w.slab = unit / tiles;  // b * splits + s
+    w.split = SPLITC > 1 ? krank : w.slab % unit_splits;
+    w.b = w.slab / unit_splits;
+    w.kb_begin = w.split * p.kb_per_split;
+    w.kb_end = min(kblocks, w.kb_begin + p.kb_per_split);
+    w.q = 0;
+    w.part = false;
+  }
+  return w;
+}
+
 /// C tile (tm, tn) of 128 x BN per iteration of a static schedule over clusters of CLUSTER (1 or 2) CTAs:
 /// work unit u = cluster id + i * clusters is matrix b, K slice s (all of K unsplit) of cluster tile
 /// c = u % tiles, with u / tiles = b * splits + s, mapped through grouped rasterization (RASTER rows of cluster
@@ -532,10 +644,11 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
   // (matrix, K slice, tile): unit = (b * splits + s) * tiles + tile; the slices of one tile are `tiles` apart.
   // With SPLITC the slice is the CTA's cluster rank instead.
   const int unit_splits = SPLITC > 1 ? 1 : p.splits;
-  const int units = tiles * unit_splits * p.batch;
+  const int units = FIXUP == 2 ? p.dp_tiles + (tiles * p.batch - p.dp_tiles) * p.splits : tiles * unit_splits * p.batch;
   const int krank = SPLITC > 1 ? static_cast<int>(sm90_cluster_rank()) : 0;
   const bool to_workspace = SPLITC == 1 && FIXUP == 0 && p.splits > 1;  // f32 partials for the split-K reduction
   static_assert(FIXUP == 0 || SPLITC == 1, "FIXUP and SPLITC are two ways of summing the slices");
+  static_assert(FIXUP >= 0 && FIXUP <= 2, "FIXUP is 0, 1 (K slices) or 2 (the tail)");
 
   if (wg == 0) {
     sm90_setmaxnreg_dec<kSm90ProducerRegs>();
@@ -551,12 +664,11 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
       }
       if (SPLITC == 1 && threadIdx.x != 0) break;
       {
-        const int tile = unit % tiles, slab = unit / tiles;  // slab = b * splits + s
-        const int split = SPLITC > 1 ? krank : slab % unit_splits, b = slab / unit_splits;
-        const int tm = gemm_raster_m(tile, tiles_mc, p.tiles_n, RASTER) * CLUSTER + static_cast<int>(rank);
-        const int tn = gemm_raster_n(tile, tiles_mc, p.tiles_n, RASTER);
-        const int kb_end = min(kblocks, (split + 1) * p.kb_per_split);
-        for (int kb = split * p.kb_per_split; kb < kb_end; ++kb) {
+        const Sm90Unit w = sm90_unit<FIXUP, SPLITC>(p, unit, tiles, kblocks, krank);
+        const int b = w.b;
+        const int tm = gemm_raster_m(w.tile, tiles_mc, p.tiles_n, RASTER) * CLUSTER + static_cast<int>(rank);
+        const int tn = gemm_raster_n(w.tile, tiles_mc, p.tiles_n, RASTER);
+        for (int kb = w.kb_begin; kb < w.kb_end; ++kb) {
           sm90_mbar_wait(empty0 + 8 * stage, phase ^ 1u);  // a fresh barrier passes parity 1 at once
           const unsigned full = full0 + 8 * stage;
           const unsigned dst = base + sm90_stage_offset(BN, stage);
@@ -618,11 +730,11 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
       }
     };
     for (int unit = cluster_id; unit < units; unit += clusters) {
-      const int tile = unit % tiles, slab = unit / tiles;
-      const int split = SPLITC > 1 ? krank : slab % unit_splits, b = slab / unit_splits;
+      const Sm90Unit w = sm90_unit<FIXUP, SPLITC>(p, unit, tiles, kblocks, krank);
+      const int tile = w.tile, slab = w.slab, split = w.split, b = w.b;
       const int tm = gemm_raster_m(tile, tiles_mc, p.tiles_n, RASTER) * CLUSTER + static_cast<int>(rank);
       const int tn = gemm_raster_n(tile, tiles_mc, p.tiles_n, RASTER);
-      const int kb_begin = split * p.kb_per_split, kb_end = min(kblocks, kb_begin + p.kb_per_split);
+      const int kb_begin = w.kb_begin, kb_end = w.kb_end;
       // Where the unit's C goes: its slab's rows of the workspace (split), else its matrix of C.
       const int row_base = to_workspace ? slab * p.slice_rows : 0;
       const int c_matrix = to_workspace ? 0 : b;
@@ -663,7 +775,16 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
       const int row = tm * kSm90Bm + consumer * 64 + warp * 16 + lane / 4;
       const int col = tn * BN + 2 * (lane % 4);
       const long long c_base = static_cast<long long>(row_base) * p.ldc + c_matrix * p.stride_c;
-      if constexpr (FIXUP != 0) {
+      if constexpr (FIXUP == 2) {
+        // The unit's slice and slot again from `unit` (an opaque copy, so the compiler recomputes them here
+        // instead of holding them in registers through the main loop beside the accumulators).
+        const Sm90Unit wt = w;
+        if (wt.part) {
+          sm90_tail_fixup<OUT_KIND, BN, STAGES, CLUSTER>(p, d, wt, consumer * 128 + t, rank, empty0, row, col, c_base);
+          continue;
+        }
+      }
+      if constexpr (FIXUP == 1) {
         if (p.splits > 1) {
           // This slice's partials, at the rows and columns this thread holds (and reads back, if last).
           const auto ws_at = [&](int s, int r, int cc) {

@@ -498,7 +498,7 @@ void launch_hopper(Engine& engine, detail::GemmState& st, const Sm90GemmConfig& 
                    DevicePtr b, DevicePtr c, float alpha, float beta, CUstream stream, const GemmWorkspace& workspace) {
   const Kernel k = sm90_kernel(engine, st, cfg);
   const int device = engine.options().device;
-  const std::size_t ws_bytes = gemm_sm90_workspace_bytes(cfg, p);
+  const std::size_t ws_bytes = gemm_sm90_workspace_bytes(cfg, p, st.sm_count);
   std::optional<StreamScratch> own;
   DevicePtr ws = 0;
   if (ws_bytes > 0 && workspace.ptr != 0) {
@@ -700,7 +700,7 @@ std::size_t Engine::gemm_workspace_size(const GemmProblem& problem, DevicePtr a,
   if (!config) {
     const GemmProblem p = problem.resolved();
     if (const std::optional<Sm90GemmConfig> cfg = hopper_choice(*this, gemm_state(), p, a, b))
-      return gemm_sm90_workspace_bytes(*cfg, p);
+      return gemm_sm90_workspace_bytes(*cfg, p, gemm_state().sm_count);
   }
   return static_cast<std::size_t>(plan_gemm(*this, problem, a, b, config).bytes());
 }

@@ -142,7 +142,7 @@ CUresult GemmTarget::launch(const BenchJob& job, CUfunction f, std::string* what
       const Sm90GemmConfig cfg = parse_sm90_candidate(job.config);
       // A split candidate's f32 partials go into the worker's split-K workspace, grown when a candidate
       // needs more (the launches prepared over the old one are dropped and prepared again when next run).
-      const std::size_t ws_bytes = gemm_sm90_workspace_bytes(cfg, p);
+      const std::size_t ws_bytes = gemm_sm90_workspace_bytes(cfg, p, sm_count_);
       if (cfg.uses_reduce_kernel() && ws_bytes > 0 && !splitk_)
         throw_invalid("candidate " + job.config + " splits K, but the Support request had no reduction kernel");
       if (workspace_.size() < ws_bytes) {

@@ -18,7 +18,7 @@ namespace swz {
 namespace {
 
 const char* const kForm =
-    " (form: in=f16|bf16,out=f16|bf16|f32,layout=NT|NN|TN|TT,bn=32|64|128|256,stages=N,raster=N,persistent=0|1,inflight=0|1,cluster=1|2,epilogue=regs|tma,splits=1..32,reduce=workspace|cluster|fixup)";
+    " (form: in=f16|bf16,out=f16|bf16|f32,layout=NT|NN|TN|TT,bn=32|64|128|256,stages=N,raster=N,persistent=0|1,inflight=0|1,cluster=1|2,epilogue=regs|tma,splits=1..32,reduce=workspace|cluster|fixup,tail=1|2|4)";
 
 // Slices shorter than this many k-blocks (of 64) fill the pipeline more than they run it.
 constexpr long long kMinSliceBlocks = 4;
@@ -68,6 +68,7 @@ std::string Sm90GemmConfig::to_string() const {
   if (splits > 1) os << ",splits=" << splits;  // likewise
   if (reduce_cluster) os << ",reduce=cluster";
   if (reduce_fixup) os << ",reduce=fixup";
+  if (tail > 1) os << ",tail=" << tail;
   return os.str();
 }
 
@@ -102,6 +103,8 @@ Sm90GemmConfig Sm90GemmConfig::parse(const std::string& text) {
         throw_invalid("sm_90a gemm config: reduce=" + v + " must be workspace, cluster or fixup" + kForm);
       c.reduce_cluster = v == "cluster";
       c.reduce_fixup = v == "fixup";
+    } else if (k == "tail") {
+      c.tail = static_cast<int>(parse_integer("sm_90a gemm config tail", v, 1, 4));
     } else if (k == "splits") {
       c.splits = static_cast<int>(parse_integer("sm_90a gemm config splits", v, 1, kMaxSplits));
     } else {
@@ -121,9 +124,9 @@ void Sm90GemmConfig::validate() const {
   if (bn != 32 && bn != 64 && bn != 128 && bn != 256)
     throw_invalid("sm_90a gemm config: bn=" + std::to_string(bn) + " must be 32, 64, 128 or 256");
   if (stages < 2) throw_invalid("sm_90a gemm config: stages=" + std::to_string(stages) + " must be >= 2");
-  const int smem = tpl::sm90_smem_bytes(bn, stages, tma_epilogue, reduce_fixup);
+  const int smem = tpl::sm90_smem_bytes(bn, stages, tma_epilogue, kernel_fixup());
   if (smem > tpl::kSm90MaxSmem) {
-    const int most = (tpl::kSm90MaxSmem - tpl::kSm90SmemAlign - (tma_epilogue ? tpl::kSm90CBufferBytes : 0) - (reduce_fixup ? 16 : 0)) /
+    const int most = (tpl::kSm90MaxSmem - tpl::kSm90SmemAlign - (tma_epilogue ? tpl::kSm90CBufferBytes : 0) - (kernel_fixup() ? 16 : 0)) /
                      (tpl::sm90_stage_bytes(bn) + 16);
     throw_invalid("sm_90a gemm config: stages=" + std::to_string(stages) + " with bn=" + std::to_string(bn) +
                   (tma_epilogue ? " and epilogue=tma" : "") + " needs " +
@@ -160,6 +163,12 @@ void Sm90GemmConfig::validate() const {
       throw_invalid("sm_90a gemm config: reduce=fixup takes bn <= 128 (bn=" + std::to_string(bn) +
                     " spills); use reduce=workspace");
   }
+  if (tail != 1 && tail != 2 && tail != 4)
+    throw_invalid("sm_90a gemm config: tail=" + std::to_string(tail) + " must be 1 (off), 2 or 4");
+  if (tail > 1 && (splits > 1 || reduce_cluster || reduce_fixup))
+    throw_invalid("sm_90a gemm config: tail=" + std::to_string(tail) +
+                  " cuts only the last wave's tiles into K slices; it takes splits=1 and no reduce= (splits=" +
+                  std::to_string(splits) + ")");
   if (reduce_cluster) {
     if (splits != 2 && splits != 4)
       throw_invalid("sm_90a gemm config: reduce=cluster sums splits=2 or 4 slices in a cluster (splits=" +
@@ -222,6 +231,18 @@ Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count)
   } else if (wide_tiles >= 8LL * sm_count) {
     c.cluster = 2;
   }
+  // 128 x 256 tiles whose last wave is at most half full: that wave's tiles in K slices (tail=4), every
+  // other tile whole. H100 (bench/results_gemm_sm90_tail_h100.log): 2048 x 11008 x 4096 (5 waves + 28
+  // tiles in 4 slices) f16 724 / bf16 746 TFLOP/s against 706 / 698 on 128-wide tiles; 8192 x 14336 x 4096
+  // (pairs: 27 waves + 10 in 4 slices) 767 / 800 against 760 / 793.
+  if (wide_tiles >= sm_count) {
+    Sm90GemmConfig t = c;
+    t.bn = 256;
+    t.stages = 4;
+    t.cluster = wide_tiles >= 8LL * sm_count ? 2 : 1;
+    t.tail = 4;
+    if (gemm_sm90_tail_plan(t, m, n, p.k, p.batch, sm_count).slices > 1) return t;
+  }
   // Full tile rows but too few 128-wide tiles for the SMs: 128 x 64 or 128 x 32 tiles (the wider that
   // does) fill half to one wave of SMs without splitting K, with the deepest ring that fits (9 or 11
   // stages, C from registers). H100, f16 NT: M = 128, N = 4096, K 4096 / 14336 on 32-wide tiles 183 / 254
@@ -272,9 +293,43 @@ int gemm_sm90_k_splits(const Sm90GemmConfig& cfg, long long k) {
   return static_cast<int>((kblocks + per - 1) / per);
 }
 
-std::size_t gemm_sm90_workspace_bytes(const Sm90GemmConfig& cfg, const GemmProblem& problem) {
+Sm90TailPlan gemm_sm90_tail_plan(const Sm90GemmConfig& cfg, long long m, long long n, long long k, long long batch,
+                                 int sm_count) {
+  cfg.validate();
+  Sm90TailPlan plan;
+  const long long rows = (m + tpl::kSm90Bm - 1) / tpl::kSm90Bm;
+  const long long tiles = (rows + cfg.cluster - 1) / cfg.cluster * ((n + cfg.bn - 1) / cfg.bn) * std::max(1LL, batch);
+  const long long kblocks = (std::max(0LL, k) + tpl::kSm90Bk - 1) / tpl::kSm90Bk;
+  plan.dp_tiles = tiles;
+  plan.kb_per_slice = static_cast<int>(std::min<long long>(kblocks, 2147483647LL));
+  if (!cfg.uses_tail() || sm_count < 1) return plan;
+  const long long wave = std::max(1, sm_count / cfg.cluster);
+  const long long rest = tiles % wave;
+  if (tiles < wave || rest == 0) return plan;
+  int slices = cfg.tail;
+  while (slices > 1 && (rest * slices > wave || kblocks < kMinSliceBlocks * slices)) slices /= 2;
+  if (slices < 2) return plan;
+  plan.dp_tiles = tiles - rest;
+  plan.tail_tiles = rest;
+  plan.slices = slices;
+  plan.kb_per_slice = static_cast<int>((kblocks + slices - 1) / slices);
+  return plan;
+}
+
+std::size_t gemm_sm90_workspace_bytes(const Sm90GemmConfig& cfg, const GemmProblem& problem, int sm_count) {
   cfg.validate();
   const GemmProblem p = problem.resolved();
+  if (cfg.uses_tail()) {
+    if (sm_count < 1)
+      throw_invalid("sm_90a gemm: the workspace of config " + cfg.to_string() +
+                    " depends on the device's SM count; pass it (sm_count >= 1)");
+    const long long m = p.c_order == MatrixOrder::RowMajor ? p.m : p.n, n = p.c_order == MatrixOrder::RowMajor ? p.n : p.m;
+    const Sm90TailPlan plan = gemm_sm90_tail_plan(cfg, m, n, p.k, p.batch, sm_count);
+    if (plan.slices < 2 || m == 0 || n == 0) return 0;
+    const long long slots = plan.tail_tiles * plan.slices * cfg.cluster;
+    const long long bytes = detail::checked_mul(slots, static_cast<long long>(tpl::kSm90Bm) * cfg.bn * 4, "sm_90a tail workspace");
+    return static_cast<std::size_t>((bytes + 255) / 256 * 256 + (plan.tail_tiles * cfg.cluster * 8 + 255) / 256 * 256);
+  }
   const int splits = gemm_sm90_k_splits(cfg, p.k);
   if (!cfg.uses_workspace() || splits == 0 || p.m == 0 || p.n == 0) return 0;
   if (cfg.reduce_fixup && splits < 2) return 0;  // too short a K to split: the kernel runs unsplit
@@ -294,7 +349,7 @@ long long gemm_sm90_fixup_flags(const Sm90GemmConfig& cfg, long long m, long lon
 
 int gemm_sm90_smem_bytes(const Sm90GemmConfig& cfg) {
   cfg.validate();
-  return tpl::sm90_smem_bytes(cfg.bn, cfg.stages, cfg.tma_epilogue, cfg.reduce_fixup);
+  return tpl::sm90_smem_bytes(cfg.bn, cfg.stages, cfg.tma_epilogue, cfg.kernel_fixup());
 }
 
 std::string gemm_sm90_name_expression(const Sm90GemmConfig& cfg) {
@@ -307,7 +362,8 @@ std::string gemm_sm90_name_expression(const Sm90GemmConfig& cfg) {
   os << kernel << elem_kind(cfg.in)
      << ", " << elem_kind(cfg.kernel_out()) << ", " << cfg.bn << ", " << cfg.stages << ", " << cfg.raster << ", " << cfg.inflight
      << ", " << (cfg.a_mn_major() ? 1 : 0) << ", " << (cfg.b_mn_major() ? 1 : 0) << ", " << (cfg.tma_epilogue ? 1 : 0);
-  if (cfg.reduce_fixup) os << ", 1";  // FIXUP (left out when 0: the names of other kernels stay as they were)
+  // FIXUP: 1 K slices, 2 the tail (left out when 0: the names of other kernels stay as they were)
+  if (cfg.kernel_fixup()) os << ", " << (cfg.uses_tail() ? 2 : 1);
   os << ">";
   return os.str();
 }
@@ -394,8 +450,12 @@ LaunchShape gemm_sm90_launch_shape(const Sm90GemmConfig& cfg, long long m, long 
   // A cluster tile is `cluster` vertically adjacent tiles; one cluster of CTAs computes it.
   const long long rows = (m + tpl::kSm90Bm - 1) / tpl::kSm90Bm;
   if (batch < 1) throw_invalid("sm_90a gemm launch shape: batch " + std::to_string(batch) + " must be >= 1");
-  const long long tiles = (rows + cfg.cluster - 1) / cfg.cluster * ((n + cfg.bn - 1) / cfg.bn) *
-                          std::max(1, gemm_sm90_k_splits(cfg, k)) * batch;
+  long long tiles = (rows + cfg.cluster - 1) / cfg.cluster * ((n + cfg.bn - 1) / cfg.bn) *
+                    std::max(1, gemm_sm90_k_splits(cfg, k)) * batch;
+  if (cfg.uses_tail()) {  // the whole tiles, then the last wave's tiles in K slices
+    const Sm90TailPlan plan = gemm_sm90_tail_plan(cfg, m, n, k, batch, sm_count);
+    tiles = plan.dp_tiles + plan.tail_tiles * plan.slices;
+  }
   // The kernel counts its work units in int. A cluster reduction runs one cluster of `splits` CTAs per
   // (tile, matrix): its slices are in the cluster, not in the units.
   if (tiles * cfg.cluster > 2147483647LL)

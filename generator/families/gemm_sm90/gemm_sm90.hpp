@@ -63,6 +63,12 @@ struct Sm90GemmConfig {
   /// slice sums them (in slice order) and stores C with alpha and beta: no second kernel. The workspace
   /// also holds a flag per tile (gemm_sm90_workspace_bytes).
   bool reduce_fixup = false;
+  /// The last partial wave in K slices (text "tail=N", printed only when > 1; N is 2 or 4): where the tiles
+  /// fill some whole waves of SMs and then a last one at most half, those last tiles are cut into up to N K
+  /// slices (as many as fit in one wave, each of at least 4 k-blocks) that the kernel sums itself (as
+  /// reduce=fixup, in a workspace of gemm_sm90_workspace_bytes); every other tile runs whole. 2048 x 11008
+  /// on 128 x 256 tiles: 5 waves of 132 and 28 tiles left, which run as 112 quarter tiles. With splits = 1.
+  int tail = 1;
 
   std::string to_string() const;
   /// @throws Error(InvalidArgument) naming the field for unknown keys, bad values or an invalid config.
@@ -79,7 +85,25 @@ struct Sm90GemmConfig {
   bool uses_workspace() const { return splits > 1 && !reduce_cluster; }
   /// Whether the split-K reduction kernel runs after the GEMM (gemm_sm90_launch's `reduce`).
   bool uses_reduce_kernel() const { return uses_workspace() && !reduce_fixup; }
+  /// Whether the last partial wave may run in K slices (tail > 1; gemm_sm90_tail_plan says whether it does).
+  bool uses_tail() const { return tail > 1; }
+  /// Whether the kernel sums K slices itself (a tile flag and the verdict word: reduce=fixup or the tail).
+  bool kernel_fixup() const { return reduce_fixup || uses_tail(); }
 };
+
+/// How a tail config (Sm90GemmConfig::tail) runs on a problem: the first `dp_tiles` (cluster tiles x
+/// matrices) whole, the `tail_tiles` after them in `slices` K slices of `kb_per_slice` k-blocks. slices = 1
+/// (no tail, every tile whole) where the tiles fill fewer than one wave of `sm_count` SMs (sm_count /
+/// cluster clusters), fill their last wave exactly, or leave more than half of it for the rest, or where K
+/// is too short for slices of 4 k-blocks; or for a config that is not a tail config.
+struct Sm90TailPlan {
+  long long dp_tiles = 0;
+  long long tail_tiles = 0;
+  int slices = 1;
+  int kb_per_slice = 0;
+};
+Sm90TailPlan gemm_sm90_tail_plan(const Sm90GemmConfig& cfg, long long m, long long n, long long k, long long batch,
+                                 int sm_count);
 
 /// The layout (Sm90GemmConfig::layout) `problem` has in the kernel's frame: its own for a row-major C; for a
 /// column-major C, computed as C^T = B^T A^T, the roles swap (NN runs as TT, TT as NN; NT and TN stay).
@@ -90,7 +114,8 @@ Sm90GemmConfig default_sm90_gemm_config(DType in, DType out);
 /// A config for a problem's layout and shape without tuning: the default with the problem's layout and the
 /// TMA-store epilogue, bn 128 when 128 x 256 tiles would
 /// leave SMs idle (fewer tiles than `sm_count`, e.g. M = 128) or fill the last wave of SMs clearly better,
-/// clusters of two from 8 waves of tiles on, and
+/// clusters of two from 8 waves of tiles on, 128 x 256 tiles with the last wave in K slices (tail=4) where
+/// that wave is at most half full (gemm_sm90_tail_plan: 2048 x 11008, 8192 x 14336), and
 /// K split into up to 16 slices (of at least 4 k-blocks) where whole tiles would keep at most half the SMs
 /// busy (summed in the kernel, reduce=fixup, where a tile row holds at most 32 rows of C); but 128 x 64 or
 /// 128 x 32 tiles (9 or 11 stages, register epilogue, K unsplit) where those fill
@@ -146,7 +171,10 @@ int gemm_sm90_k_splits(const Sm90GemmConfig& cfg, long long k);
 /// Bytes of f32 workspace a launch of `cfg` on `problem` needs (256-byte multiple; 0 when it does not
 /// split K): one slice of every tile row per K slice and matrix; for reduce=fixup then 8 bytes of flag per
 /// tile and matrix (256-byte aligned).
-std::size_t gemm_sm90_workspace_bytes(const Sm90GemmConfig& cfg, const GemmProblem& problem);
+/// A tail config's (gemm_sm90_tail_plan) needs one slot of 128 x bn floats per tail tile, slice and cluster
+/// rank, then 8 bytes of flag per tail tile and rank; it depends on `sm_count`, which it then needs (>= 1).
+/// @throws Error(InvalidArgument) for a tail config without sm_count.
+std::size_t gemm_sm90_workspace_bytes(const Sm90GemmConfig& cfg, const GemmProblem& problem, int sm_count = 0);
 /// Tile flags of a reduce=fixup launch on m x n (the kernel's frame) x batch: one per tile of every cluster
 /// tile; they follow the partials in the workspace.
 long long gemm_sm90_fixup_flags(const Sm90GemmConfig& cfg, long long m, long long n, long long batch);

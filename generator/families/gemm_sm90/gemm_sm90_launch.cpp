@@ -188,6 +188,22 @@ Sm90GemmLaunch gemm_sm90_prepare(const Sm90GemmConfig& cfg, const GemmProblem& p
     p.flags = reinterpret_cast<unsigned long long*>(static_cast<std::uintptr_t>(workspace + partial_bytes));
     p.launch_id = next_launch_id();
   }
+  const Sm90TailPlan plan = gemm_sm90_tail_plan(cfg, f.m, f.n, f.k, f.batch, sm_count);
+  p.dp_tiles = static_cast<int>(plan.dp_tiles);
+  if (plan.slices > 1) {
+    // The last wave's tiles in K slices: their slots, then their flags (gemm_sm90_workspace_bytes).
+    const std::size_t need = gemm_sm90_workspace_bytes(cfg, problem, sm_count);
+    if (workspace == 0)
+      throw_invalid("sm_90a gemm: config " + cfg.to_string() + " runs its last wave of tiles in K slices here and needs a "
+                    "workspace of " + std::to_string(need) + " bytes (gemm_sm90_workspace_bytes with the SM count)");
+    if (workspace % 16 != 0) throw_invalid("sm_90a gemm: the tail's workspace must be 16-byte aligned");
+    const long long slot_bytes = plan.tail_tiles * plan.slices * cfg.cluster * tpl::kSm90Bm * cfg.bn * 4;
+    p.splits = plan.slices;
+    p.kb_per_split = plan.kb_per_slice;
+    p.ws = reinterpret_cast<float*>(static_cast<std::uintptr_t>(workspace));
+    p.flags = reinterpret_cast<unsigned long long*>(static_cast<std::uintptr_t>(workspace + (slot_bytes + 255) / 256 * 256));
+    p.launch_id = next_launch_id();
+  }
   return l;
 }
 

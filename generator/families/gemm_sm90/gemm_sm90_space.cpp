@@ -120,6 +120,20 @@ std::vector<Sm90GemmConfig> sm90_gemm_space(const Sm90GemmConfig& base) {
         c.raster = raster;
         add(c);
       }
+  // The last partial wave in K slices (tail=4: as many as fit, 4 or 2; where no wave is partial enough it
+  // runs as the config without it).
+  for (const TileStages ts : {TileStages{256, 4}, TileStages{128, 6}})
+    for (const int cluster : {1, 2}) {
+      Sm90GemmConfig c = base;
+      c.bn = ts.bn;
+      c.stages = ts.stages;
+      c.cluster = cluster;
+      c.raster = 8;
+      c.splits = 1;
+      c.reduce_fixup = c.reduce_cluster = false;
+      c.tail = 4;
+      add(c);
+    }
   return space;
 }
 

@@ -30,7 +30,8 @@ std::optional<Sm90GemmConfig> sm90_default_choice(const GemmProblem& problem, in
 
 /// The variant's search space around `base` (a problem's default: its dtypes and operand layout are kept):
 /// bn 128 or 256 with the stage counts that fit each, rasterization groups of 8, 16 or 4 tile-rows,
-/// clusters of 1 or 2 (at most 24; those that do not fit the base's shared memory are left out); for a
+/// clusters of 1 or 2 (at most 24; those that do not fit the base's shared memory are left out), and bn 256 /
+/// 128 with clusters of 1 or 2 and the last partial wave in K slices (tail=4); for a
 /// skinny base (one that splits K into S slices, or runs 32- or 64-wide tiles), instead: 128- and 256-wide
 /// tiles in S, S / 2 and 2 S slices summed by the reduction kernel or in the kernel (reduce=fixup), 2 or 4
 /// slices summed in a cluster (reduce=cluster), and 32- and 64-wide tiles with K unsplit or in 2 or 4

@@ -163,7 +163,7 @@ Outcome run_case(const Case& c, std::mt19937_64& rng) {
   const int sms = c.sm_count > 0 ? c.sm_count : device_info(0).sm_count;
   // Split configs: the f32 workspace starts NaN-poisoned, so a partial the reduction sums but no slice
   // wrote shows up as a non-finite C.
-  const std::size_t ws_bytes = gemm_sm90_workspace_bytes(cfg, p);
+  const std::size_t ws_bytes = gemm_sm90_workspace_bytes(cfg, p, sms);
   DeviceBuffer dw(std::max<std::size_t>(ws_bytes, 256));
   if (ws_bytes > 0) {
     const std::vector<std::uint8_t> poison(ws_bytes, kPoisonByte);
@@ -174,7 +174,7 @@ Outcome run_case(const Case& c, std::mt19937_64& rng) {
   Stream stream;
   // reduce=fixup with beta = 0 runs twice over the same workspace: the second launch's tile flags start
   // from the first one's counts (a fresh launch id must make them stale) and must give the same C.
-  const int launches = cfg.reduce_fixup && c.beta == 0.0f ? 2 : 1;
+  const int launches = cfg.kernel_fixup() && c.beta == 0.0f ? 2 : 1;
   for (int i = 0; i < launches; ++i)
     gemm_sm90_launch(kernel_for(cfg), launch, stream.handle(), true, cfg.uses_reduce_kernel() ? &reduce_for(out) : nullptr);
   stream.synchronize();
@@ -452,6 +452,74 @@ TEST_CASE("gemm_sm90 gpu: batches: strided matrices with gaps, every layout, spl
       c.sm_count = 5;  // many units per persistent block, across matrices
       check_case(c, rng);
     }
+}
+
+// The tail: the tiles past the last full wave in 2 or 4 K slices summed by the slice that counts last
+// (a small sm_count makes waves of a few tiles). Each shape notes its plan.
+TEST_CASE("gemm_sm90 gpu: the last wave in K slices (tail): widths, clusters, batches, layouts, beta, odd shapes") {
+  SWZ_REQUIRE_SM90();
+  std::mt19937_64 rng(std::random_device{}());
+  const char* configs[] = {"in=f16,out=f16,tail=4,epilogue=tma", "in=bf16,out=f32,bn=128,stages=6,tail=2",
+                           "in=f16,out=bf16,bn=128,stages=6,cluster=2,tail=4,epilogue=tma",
+                           "in=bf16,out=bf16,bn=64,stages=9,tail=4,inflight=0"};
+  for (const char* text : configs) {
+    Case c;
+    c.cfg = cfg_of(text);
+    c.m = 300, c.n = 1000, c.k = 1000;  // 16 k-blocks
+    c.samples = 4000;                    // and the last row and column
+    for (const int sms : {10, 7, 3}) {   // bn 256: 12 tiles = 10 whole + 2 x 4 slices; 7 + 5 (no tail); 4 x 3
+      c.sm_count = sms;
+      check_case(c, rng);
+    }
+    c.alpha = 0.5f, c.beta = -1.5f;  // the finisher's sum goes through the register epilogue, reading C
+    c.sm_count = 10;
+    check_case(c, rng);
+    c.ldc_pad = 3, c.c_misalign = 1;
+    check_case(c, rng);
+    c.ldc_pad = 0, c.c_misalign = 0, c.beta = 0.0f;
+    c.c_col_major = true;
+    check_case(c, rng);
+    c.c_col_major = false;
+    c.batch = 3, c.m = 131, c.n = 200, c.k = 520;  // 9 k-blocks: at most 2 slices
+    c.ab_stride_pad = 64, c.c_stride_pad = 8;
+    c.sm_count = 4;
+    c.samples = 0;
+    check_case(c, rng);
+    c.batch = 1, c.ab_stride_pad = 0, c.c_stride_pad = 0;
+    c.m = 1000, c.n = 1000, c.k = 3000;
+    c.samples = 3000;
+    c.beta = 1.0f;
+    c.sm_count = 10;
+    check_case(c, rng);
+    if (c.cfg.bn == 256) {
+      c.m = 2048, c.n = 11008, c.k = 4096;  // the whole device: 128 x 256 tiles, 5 waves + 28 tiles x 4 slices
+      c.beta = 0.0f, c.sm_count = 0;
+      c.samples = 2000;
+      check_case(c, rng);
+    }
+  }
+  for (int layout = 1; layout < 4; ++layout)
+    for (const char* text : {configs[0], configs[2]}) {
+      Case c = layout_case(text, layout);
+      c.m = 300, c.n = 1000, c.k = 1000;
+      c.sm_count = 10;
+      c.samples = 4000;
+      check_case(c, rng);
+    }
+}
+
+TEST_CASE("gemm_sm90 gpu: the tail, sanitizer-sized") {
+  SWZ_REQUIRE_SM90();
+  std::mt19937_64 rng(std::random_device{}());
+  for (const char* cfg : {"in=f16,out=f16,tail=4,epilogue=tma", "in=bf16,out=bf16,bn=128,stages=6,cluster=2,tail=2"}) {
+    Case c;
+    c.cfg = cfg_of(cfg);
+    c.m = 300, c.n = 600, c.k = 520;  // bn 256: 9 tiles on 4 SMs = 8 whole + 1 x 2 slices
+    c.sm_count = 4;
+    check_case(c, rng);
+    c.alpha = 0.5f, c.beta = 1.0f;
+    check_case(c, rng);
+  }
 }
 
 TEST_CASE("gemm_sm90 gpu: split-K (workspace and cluster) and batches, sanitizer-sized") {

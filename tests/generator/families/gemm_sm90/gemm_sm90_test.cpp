@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <set>
 #include <string>
 #include <vector>
@@ -161,9 +162,22 @@ TEST_CASE("gemm_sm90: the shape-based choice: 128-wide tiles when 256-wide ones 
   CHECK(big.cluster == 2);  // 2048 tiles: B shared by pairs of CTAs
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 4096, 4096), 132).cluster == 1);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 2048, 4096, 4096), 132).bn == 256);  // 256 tiles
-  // 688 wide tiles fill 87% of 6 waves' slots, 1376 narrow ones 95% of 11: the narrow ones.
-  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 2048, 11008, 4096), 132).bn == 128);
+  // 688 wide tiles fill 87% of 6 waves' slots, 1376 narrow ones 95% of 11: the narrow ones where K is too
+  // short for the tail's slices (7 k-blocks), else the wide ones with the last wave's 28 in 4 slices.
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 2048, 11008, 448), 132).bn == 128);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 2048, 11008, 448), 132).tail == 1);
+  const Sm90GemmConfig tail = choose_sm90_gemm_config(nt_problem(DType::BF16, DType::BF16, 2048, 11008, 4096), 132);
+  CHECK(tail.bn == 256);
+  CHECK(tail.tail == 4);
+  CHECK(tail.cluster == 1);
+  CHECK(tail.tma_epilogue);
+  const Sm90GemmConfig tail2 = choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 8192, 14336, 4096), 132);
+  CHECK(tail2.cluster == 2);  // 1792 cluster tiles = 27 waves of 66 + 10
+  CHECK(tail2.tail == 4);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 8192, 11008, 4096), 132).bn == 256);
+  // No tail where the last wave is more than half full: 4096^2 (512 tiles: 3 waves + 116), 8192 x 11008.
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 4096, 4096, 4096), 132).tail == 1);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 8192, 11008, 4096), 132).tail == 1);
   // M = 128 x N = 4096: 16 wide tiles, 128 of 128 x 32 with full rows: those, K unsplit, C from registers.
   const Sm90GemmConfig skinny = choose_sm90_gemm_config(nt_problem(DType::BF16, DType::F32, 128, 4096, 4096), 132);
   CHECK(skinny.bn == 32);
@@ -371,6 +385,10 @@ TEST_CASE("gemm_sm90: the default configs and all layouts compile for sm_90a wit
   configs.push_back(Sm90GemmConfig::parse("in=f16,out=f16,epilogue=tma"));
   configs.push_back(Sm90GemmConfig::parse("in=bf16,out=f32,layout=TN,epilogue=tma,cluster=2"));
   configs.push_back(Sm90GemmConfig::parse("in=bf16,out=bf16,bn=128,stages=6,epilogue=tma"));
+  // The tail (its finisher sums beside the accumulators): both epilogues, clusters, MN-major operands.
+  configs.push_back(Sm90GemmConfig::parse("in=bf16,out=bf16,tail=4,epilogue=tma"));
+  configs.push_back(Sm90GemmConfig::parse("in=f16,out=f32,layout=TT,bn=128,stages=6,cluster=2,tail=4,epilogue=tma"));
+  configs.push_back(Sm90GemmConfig::parse("in=bf16,out=f32,layout=NN,cluster=2,tail=4"));
   for (const Sm90GemmConfig& c : configs) {
     CAPTURE(c.to_string());
     CompileRequest req = gemm_sm90_compile_request(c);
@@ -545,4 +563,66 @@ TEST_CASE("gemm_sm90: split-K summed in the kernel (reduce=fixup): text, rules, 
   CHECK(gemm_sm90_workspace_bytes(c, nt_problem(DType::F16, DType::BF16, 16, 4096, 64)) == 0);
   CHECK(gemm_sm90_workspace_bytes(c, nt_problem(DType::F16, DType::BF16, 16, 4096, 0)) == 0);
   CHECK(gemm_sm90_k_splits(c, 4096) == 4);
+}
+
+TEST_CASE("gemm_sm90: the last wave in K slices (tail): text, rules, the plan, the kernel, workspace, launch shape") {
+  Sm90GemmConfig c = Sm90GemmConfig::parse("in=bf16,out=bf16,tail=4,epilogue=tma");
+  CHECK(c.uses_tail());
+  CHECK(c.kernel_fixup());
+  CHECK_FALSE(c.uses_workspace());  // not the split-K workspace: the tail's, sized by gemm_sm90_workspace_bytes
+  CHECK(c.kernel_out() == DType::BF16);
+  CHECK(c.to_string() == "in=bf16,out=bf16,layout=NT,bn=256,stages=4,raster=8,persistent=1,inflight=1,cluster=1,epilogue=tma,tail=4");
+  CHECK(Sm90GemmConfig::parse(c.to_string()) == c);
+  CHECK(gemm_sm90_name_expression(c) == "swz::tpl::gemm_sm90_kernel<1, 1, 256, 4, 8, 1, 0, 0, 1, 2>");
+  Sm90GemmConfig plain = c;
+  plain.tail = 1;
+  CHECK(gemm_sm90_smem_bytes(c) == gemm_sm90_smem_bytes(plain) + 16);  // the verdict word
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("tail=3"); }), "tail=3 must be 1 (off), 2 or 4"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("bn=128,stages=6,splits=2,tail=2"); }),
+                 "takes splits=1"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("tail=5"); }), "tail"));
+  // 2048 x 11008 on 132 SMs: 16 x 43 = 688 tiles = 5 waves + 28, which fit 4 slices (112 units).
+  Sm90TailPlan plan = gemm_sm90_tail_plan(c, 2048, 11008, 4096, 1, 132);
+  CHECK(plan.dp_tiles == 660);
+  CHECK(plan.tail_tiles == 28);
+  CHECK(plan.slices == 4);
+  CHECK(plan.kb_per_slice == 16);
+  CHECK(gemm_sm90_launch_shape(c, 2048, 11008, 4096, 132).grid[0] == 132);
+  const GemmProblem p = nt_problem(DType::BF16, DType::BF16, 2048, 11008, 4096);
+  CHECK(gemm_sm90_workspace_bytes(c, p, 132) == 28ull * 4 * 128 * 256 * 4 + 256);
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [&] { gemm_sm90_workspace_bytes(c, p); }), "SM count"));
+  // 128-wide tiles: 1376 = 10 waves + 56, which fit 2 slices.
+  Sm90GemmConfig c128 = Sm90GemmConfig::parse("in=bf16,out=bf16,bn=128,stages=6,tail=4");
+  plan = gemm_sm90_tail_plan(c128, 2048, 11008, 4096, 1, 132);
+  CHECK(plan.dp_tiles == 1320);
+  CHECK(plan.tail_tiles == 56);
+  CHECK(plan.slices == 2);
+  CHECK(plan.kb_per_slice == 32);
+  // Clusters of two: waves of 66 cluster tiles; 2048 x 11008 on 128 x 128: 8 x 86 = 688 = 10 x 66 + 28.
+  c128.cluster = 2;
+  plan = gemm_sm90_tail_plan(c128, 2048, 11008, 4096, 1, 132);
+  CHECK(plan.dp_tiles == 660);
+  CHECK(plan.tail_tiles == 28);
+  CHECK(plan.slices == 2);
+  CHECK(gemm_sm90_workspace_bytes(c128, p, 132) == 28ull * 2 * 2 * 128 * 128 * 4 + 512);
+  // No tail: a last wave more than half full (4096^2: 256 = 132 + 124), exactly full, fewer tiles than one
+  // wave, K too short for slices of 4 k-blocks, or a config without it.
+  for (const auto& s : {std::array<long long, 4>{4096, 4096, 4096, 132}, std::array<long long, 4>{128 * 12, 256 * 11, 4096, 132},
+                        std::array<long long, 4>{128, 4096, 4096, 132}, std::array<long long, 4>{2048, 11008, 64 * 7, 132}}) {
+    CAPTURE(s[0]);
+    plan = gemm_sm90_tail_plan(c, s[0], s[1], s[2], 1, static_cast<int>(s[3]));
+    CHECK(plan.slices == 1);
+    CHECK(plan.tail_tiles == 0);
+    CHECK(plan.dp_tiles == (s[0] + 127) / 128 * ((s[1] + 255) / 256));
+    CHECK(gemm_sm90_workspace_bytes(c, nt_problem(DType::BF16, DType::BF16, s[0], s[1], s[2]), static_cast<int>(s[3])) == 0);
+  }
+  // K of 8 k-blocks: only 2 slices of 4.
+  CHECK(gemm_sm90_tail_plan(c, 2048, 11008, 64 * 8, 1, 132).slices == 2);
+  CHECK(gemm_sm90_tail_plan(plain, 2048, 11008, 4096, 1, 132).slices == 1);
+  // Batches count as tiles: 3 x (2 x 1) on 4 SMs = 4 whole + 2 x 2 slices.
+  plan = gemm_sm90_tail_plan(c, 131, 200, 520, 3, 4);
+  CHECK(plan.dp_tiles == 4);
+  CHECK(plan.tail_tiles == 2);
+  CHECK(plan.slices == 2);
+  CHECK(gemm_sm90_launch_shape(c, 131, 200, 520, 4, 3).grid[0] == 4);
 }
