@@ -268,6 +268,21 @@ Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count)
       }
     }
   }
+  // One short tile row of at most 32 rows with K past that (M = 16 against K = 14336): 64-wide tiles in 2 K
+  // slices summed in the kernel, when those fill half to one wave of SMs. H100, 16 x 4096 x 14336: the
+  // tuner's winner in f16 and bf16 (32.3 / 32.4 TFLOP/s against 30.9 / 31.0 on 128-wide tiles in 4 slices,
+  // cuBLAS 33.8 / 33.9; bench/results_gemm_tuned_llm_h100_*.log, eighth session).
+  if (wide_tiles < sm_count && tiles_m == 1 && m <= kFixupMaxRows && !short_row && kblocks >= 2 * kMinSliceBlocks) {
+    const long long thin_tiles = (n + 63) / 64 * std::max(1LL, p.batch);
+    if (2 * thin_tiles <= sm_count && 4 * thin_tiles >= sm_count) {
+      c.bn = 64;
+      c.stages = kWideThinStages;
+      c.splits = 2;
+      c.reduce_fixup = true;
+      c.tma_epilogue = false;
+      return c;
+    }
+  }
   // At most half the SMs busy with whole tiles: cut K into as many slices as fill the GPU, none shorter
   // than kMinSliceBlocks k-blocks.
   const long long tiles = ((m + tpl::kSm90Bm - 1) / tpl::kSm90Bm) * ((n + c.bn - 1) / c.bn) * std::max(1LL, p.batch);

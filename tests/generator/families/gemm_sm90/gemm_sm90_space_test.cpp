@@ -67,13 +67,14 @@ TEST_CASE("gemm_sm90 variant: where it runs by default") {
   small.batch = 64;  // ... but 256 of them over 64 matrices fill the GPU
   CHECK(sm90_default_choice(small.resolved(), 16, 132).has_value());
   // 16 x 4096: one row of 128 tiles of 128 x 32 (H100: 23.6 TFLOP/s against the mma.sync family's 18.3);
-  // at K = 14336 32 tiles of 128 x 128 in 4 K slices.
+  // at K = 14336 64 tiles of 128 x 64 in 2 K slices.
   const auto skinny = sm90_default_choice(nt(DType::F16, DType::F16, 16, 4096, 4096), 16, 132);
   REQUIRE(skinny.has_value());
   CHECK(skinny->bn == 32);
   const auto deep = sm90_default_choice(nt(DType::F16, DType::F16, 16, 4096, 14336), 16, 132);
   REQUIRE(deep.has_value());
-  CHECK(deep->splits == 4);
+  CHECK(deep->splits == 2);
+  CHECK(deep->bn == 64);
   // 128 x 128 x 4096: one tile in 16 slices is still too few units; 128 x 128 x 128 has two k-blocks.
   CHECK_FALSE(sm90_default_choice(nt(DType::F16, DType::F16, 128, 128, 4096), 16, 132).has_value());
   CHECK_FALSE(sm90_default_choice(nt(DType::F16, DType::F16, 128, 128, 128), 16, 132).has_value());

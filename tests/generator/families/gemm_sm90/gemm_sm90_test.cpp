@@ -204,12 +204,13 @@ TEST_CASE("gemm_sm90: the shape-based choice: 128-wide tiles when 256-wide ones 
   }
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 4096, 8192), 132).bn == 32);
   // Not where 32-wide tiles would be more than a wave (N = 11008: 344), fewer than half of one (N = 2048:
-  // 64), their rows mostly empty in several tile rows (M = 180), or K long (M = 16, K 14336: slices).
+  // 64), their rows mostly empty in several tile rows (M = 180), or K long (M = 16, K 14336: 64-wide tiles
+  // in 2 slices).
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 11008, 4096), 132).bn == 128);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 2048, 4096), 132).bn == 128);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 11008, 4096), 132).bn == 128);
-  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 4096, 14336), 132).bn == 128);
-  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 4096, 8256), 132).bn == 128);  // 129 k-blocks
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 4096, 14336), 132).bn == 64);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 4096, 8256), 132).splits == 2);  // 129 k-blocks
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 180, 4096, 4096), 132).bn == 128);  // 90 rows a tile row
   // 256 x 4096: 128 tiles of 128 x 64 (the wider narrow tile that fills the SMs), 9 stages.
   const Sm90GemmConfig two_rows = choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 256, 4096, 4096), 132);
@@ -462,10 +463,18 @@ TEST_CASE("gemm_sm90: split-K configs: text, slices, launch shape, workspace, th
   const Sm90GemmConfig d = choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 64, 4096, 14336), 132);
   CHECK(d.bn == 128);
   CHECK(d.splits == 4);  // 32 tiles x 4 = 128 units
-  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 4096, 14336), 132).splits == 4);
-  // 16 rows of C in a tile row: the slices are summed in the kernel; 64: by the reduction kernel.
-  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 4096, 14336), 132).reduce_fixup);
-  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 32, 4096, 14336), 132).reduce_fixup);
+  // At most 32 rows of C in one tile row with K past 8192: 64 tiles of 128 x 64 in 2 slices, summed in the
+  // kernel; 64 rows: 128-wide tiles in 4 slices by the reduction kernel.
+  for (const long long m : {16LL, 32LL}) {
+    const Sm90GemmConfig s = choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, m, 4096, 14336), 132);
+    CHECK(s.bn == 64);
+    CHECK(s.splits == 2);
+    CHECK(s.reduce_fixup);
+    CHECK_FALSE(s.tma_epilogue);
+    CHECK_NOTHROW(s.validate());
+  }
+  // 16 x 11008: 172 such tiles, more than a wave: 128-wide tiles, 86 of them, unsplit.
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 11008, 14336), 132).bn == 128);
   CHECK_FALSE(d.reduce_fixup);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 128, 4096), 132).splits == 16);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 128, 128), 132).splits == 1);  // 2 k-blocks
