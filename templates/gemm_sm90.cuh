@@ -469,6 +469,34 @@ struct Sm90Unit {
   int tile, b, split, slab, kb_begin, kb_end, q;
   bool part;
 };
+/// The fixups' count (FIXUP 1 and 2): after a slice's partials are stored, counts it in `flag` (launch id
+/// << 8 | slices counted: a value of another launch id is stale and this slice starts it over) and returns,
+/// to all 256 consumer threads (`ct` 0..255), whether it was the last of `slices`; the verdict goes through
+/// the shared word at `verdict` (the fixup slot after the barriers). The partials are made visible
+/// GPU-wide before the count, and the counted ones to the last slice after it.
+__device__ __forceinline__ bool sm90_count_slice(const Sm90GemmParams& p, unsigned long long* flag, int slices, int ct,
+                                                 unsigned verdict) {
+  __threadfence();  // the partials are visible GPU-wide before the count says so
+  asm volatile("bar.sync 3, 256;\n" ::: "memory");  // both consumer warpgroups
+  if (ct == 0) {
+    unsigned long long old = *reinterpret_cast<volatile unsigned long long*>(flag), next;
+    for (;;) {
+      next = (old >> 8) == p.launch_id ? old + 1 : ((p.launch_id << 8) | 1ull);
+      const unsigned long long prev = atomicCAS(flag, old, next);
+      if (prev == old) break;
+      old = prev;
+    }
+    const unsigned last = static_cast<int>(next & 0xffu) == slices ? 1u : 0u;
+    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(verdict), "r"(last) : "memory");
+  }
+  asm volatile("bar.sync 3, 256;\n" ::: "memory");
+  unsigned last;
+  asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(last) : "r"(verdict) : "memory");
+  if (last == 0) return false;
+  __threadfence();
+  return true;
+}
+
 /// The tail's slices (FIXUP 2; Sm90GemmParams::dp_tiles): writes this slice's accumulators into its slot
 /// and counts it in the tile's flag; the slice that counts last then sums all slots as the pairwise tree and
 /// stores C from the sums with alpha and beta (rows `row` and row + 8, columns col + 8j as the accumulators
@@ -487,26 +515,9 @@ __device__ __forceinline__ void sm90_tail_fixup(const Sm90GemmParams& p, const f
   float4* mine = first + w.split * slice_step;
 #pragma unroll
   for (int i = 0; i < kVec; ++i) __stcg(mine + i * 256, make_float4(d[4 * i], d[4 * i + 1], d[4 * i + 2], d[4 * i + 3]));
-  const unsigned last_flag = empty0 + STAGES * 8;
-  __threadfence();  // the slot is visible GPU-wide before the count says so
-  asm volatile("bar.sync 3, 256;\n" ::: "memory");
-  if (ct == 0) {
-    unsigned long long* flag = p.flags + static_cast<long long>(w.q) * CLUSTER + rank;
-    unsigned long long old = *reinterpret_cast<volatile unsigned long long*>(flag), next;
-    for (;;) {
-      next = (old >> 8) == p.launch_id ? old + 1 : ((p.launch_id << 8) | 1ull);
-      const unsigned long long prev = atomicCAS(flag, old, next);
-      if (prev == old) break;
-      old = prev;
-    }
-    const unsigned last = static_cast<int>(next & 0xffu) == p.splits ? 1u : 0u;
-    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(last_flag), "r"(last) : "memory");
-  }
-  asm volatile("bar.sync 3, 256;\n" ::: "memory");
-  unsigned last;
-  asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(last) : "r"(last_flag) : "memory");
-  if (last == 0) return;  // another slice of this tile stores it
-  __threadfence();
+  // Another slice of this tile stores it unless this one counts last.
+  if (!sm90_count_slice(p, p.flags + static_cast<long long>(w.q) * CLUSTER + rank, p.splits, ct, empty0 + STAGES * 8))
+    return;
   // (s0 + s1), then + (s2 + s3) for four slices, a few column groups at a time (their loads in flight).
   constexpr int kGroup = kVec < 4 ? kVec : (BN == 256 ? 1 : 4);  // more at bn 256 spilled
   const bool four = p.splits == 4;
@@ -801,26 +812,9 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
                              : "memory");
             }
           // The count's verdict for the whole CTA, in the word after the barriers (sm90_smem_bytes' fixup slot).
-          const unsigned last_flag = empty0 + STAGES * 8;
-          __threadfence();  // the partials are visible GPU-wide before the count says so
-          asm volatile("bar.sync 3, 256;\n" ::: "memory");  // both consumer warpgroups
-          if (consumer == 0 && t == 0) {
-            unsigned long long* flag = p.flags + (static_cast<long long>(b) * tiles + tile) * CLUSTER + rank;
-            unsigned long long old = *reinterpret_cast<volatile unsigned long long*>(flag), next;
-            for (;;) {
-              next = (old >> 8) == p.launch_id ? old + 1 : ((p.launch_id << 8) | 1ull);
-              const unsigned long long prev = atomicCAS(flag, old, next);
-              if (prev == old) break;
-              old = prev;
-            }
-            const unsigned last = static_cast<int>(next & 0xffu) == p.splits ? 1u : 0u;
-            asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(last_flag), "r"(last) : "memory");
-          }
-          asm volatile("bar.sync 3, 256;\n" ::: "memory");
-          unsigned last;
-          asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(last) : "r"(last_flag) : "memory");
-          if (last == 0) continue;  // another slice of this tile stores C
-          __threadfence();
+          if (!sm90_count_slice(p, p.flags + (static_cast<long long>(b) * tiles + tile) * CLUSTER + rank, p.splits,
+                                consumer * 128 + t, empty0 + STAGES * 8))
+            continue;  // another slice of this tile stores C
           // Sum the tile from the workspace, all 256 consumer threads over its in-bounds element pairs (rows
           // of C past M, e.g. 112 of 128 at M = 16, cost nothing), every slice (this one's too: its own stores
           // are visible to it) in slice order: the same sum whichever slice counts last. Four pairs a thread
