@@ -787,11 +787,9 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
       const int col = tn * BN + 2 * (lane % 4);
       const long long c_base = static_cast<long long>(row_base) * p.ldc + c_matrix * p.stride_c;
       if constexpr (FIXUP == 2) {
-        // The unit's slice and slot again from `unit` (an opaque copy, so the compiler recomputes them here
-        // instead of holding them in registers through the main loop beside the accumulators).
-        const Sm90Unit wt = w;
-        if (wt.part) {
-          sm90_tail_fixup<OUT_KIND, BN, STAGES, CLUSTER>(p, d, wt, consumer * 128 + t, rank, empty0, row, col, c_base);
+        // A slice of a tail tile: its slot, the count, and C from all slots by the last (sm90_tail_fixup).
+        if (w.part) {
+          sm90_tail_fixup<OUT_KIND, BN, STAGES, CLUSTER>(p, d, w, consumer * 128 + t, rank, empty0, row, col, c_base);
           continue;
         }
       }
