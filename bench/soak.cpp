@@ -21,6 +21,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -46,6 +47,7 @@ struct Options {
   double watchdog_s = 300;  // one call (a tune included) taking longer is a hang
   std::uint64_t seed = 1;
   std::string cache_dir;    // empty: a fresh directory under /tmp
+  bool tune = true;         // false (--no-tune): the first engine uses the default policy too
   double max_rss_growth_mb = 64, max_device_growth_mb = 256;
 };
 
@@ -64,6 +66,45 @@ double rss_mb() {
   while (std::getline(f, line))
     if (line.rfind("VmRSS:", 0) == 0) return std::atof(line.c_str() + 6) / 1024.0;
   return 0;
+}
+
+// Bytes malloc hands out now (in use in the arenas plus its own mmapped chunks): when RSS grows and this
+// does not, the growth is memory mapped outside malloc (the driver's) or arena pages the trim cannot free.
+double heap_in_use_mb() {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+  const struct mallinfo2 mi = mallinfo2();
+  return static_cast<double>(mi.uordblks + mi.hblkhd) / (1024.0 * 1024.0);
+#else
+  return 0;
+#endif
+}
+
+// Where the resident memory is, by mapping (/proc/self/smaps): file mappings by path, anonymous ones by
+// their size (glibc's thread arenas are 64 MiB reservations; the driver's mappings have other sizes).
+void print_resident_by_mapping() {
+  std::ifstream f("/proc/self/smaps");
+  std::map<std::string, std::pair<double, int>> by;  // name -> (RSS MiB, mappings)
+  std::string line, name;
+  while (std::getline(f, line)) {
+    unsigned long long lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%llx-%llx ", &lo, &hi) == 2 && line.find(':') > line.find(' ')) {
+      std::istringstream is(line);
+      std::string range, perms, off, dev, inode, path;
+      is >> range >> perms >> off >> dev >> inode;
+      std::getline(is, path);
+      path.erase(0, path.find_first_not_of(' '));
+      const unsigned long long mib = (hi - lo) >> 20;
+      name = !path.empty() ? path : "anon " + perms + (mib >= 64 ? " >= 64 MiB" : mib >= 8 ? " 8-63 MiB" : mib >= 1 ? " 1-7 MiB" : " < 1 MiB");
+      by[name].second += 1;
+    } else if (line.rfind("Rss:", 0) == 0) {
+      by[name].first += std::atof(line.c_str() + 4) / 1024.0;
+    }
+  }
+  std::vector<std::pair<double, std::string>> top;
+  for (const auto& [n, v] : by) top.push_back({v.first, n + " (" + std::to_string(v.second) + " mappings)"});
+  std::sort(top.rbegin(), top.rend());
+  std::printf("resident memory by mapping (MiB):\n");
+  for (std::size_t i = 0; i < top.size() && i < 10; ++i) std::printf("  %8.1f  %s\n", top[i].first, top[i].second.c_str());
 }
 
 double device_used_mb() {
@@ -323,14 +364,15 @@ struct EngineSlot {
 
 int usage(const char* argv0) {
   std::printf(
-      "usage: %s [--seconds S] [--threads T] [--watchdog S] [--seed N] [--cache-dir DIR]\n"
+      "usage: %s [--seconds S] [--threads T] [--watchdog S] [--seed N] [--cache-dir DIR] [--no-tune]\n"
       "  Soaks the library on the GPU: T threads, each with its own stream, share three Engines\n"
       "  (TuneOnMiss; Default; Default without operand staging) over one scratch cache, calling\n"
       "  transpose and GEMM on random shapes, dtypes, layouts, pitches and misaligned pointers, and\n"
       "  checking every result. Defaults: --seconds 300 --threads 4 --watchdog 300 --seed 1; the cache is\n"
       "  a fresh directory under /tmp unless --cache-dir names one. Exit 0: no hang, failure, wrong result\n"
       "  or memory growth (RSS after malloc_trim > 64 MiB, device > 256 MiB between the first sample after\n"
-      "  warm-up and the end).\n",
+      "  warm-up and the end). --no-tune: the first engine takes the default policy too (no tunes, so\n"
+      "  memory growth that remains is not the tuner's).\n",
       argv0);
   return 2;
 }
@@ -350,6 +392,7 @@ int main(int argc, char** argv) {
     else if (a == "--watchdog") opt.watchdog_s = std::atof(next().c_str());
     else if (a == "--seed") opt.seed = std::strtoull(next().c_str(), nullptr, 10);
     else if (a == "--cache-dir") opt.cache_dir = next();
+    else if (a == "--no-tune") opt.tune = false;
     else if (a == "-h" || a == "--help") { usage(argv[0]); return 0; }
     else return usage(argv[0]);
   }
@@ -375,8 +418,8 @@ int main(int argc, char** argv) {
   {
     EngineOptions o;
     o.cache_dir = opt.cache_dir;
-    o.policy = TunePolicy::TuneOnMiss;
-    engines.push_back({"tune-on-miss", std::make_unique<Engine>(o), true});
+    o.policy = opt.tune ? TunePolicy::TuneOnMiss : TunePolicy::Default;
+    engines.push_back({opt.tune ? "tune-on-miss" : "default (fixed shapes)", std::make_unique<Engine>(o), true});
     o.policy = TunePolicy::Default;
     engines.push_back({"default", std::make_unique<Engine>(o), false});
     o.stage_narrow_operands = false;
@@ -452,9 +495,17 @@ int main(int argc, char** argv) {
         rss_first = rss_last;
         dev_first = dev_last;
       }
+      // What the engines did so far: RSS that follows compiles or module loads points at their owners.
+      std::uint64_t compiles_now = 0, loads_now = 0;
+      for (auto& e : engines) {
+        const EngineCounters c = e.engine->counters();
+        compiles_now += c.compiles;
+        loads_now += c.kernel_loads;
+      }
       log_line("[" + bench::fmt(el, 0) + " s] transposes " + std::to_string(stats.transposes.load()) + ", gemms " +
                std::to_string(stats.gemms.load()) + ", wrong " + std::to_string(stats.wrong.load()) + ", failed " +
-               std::to_string(stats.failures.load()) + ", RSS " + bench::fmt(rss_last, 0) + " MiB, device " +
+               std::to_string(stats.failures.load()) + ", compiles " + std::to_string(compiles_now) +
+               ", module loads " + std::to_string(loads_now) + ", RSS " + bench::fmt(rss_last, 0) + " MiB (malloc in use " + bench::fmt(heap_in_use_mb(), 0) + "), device " +
                bench::fmt(dev_last, 0) + " MiB");
       next_report += 30;
     }
@@ -489,14 +540,16 @@ int main(int argc, char** argv) {
     rss_first = rss_last;
     dev_first = dev_last;
   }
-  std::uint64_t tunes = 0, hits = 0, compiles = 0;
+  std::uint64_t tunes = 0, hits = 0, compiles = 0, loads = 0;
   for (auto& e : engines) {
     const EngineCounters c = e.engine->counters();
     tunes += c.tunes;
     hits += c.tuned_hits;
     compiles += c.compiles;
+    loads += c.kernel_loads;
   }
   const double rss_growth = rss_last - rss_first, dev_growth = dev_last - dev_first;
+  print_resident_by_mapping();
   const bool mem_ok = rss_growth <= opt.max_rss_growth_mb && dev_growth <= opt.max_device_growth_mb;
   std::printf("\n| soak | value |\n| --- | ---: |\n");
   std::printf("| seconds | %.0f |\n| threads x engines | %d x %zu |\n", seconds_since(t0), opt.threads, engines.size());
@@ -504,6 +557,7 @@ int main(int argc, char** argv) {
   std::printf("| tunes (TuneOnMiss) | %llu |\n| tuned hits | %llu |\n| NVRTC compiles | %llu |\n",
               static_cast<unsigned long long>(tunes), static_cast<unsigned long long>(hits),
               static_cast<unsigned long long>(compiles));
+  std::printf("| module loads | %llu |\n", static_cast<unsigned long long>(loads));
   std::printf("| hangs | 0 |\n| wrong results | %ld |\n| failed calls | %ld |\n", stats.wrong.load(),
               stats.failures.load());
   std::printf("| RSS after warm-up -> end | %.0f -> %.0f MiB (%+.0f) |\n", rss_first, rss_last, rss_growth);

@@ -32,7 +32,9 @@ struct TuneOptions {
   bool keep_conflicted = false;  ///< keep configs whose static bank analysis shows excess wavefronts
   bool compile_only = false;     ///< fill the kernel cache only (works without a GPU)
   std::string arch;              ///< target for compile_only ("" = the engine's device)
-  int compile_threads = 0;       ///< 0 = hardware concurrency
+  /// Compiles at once: 0 = as many as the process's compile threads, which every tune shares (the
+  /// hardware's threads up to 8, or SWZJIT_COMPILE_THREADS); more than those is capped to them.
+  int compile_threads = 0;
   double candidate_timeout_s = 10;  ///< a benchmark taking longer is recorded as "timeout"
   /// No compile finishing within this long fails the tune with an Error naming the wait (a stuck compile).
   double compile_timeout_s = 600;

@@ -306,10 +306,11 @@ KernelEntry build_entry(Engine& engine, const std::string& source, const std::st
   return detail::compile_through_cache(engine.cache(), req, threads, dynamic_smem, [&engine] { ++detail::EngineAccess::impl(engine).compiles; });
 }
 
-Kernel load_entry(detail::GemmState& st, const KernelEntry& e, const std::string& arch, const std::string& expression,
-                  int device, int dynamic_smem) {
+Kernel load_entry(Engine& engine, detail::GemmState& st, const KernelEntry& e, const std::string& arch,
+                  const std::string& expression, int device, int dynamic_smem) {
   Module m(detail::to_compiled(e, arch, expression), device);
   Kernel k = m.kernel();
+  ++detail::EngineAccess::impl(engine).loads;
   if (dynamic_smem > 48 * 1024) k.set_max_dynamic_smem(dynamic_smem);
   std::lock_guard<std::mutex> lock(st.mutex);
   return st.kernels.emplace(expression, k).first->second;
@@ -328,7 +329,7 @@ Kernel support_kernel(Engine& engine, detail::GemmState& st, const std::string& 
   const std::string arch = engine_arch(st, device);
   const auto src = source_and_name();  // generated only on the first call of the engine
   const KernelEntry e = build_entry(engine, src.first, src.second, expression, arch, threads, 0);
-  return load_entry(st, e, arch, expression, device, 0);
+  return load_entry(engine, st, e, arch, expression, device, 0);
 }
 
 CUmemoryPool workspace_pool(detail::GemmState& st, int device) {
@@ -489,7 +490,7 @@ Kernel sm90_kernel(Engine& engine, detail::GemmState& st, const Sm90GemmConfig& 
   const int smem = gemm_sm90_smem_bytes(cfg);
   const KernelEntry e = build_entry(engine, req.source, req.source_name, req.name_expression, req.arch,
                                     tpl::kSm90Threads, smem);
-  return load_entry(st, e, req.arch, req.name_expression, engine.options().device, smem);
+  return load_entry(engine, st, e, req.arch, req.name_expression, engine.options().device, smem);
 }
 
 // One call on the Hopper kernel: split configs write their partials into the caller's workspace or a
@@ -542,7 +543,7 @@ Kernel Engine::gemm_kernel(const GemmConfig& cfg) {
     if (it != st.kernels.end()) return it->second;
   }
   const KernelEntry e = compile_gemm(cfg);
-  return load_entry(st, e, engine_arch(st, options().device), expr, options().device, cfg.dynamic_smem_bytes());
+  return load_entry(*this, st, e, engine_arch(st, options().device), expr, options().device, cfg.dynamic_smem_bytes());
 }
 
 GemmConfig Engine::gemm_config(const GemmProblem& problem, DevicePtr a, DevicePtr b) {

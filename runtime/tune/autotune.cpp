@@ -170,8 +170,8 @@ std::vector<int> Tuner::work_list() {
 }
 
 int Tuner::compile_threads() const {
-  return options_.compile_threads > 0 ? options_.compile_threads
-                                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // The pool caps it at the process's compile threads (compile_thread_capacity()).
+  return options_.compile_threads > 0 ? options_.compile_threads : static_cast<int>(detail::compile_thread_capacity());
 }
 
 CompileOutcome Tuner::compile_candidate(int index, const std::string& arch) {

@@ -1,5 +1,6 @@
-// runtime (internal): the autotuner's compile stage (runtime/autotune.cpp): a fixed number of threads run
-// compile tasks in order while the tuning thread takes each outcome as it finishes and benchmarks it.
+// runtime (internal): the autotuner's compile stage (runtime/tune/autotune.cpp): the process's compile
+// threads run a tune's compile tasks in order while the tuning thread takes each outcome as it finishes and
+// benchmarks it.
 #pragma once
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <deque>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -36,32 +38,47 @@ struct CompileTask {
   std::function<CompileOutcome()> run;
 };
 
-// Runs tasks in order on a few threads; the tuning thread takes outcomes as they finish.
+/// The process's compile threads, shared by every tune of every engine: at most compile_thread_capacity()
+/// threads (SWZJIT_COMPILE_THREADS, else the hardware's threads up to 8), started when first needed and kept. A compile (NVRTC) allocates hundreds of MiB on the thread
+/// that runs it, and glibc gives each new thread a malloc arena whose freed pages it keeps: a fresh set of
+/// threads per tune left a process that tuned 90 problems with 75 arenas and 1.4 GiB resident, 0.3 GiB
+/// of it in use (H100 soak, BENCHMARKS.md "Soak: resident memory after tunes"). Reused threads touch at
+/// most that many arenas, whatever the number of tunes.
+std::size_t compile_thread_capacity();
+/// Queues `job` for a compile thread (FIFO). @throws std::system_error when no compile thread exists and
+/// none can be started (the job is then not queued).
+void post_compile_job(std::function<void()> job);
+
+// Runs tasks in order on up to `threads` of the process's compile threads at once while the tuning thread
+// takes outcomes as they finish.
 //
-// Every counter lives under one mutex: a task is claimed (claimed_) and its outcome queued (done_) under
-// it, and next() hands out exactly `expected_` outcomes: every task, or after stop() the ones already
-// claimed. The thread count is fixed before the first thread starts and nothing the threads do changes
-// it, so a pool never waits for an outcome no thread will produce.
+// Every counter lives under one mutex: a task is claimed (claimed) and its outcome queued (done) under
+// it, and next() hands out exactly `expected` outcomes: every task, or after stop() the ones already
+// claimed. The runners hold the state, not the pool: a runner still queued behind another tune's compiles
+// when this pool is destroyed finds it stopped and ends without running a task. The destructor waits only
+// for tasks that are running (their closures point into the tuner).
 class CompilePool {
  public:
   using Task = CompileTask;
 
-  CompilePool(std::vector<Task> tasks, int threads) : tasks_(std::move(tasks)), expected_(tasks_.size()) {
-    const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(std::max(1, threads)), tasks_.size());
-    threads_.reserve(n);
-    try {
-      for (std::size_t i = 0; i < n; ++i) threads_.emplace_back([this] { run(); });
-    } catch (...) {  // std::system_error: fewer threads than asked still drain every task
-      if (threads_.empty()) {
+  CompilePool(std::vector<Task> tasks, int threads) : state_(std::make_shared<State>(std::move(tasks))) {
+    const std::size_t n = std::min({static_cast<std::size_t>(std::max(1, threads)), state_->tasks.size(),
+                                    compile_thread_capacity()});
+    for (std::size_t i = 0; i < n; ++i) {
+      try {
+        post_compile_job([st = state_] { run(*st); });
+      } catch (...) {  // std::system_error: no compile thread at all
         stop();
         throw;
       }
+      ++runners_;
     }
   }
   ~CompilePool() {
     // NOTE: a running task cannot be cancelled (an NVRTC compile); the tasks' own waits are bounded.
     stop();
-    for (auto& t : threads_) t.join();
+    std::unique_lock<std::mutex> lock(state_->mu);
+    state_->cv.wait(lock, [&] { return state_->running == 0; });
   }
   CompilePool(const CompilePool&) = delete;
   CompilePool& operator=(const CompilePool&) = delete;
@@ -70,56 +87,73 @@ class CompilePool {
   /// taken (after stop(): every outcome of a task that had started).
   /// @throws Error(Internal) naming the wait when no task finishes within `timeout_s`.
   bool next(CompileOutcome* out, double timeout_s) {
-    std::unique_lock<std::mutex> lock(mu_);
-    const auto ready = [&] { return !done_.empty() || taken_ == expected_; };
+    State& st = *state_;
+    std::unique_lock<std::mutex> lock(st.mu);
+    const auto ready = [&] { return !st.done.empty() || st.taken == st.expected; };
     const auto limit = std::chrono::duration<double>(std::max(0.0, timeout_s));
-    if (!cv_.wait_for(lock, limit, ready)) {
+    if (!st.cv.wait_for(lock, limit, ready)) {
       char secs[32];
       std::snprintf(secs, sizeof secs, "%.0f", timeout_s);
       throw Error(ErrorKind::Internal,
                   "autotune: timed out after " + std::string(secs) + " s waiting for a compile to finish (" +
-                      std::to_string(taken_) + " of " + std::to_string(expected_) + " compiles done, " +
-                      std::to_string(threads_.size()) + " compile threads); a compile is stuck: retry, or raise "
+                      std::to_string(st.taken) + " of " + std::to_string(st.expected) + " compiles done, " +
+                      std::to_string(runners_) + " compile threads); a compile is stuck: retry, or raise "
                       "TuneOptions::compile_timeout_s for very large kernels");
     }
-    if (done_.empty()) return false;
-    *out = std::move(done_.front());
-    done_.pop_front();
-    ++taken_;
+    if (st.done.empty()) return false;
+    *out = std::move(st.done.front());
+    st.done.pop_front();
+    ++st.taken;
     return true;
   }
 
   /// No task starts after this; running ones finish and their outcomes can still be taken.
   void stop() {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopped_ = true;
-    expected_ = claimed_;
-    cv_.notify_all();
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->stopped = true;
+    state_->expected = state_->claimed;
+    state_->cv.notify_all();
   }
 
-  /// Threads the pool runs (at most the task count; 0 without tasks).
-  std::size_t threads() const noexcept { return threads_.size(); }
+  /// Compile threads the pool runs on at once (at most the task count and compile_thread_capacity(); 0
+  /// without tasks).
+  std::size_t threads() const noexcept { return runners_; }
 
  private:
-  void run() {
+  struct State {
+    explicit State(std::vector<Task> t) : tasks(std::move(t)), expected(tasks.size()) {}
+    const std::vector<Task> tasks;
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<CompileOutcome> done;  // finished, not yet taken
+    std::size_t claimed = 0;          // tasks started (the next one to start)
+    std::size_t taken = 0;            // outcomes next() returned
+    std::size_t expected;             // outcomes next() will return in all
+    std::size_t running = 0;          // tasks running now
+    bool stopped = false;
+  };
+
+  static void run(State& st) {
     for (;;) {
       std::size_t i;
       {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (stopped_ || claimed_ >= tasks_.size()) return;
-        i = claimed_++;
+        std::lock_guard<std::mutex> lock(st.mu);
+        if (st.stopped || st.claimed >= st.tasks.size()) return;
+        i = st.claimed++;
+        ++st.running;
       }
       CompileOutcome o;
       try {
-        o = tasks_[i].run();
+        o = st.tasks[i].run();
       } catch (const std::exception& e) {  // tasks catch swz::Error themselves; anything else lands here
-        o = failed(tasks_[i].index, e.what());
+        o = failed(st.tasks[i].index, e.what());
       } catch (...) {
-        o = failed(tasks_[i].index, "a compile task threw something that is not a std::exception");
+        o = failed(st.tasks[i].index, "a compile task threw something that is not a std::exception");
       }
-      std::lock_guard<std::mutex> lock(mu_);
-      done_.push_back(std::move(o));
-      cv_.notify_all();
+      std::lock_guard<std::mutex> lock(st.mu);
+      st.done.push_back(std::move(o));
+      --st.running;
+      st.cv.notify_all();
     }
   }
 
@@ -131,15 +165,8 @@ class CompilePool {
     return o;
   }
 
-  const std::vector<Task> tasks_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<CompileOutcome> done_;  // finished, not yet taken
-  std::size_t claimed_ = 0;          // tasks started (the next one to start)
-  std::size_t taken_ = 0;            // outcomes next() returned
-  std::size_t expected_;             // outcomes next() will return in all
-  bool stopped_ = false;
-  std::vector<std::thread> threads_;  // last: started after every member above is initialized
+  std::shared_ptr<State> state_;
+  std::size_t runners_ = 0;
 };
 
 }  // namespace detail

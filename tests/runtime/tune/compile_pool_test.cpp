@@ -1,8 +1,10 @@
-// tests/runtime: the autotuner's compile pool (runtime/compile_pool.hpp): every outcome arrives exactly once
-// whatever the thread and task counts (more threads than tasks, no tasks, instant tasks, many rounds),
-// throwing tasks become outcomes, stop() ends early, and a stuck task is reported, never waited on forever.
+// tests/runtime: the autotuner's compile pool (runtime/tune/compile_pool.hpp): every outcome arrives exactly
+// once whatever the thread and task counts (more threads than tasks, no tasks, instant tasks, many rounds,
+// pools at once), throwing tasks become outcomes, stop() ends early, a stuck task is reported, never waited
+// on forever, and every pool runs on the same few process threads.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -56,7 +58,8 @@ TEST_CASE("compile pool: more threads than instant tasks, 10,000 rounds, every o
     const int tasks = round % 4;          // 0..3 tasks
     const int threads = tasks + 1 + round % 15;  // always more threads than tasks
     CompilePool pool(instant_tasks(tasks), threads);
-    CHECK(pool.threads() == static_cast<std::size_t>(tasks));  // capped at the task count
+    // Capped at the task count and at the process's compile threads.
+    CHECK(pool.threads() == std::min<std::size_t>(static_cast<std::size_t>(tasks), swz::detail::compile_thread_capacity()));
     const std::set<int> seen = drain(pool);
     if (static_cast<int>(seen.size()) != tasks) {
       FAIL_CHECK("round " << round << ": " << seen.size() << " of " << tasks << " outcomes");
@@ -172,4 +175,91 @@ TEST_CASE("compile pool: a stuck task makes next() throw an error naming the wai
   REQUIRE(pool.next(&o, 10));  // the late outcome still arrives
   CHECK(o.index == 2);
   CHECK_FALSE(pool.next(&o, 10));
+}
+
+TEST_CASE("compile pool: pools of many tunes at once share the process's compile threads") {
+  // Each new compile thread costs a malloc arena that keeps what NVRTC freed (compile_pool.hpp): however
+  // many pools run, at once or one after another, their tasks run on at most compile_thread_capacity()
+  // distinct threads.
+  std::mutex ids_mu;
+  std::set<std::thread::id> ids;
+  const auto recording_tasks = [&](int n) {
+    std::vector<CompilePool::Task> tasks;
+    for (int i = 0; i < n; ++i)
+      tasks.push_back(CompilePool::Task{i, [i, &ids_mu, &ids] {
+                                          {
+                                            std::lock_guard<std::mutex> lock(ids_mu);
+                                            ids.insert(std::this_thread::get_id());
+                                          }
+                                          std::this_thread::sleep_for(std::chrono::microseconds(200));
+                                          CompileOutcome o;
+                                          o.index = i;
+                                          o.ok = true;
+                                          return o;
+                                        }});
+    return tasks;
+  };
+  std::atomic<int> complete{0};
+  std::vector<std::thread> tuners;
+  for (int t = 0; t < 8; ++t)
+    tuners.emplace_back([&] {
+      for (int round = 0; round < 25; ++round) {
+        CompilePool pool(recording_tasks(12), 64);
+        if (drain(pool, 30).size() == 12) ++complete;
+      }
+    });
+  for (auto& t : tuners) t.join();
+  CHECK(complete.load() == 200);
+  CHECK(ids.size() <= swz::detail::compile_thread_capacity());
+  CHECK(ids.count(std::this_thread::get_id()) == 0);
+}
+
+TEST_CASE("compile pool: a pool queued behind busy compile threads is destroyed at once") {
+  // Every compile thread blocked by one pool's tasks; a second pool's runners wait in the queue. Destroying
+  // the second pool waits for none of them (none of its tasks runs), and they end without running a task
+  // once the threads are free.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  std::atomic<int> blocked{0};
+  const std::size_t cap = swz::detail::compile_thread_capacity();
+  std::vector<CompilePool::Task> blockers;
+  for (std::size_t i = 0; i < cap; ++i)
+    blockers.push_back(CompilePool::Task{static_cast<int>(i), [&, i] {
+                                           ++blocked;
+                                           std::unique_lock<std::mutex> lock(mu);
+                                           cv.wait(lock, [&] { return release; });
+                                           CompileOutcome o;
+                                           o.index = static_cast<int>(i);
+                                           return o;
+                                         }});
+  CompilePool busy(std::move(blockers), static_cast<int>(cap));
+  const auto t0 = Clock::now();
+  while (blocked.load() < static_cast<int>(cap) && Clock::now() - t0 < std::chrono::seconds(10))
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  REQUIRE(blocked.load() == static_cast<int>(cap));
+  std::atomic<int> ran{0};
+  {
+    std::vector<CompilePool::Task> tasks;
+    for (int i = 0; i < 4; ++i)
+      tasks.push_back(CompilePool::Task{i, [i, &ran] {
+                                          ++ran;
+                                          CompileOutcome o;
+                                          o.index = i;
+                                          return o;
+                                        }});
+    const auto t1 = Clock::now();
+    { CompilePool queued(std::move(tasks), 4); }
+    CHECK(Clock::now() - t1 < std::chrono::seconds(2));
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  CHECK(drain(busy).size() == cap);
+  // A later pool still gets every outcome: the stopped runners freed their threads.
+  CompilePool after(instant_tasks(5), 5);
+  CHECK(drain(after).size() == 5);
+  CHECK(ran.load() == 0);
 }

@@ -1,0 +1,118 @@
+// runtime (internal): the process's compile threads (compile_pool.hpp): a FIFO of jobs served by at most
+// compile_thread_capacity() threads, started on demand and kept for the life of the process.
+#include "runtime/tune/compile_pool.hpp"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdlib>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <utility>
+
+#include "swzjit/log.hpp"
+
+namespace swz {
+namespace detail {
+namespace {
+
+constexpr std::size_t kDefaultMaxCompileThreads = 8;
+
+class CompileExecutor {
+ public:
+  // Never destroyed: its threads wait on its members until the process ends, and a static destructor
+  // would run while they still may.
+  static CompileExecutor& instance() {
+    static CompileExecutor* const executor = [] {
+      auto* e = new CompileExecutor();
+      // A child forked while the threads exist has none of them: start afresh there (the parent holds the
+      // lock across the fork, so the child's copy of the queue is consistent).
+      pthread_atfork([] { instance_ptr()->mu_.lock(); }, [] { instance_ptr()->mu_.unlock(); },
+                     [] {
+                       CompileExecutor* x = instance_ptr();
+                       x->threads_ = 0;
+                       x->idle_ = 0;
+                       x->jobs_.clear();
+                       x->mu_.unlock();
+                     });
+      return e;
+    }();
+    return *executor;
+  }
+
+  std::size_t capacity() const noexcept { return capacity_; }
+
+  void post(std::function<void()> job) {
+    std::unique_lock<std::mutex> lock(mu_);
+    jobs_.push_back(std::move(job));
+    // A new thread only where no thread is free to take the job; never more than the capacity.
+    if (idle_ < jobs_.size() && threads_ < capacity_) {
+      try {
+        std::thread([this] { serve(); }).detach();
+        ++threads_;
+      } catch (const std::system_error&) {
+        if (threads_ == 0) {  // nobody would ever run it
+          jobs_.pop_back();
+          throw;
+        }
+      }
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  CompileExecutor() : capacity_(default_capacity()) { instance_ptr() = this; }
+
+  // SWZJIT_COMPILE_THREADS (1..256), else the hardware's threads up to kDefaultMaxCompileThreads: each
+  // thread's arena may keep up to 64 MiB that NVRTC freed, so a 128-core server does not hold 8 GiB for it.
+  static std::size_t default_capacity() {
+    if (const char* env = std::getenv("SWZJIT_COMPILE_THREADS")) {
+      char* end = nullptr;
+      const long v = std::strtol(env, &end, 10);
+      if (end != env && *end == '\0' && v >= 1 && v <= 256) return static_cast<std::size_t>(v);
+      log(LogLevel::Warn, "SWZJIT_COMPILE_THREADS=" + std::string(env) + " is not a number from 1 to 256; using the default");
+    }
+    return std::min<std::size_t>(kDefaultMaxCompileThreads, std::max(1u, std::thread::hardware_concurrency()));
+  }
+
+  static CompileExecutor*& instance_ptr() {
+    static CompileExecutor* p = nullptr;
+    return p;
+  }
+
+  void serve() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      ++idle_;
+      cv_.wait(lock, [&] { return !jobs_.empty(); });
+      --idle_;
+      std::function<void()> job = std::move(jobs_.front());
+      jobs_.pop_front();
+      lock.unlock();
+      job();  // CompilePool's runner: catches everything its tasks throw
+      job = nullptr;
+      lock.lock();
+    }
+  }
+
+  const std::size_t capacity_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> jobs_;
+  std::size_t threads_ = 0;  // started (each serves until the process ends)
+  std::size_t idle_ = 0;     // waiting for a job
+};
+
+}  // namespace
+
+std::size_t compile_thread_capacity() { return CompileExecutor::instance().capacity(); }
+
+void post_compile_job(std::function<void()> job) { CompileExecutor::instance().post(std::move(job)); }
+
+}  // namespace detail
+}  // namespace swz
