@@ -101,6 +101,35 @@ bool choose_gemm_swizzles(Config& c, int min_m, Validate validate, Analyze analy
   return ok;
 }
 
+/// The checks every operand swizzle of an SGEMM or HGEMM config passes (A over bm x bk, B over bn x bk):
+/// a valid spec, 0:0:0 for none, S > 0, M >= `min_m` (`m_why` says what that keeps whole), the pattern
+/// within the tile, and `fits(a)`, the variant's own condition for operand A (true) or B (`fits_why` when
+/// it fails). `bad` throws with the variant's prefix.
+template <class Config, class Bad, class Fits>
+void validate_gemm_swizzles(const Config& c, int min_m, const std::string& m_why, Bad bad, Fits fits,
+                            const std::string& fits_why) {
+  for (int op = 0; op < 2; ++op) {
+    const SwizzleSpec& sw = op == 0 ? c.swizzle_a : c.swizzle_b;
+    const std::string name = (op == 0 ? "swa " : "swb ") + swizzle_text(sw);
+    const int tile_bits = log2_exact(static_cast<long long>(op == 0 ? c.bm : c.bn) * c.bk);
+    try {
+      sw.validate();
+    } catch (const Error& e) {
+      bad((op == 0 ? "swa " : "swb ") + std::string(e.what()));
+    }
+    if (sw.b == 0) {
+      if (sw.m != 0 || sw.s != 0) bad(name + ": with B = 0 write 0:0:0 (no swizzle)");
+      continue;
+    }
+    if (sw.s < 0) bad(name + ": S must be positive (YYY bits above the ZZZ bits)");
+    if (sw.m < min_m) bad(name + ": M must be >= " + std::to_string(min_m) + " so " + m_why + " stay whole");
+    if (sw.b + sw.m + sw.s > tile_bits)
+      bad(name + " spans 2^" + std::to_string(sw.b + sw.m + sw.s) + " elements, more than the tile (2^" +
+          std::to_string(tile_bits) + "); it would move elements out of the tile");
+    if (!fits(op == 0)) bad(name + " " + fits_why);
+  }
+}
+
 // SGEMM (generator/sgemm.cpp)
 std::string sgemm_to_string(const SgemmConfig& c);
 SgemmConfig sgemm_parse(const ConfigFields& f, const std::string& form);

@@ -123,27 +123,8 @@ void hgemm_validate(const HgemmConfig& c) {
     bad("shared memory " + s(c.smem_bytes()) + " bytes (stages x (bm + bn) x bk x 2) exceeds 227 KiB (sm_90's limit); "
         "use fewer stages");
   const tpl::HgemmGeom g = geom(c);
-  for (int op = 0; op < 2; ++op) {
-    const SwizzleSpec& sw = op == 0 ? c.swizzle_a : c.swizzle_b;
-    const std::string name = op == 0 ? "swa" : "swb";
-    const int tile_bits = log2_exact(static_cast<long long>(op == 0 ? c.bm : c.bn) * c.bk);
-    try {
-      sw.validate();
-    } catch (const Error& e) {
-      bad(name + " " + e.what());
-    }
-    if (sw.b == 0) {
-      if (sw.m != 0 || sw.s != 0) bad(name + " " + swizzle_text(sw) + ": with B = 0 write 0:0:0 (no swizzle)");
-      continue;
-    }
-    if (sw.s < 0) bad(name + " " + swizzle_text(sw) + ": S must be positive (YYY bits above the ZZZ bits)");
-    if (sw.m < 3) bad(name + " " + swizzle_text(sw) + ": M must be >= 3 so 16-byte chunks (cp.async, ldmatrix rows) stay whole");
-    if (sw.b + sw.m + sw.s > tile_bits)
-      bad(name + " " + swizzle_text(sw) + " spans 2^" + s(sw.b + sw.m + sw.s) + " elements, more than the tile (2^" +
-          s(tile_bits) + "); it would move elements out of the tile");
-    if (!maps_agree(g, op == 0))
-      bad(name + " " + swizzle_text(sw) + " does not decompose into per-thread and compile-time parts (internal)");
-  }
+  validate_gemm_swizzles(c, 3, "16-byte chunks (cp.async, ldmatrix rows)", bad, [&](bool a) { return maps_agree(g, a); },
+                         "does not decompose into per-thread and compile-time parts (internal)");
 }
 
 std::string hgemm_template_args(const HgemmConfig& c) {

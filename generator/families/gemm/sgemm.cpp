@@ -121,29 +121,9 @@ void sgemm_validate(const SgemmConfig& c) {
   if (c.smem_bytes() > kMaxStaticSmem)
     bad("shared memory " + s(c.smem_bytes()) + " bytes exceeds the 48 KiB static limit; use a smaller tile or stages=1");
   const tpl::SgemmGeom g = geom(c);
-  for (int op = 0; op < 2; ++op) {
-    const SwizzleSpec& sw = op == 0 ? c.swizzle_a : c.swizzle_b;
-    const std::string name = op == 0 ? "swa" : "swb";
-    const int tile_bits = log2_exact(static_cast<long long>(op == 0 ? c.bm : c.bn) * c.bk);
-    try {
-      sw.validate();
-    } catch (const Error& e) {
-      bad(name + " " + e.what());
-    }
-    if (sw.b == 0) {
-      if (sw.m != 0 || sw.s != 0) bad(name + " " + swizzle_text(sw) + ": with B = 0 write 0:0:0 (no swizzle)");
-      continue;
-    }
-    if (sw.s < 0) bad(name + " " + swizzle_text(sw) + ": S must be positive (YYY bits above the ZZZ bits)");
-    if (sw.b + sw.m + sw.s > tile_bits)
-      bad(name + " " + swizzle_text(sw) + " spans 2^" + s(sw.b + sw.m + sw.s) + " elements, more than the tile (2^" +
-          s(tile_bits) + "); it would move elements out of the tile");
-    if (sw.m < 2) bad(name + " " + swizzle_text(sw) + ": M must be >= 2 so float4 reads and vector stores stay whole");
-    if (!reads_match_tile(g, op == 0))
-      bad(name + " " + swizzle_text(sw) + " is not compatible with the thread tiling: the fragment reads compute it as "
-                                          "a per-row XOR of the thread's base (its YYY bits must lie in the k part of "
-                                          "the [bk][bm|bn] tile offset)");
-  }
+  validate_gemm_swizzles(c, 2, "float4 reads and vector stores", bad, [&](bool a) { return reads_match_tile(g, a); },
+                         "is not compatible with the thread tiling: the fragment reads compute it as a per-row XOR "
+                         "of the thread's base (its YYY bits must lie in the k part of the [bk][bm|bn] tile offset)");
 }
 
 std::string sgemm_template_args(const SgemmConfig& c) {
