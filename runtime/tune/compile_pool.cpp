@@ -30,15 +30,19 @@ class CompileExecutor {
   static CompileExecutor& instance() {
     static CompileExecutor* const executor = [] {
       auto* e = new CompileExecutor();
-      // A child forked while the threads exist has none of them: start afresh there (the parent holds the
-      // lock across the fork, so the child's copy of the queue is consistent).
-      pthread_atfork([] { instance_ptr()->mu_.lock(); }, [] { instance_ptr()->mu_.unlock(); },
+      // A child forked while the threads exist has none of them: it starts afresh, with a new lock and
+      // condition variable (the parent's threads wait on the old ones, whose state the child inherits and
+      // must not use: a notify there may go to a waiter that does not exist in the child). The parent
+      // holds the old lock across the fork, so no thread of it is changing the queue then. A pool that was
+      // running in the parent does not go on in the child.
+      pthread_atfork([] { instance_ptr()->mu_->lock(); }, [] { instance_ptr()->mu_->unlock(); },
                      [] {
                        CompileExecutor* x = instance_ptr();
+                       x->mu_ = new std::mutex();  // the old ones stay allocated: the child never touches them
+                       x->cv_ = new std::condition_variable();
                        x->threads_ = 0;
                        x->idle_ = 0;
                        x->jobs_.clear();
-                       x->mu_.unlock();
                      });
       return e;
     }();
@@ -48,7 +52,7 @@ class CompileExecutor {
   std::size_t capacity() const noexcept { return capacity_; }
 
   void post(std::function<void()> job) {
-    std::unique_lock<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(*mu_);
     jobs_.push_back(std::move(job));
     // A new thread only where no thread is free to take the job; never more than the capacity.
     if (idle_ < jobs_.size() && threads_ < capacity_) {
@@ -62,7 +66,7 @@ class CompileExecutor {
         }
       }
     }
-    cv_.notify_one();
+    cv_->notify_one();
   }
 
  private:
@@ -86,10 +90,10 @@ class CompileExecutor {
   }
 
   void serve() {
-    std::unique_lock<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(*mu_);
     for (;;) {
       ++idle_;
-      cv_.wait(lock, [&] { return !jobs_.empty(); });
+      cv_->wait(lock, [&] { return !jobs_.empty(); });
       --idle_;
       std::function<void()> job = std::move(jobs_.front());
       jobs_.pop_front();
@@ -101,8 +105,9 @@ class CompileExecutor {
   }
 
   const std::size_t capacity_;
-  std::mutex mu_;
-  std::condition_variable cv_;
+  // Pointers, so that a forked child can take new ones (pthread_atfork above); never freed.
+  std::mutex* mu_ = new std::mutex();
+  std::condition_variable* cv_ = new std::condition_variable();
   std::deque<std::function<void()>> jobs_;
   std::size_t threads_ = 0;  // started (each serves until the process ends)
   std::size_t idle_ = 0;     // waiting for a job

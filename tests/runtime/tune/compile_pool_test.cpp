@@ -3,6 +3,9 @@
 // pools at once), throwing tasks become outcomes, stop() ends early, a stuck task is reported, never waited
 // on forever, and every pool runs on the same few process threads.
 #include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -262,4 +265,40 @@ TEST_CASE("compile pool: a pool queued behind busy compile threads is destroyed 
   CompilePool after(instant_tasks(5), 5);
   CHECK(drain(after).size() == 5);
   CHECK(ran.load() == 0);
+}
+
+TEST_CASE("compile pool: a child forked after the compile threads started gets threads of its own") {
+  // The parent's compile threads do not exist in a child; the child's first pool starts new ones instead of
+  // waiting for threads it does not have (and the queue's lock is not left held by a thread that is gone).
+  {
+    CompilePool warm(instant_tasks(4), 4);
+    REQUIRE(drain(warm).size() == 4);
+  }
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    int code = 1;
+    try {
+      CompilePool pool(instant_tasks(6), 3);
+      CompileOutcome o;
+      int n = 0;
+      while (pool.next(&o, 10)) ++n;
+      code = n == 6 ? 0 : 1;
+    } catch (...) {
+      code = 2;
+    }
+    _exit(code);
+  }
+  int status = 0;
+  const auto t0 = Clock::now();
+  pid_t done = 0;
+  while ((done = waitpid(pid, &status, WNOHANG)) == 0 && Clock::now() - t0 < std::chrono::seconds(30))
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (done == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    FAIL("the forked child's compile pool did not finish within 30 s");
+  }
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
 }
