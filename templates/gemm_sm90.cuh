@@ -79,19 +79,33 @@ struct Sm90GemmParams {
   int dp_tiles;
 };
 
-SWZ_HD constexpr int sm90_a_stage_bytes() { return kSm90Bm * kSm90Bk * 2; }
+/// A stage holds `a_rows` rows of A (the tile's 128, or for one short tile row of M <= a_rows, 64, 32 or 16:
+/// A_ROWS, a "short A stage") and bn rows of B, 128 bytes each.
+SWZ_HD constexpr int sm90_a_stage_bytes(int a_rows = kSm90Bm) { return a_rows * kSm90Bk * 2; }
 SWZ_HD constexpr int sm90_b_stage_bytes(int bn) { return bn * kSm90Bk * 2; }
-SWZ_HD constexpr int sm90_stage_bytes(int bn) { return sm90_a_stage_bytes() + sm90_b_stage_bytes(bn); }
+SWZ_HD constexpr int sm90_stage_bytes(int bn, int a_rows = kSm90Bm) {
+  return sm90_a_stage_bytes(a_rows) + sm90_b_stage_bytes(bn);
+}
+/// The ring of `stages` stages and, after a ring of short A stages, slack: the consumers' wgmma always read
+/// 128 rows of A from a stage's start (64 each; a branch around wgmma would serialize them all), so past a
+/// short A stage they read the next bytes. Those rows of A reach only accumulator rows past M, which nothing
+/// stores; the slack keeps the last stage's reads inside the window.
+SWZ_HD constexpr int sm90_ring_bytes(int bn, int stages, int a_rows = kSm90Bm) {
+  return stages * sm90_stage_bytes(bn, a_rows) +
+         (sm90_stage_bytes(bn, a_rows) < sm90_a_stage_bytes() ? sm90_a_stage_bytes() - sm90_stage_bytes(bn, a_rows) : 0);
+}
 /// The TMA-store epilogue's C buffers: each consumer warpgroup stages 64 rows x 128 bytes of C at a time
 /// (a chunk: 64 f16/bf16 or 32 f32 columns, with the 128-byte swizzle), double-buffered so it fills one
 /// while the copy engine still reads the other.
 constexpr int kSm90CChunkBytes = 64 * 128;
 constexpr int kSm90CBufferBytes = 2 * 2 * kSm90CChunkBytes;  // 2 consumers x 2 buffers
-/// Dynamic shared memory: the stages, the C buffers of the TMA-store epilogue (`tma_epilogue`), one full
-/// and one empty barrier per stage, a word for the split-K fixup's verdict (`fixup`), and the slack that lets the kernel align the stages to 1024 bytes
-/// whatever the base of its dynamic window.
-SWZ_HD constexpr int sm90_smem_bytes(int bn, int stages, bool tma_epilogue = false, bool fixup = false) {
-  return kSm90SmemAlign + stages * sm90_stage_bytes(bn) + (tma_epilogue ? kSm90CBufferBytes : 0) + stages * 16 +
+/// Dynamic shared memory: the ring (sm90_ring_bytes), the C buffers of the TMA-store epilogue
+/// (`tma_epilogue`), one full and one empty barrier per stage, a word for the split-K fixup's verdict
+/// (`fixup`), and the slack that lets the kernel align the stages to 1024 bytes whatever the base of its
+/// dynamic window.
+SWZ_HD constexpr int sm90_smem_bytes(int bn, int stages, bool tma_epilogue = false, bool fixup = false,
+                                     int a_rows = kSm90Bm) {
+  return kSm90SmemAlign + sm90_ring_bytes(bn, stages, a_rows) + (tma_epilogue ? kSm90CBufferBytes : 0) + stages * 16 +
          (fixup ? 16 : 0);
 }
 
@@ -121,12 +135,14 @@ SWZ_HD constexpr int sm90_b_part(int bn, int cluster) { return bn / cluster; }
 /// along M/N x the k-tile's 64 along K (a tile of `rows` is rows / kSm90MnBox such boxes).
 SWZ_HD constexpr int sm90_box_inner(bool mn_major) { return mn_major ? kSm90MnBox : kSm90Bk; }
 SWZ_HD constexpr int sm90_box_outer(bool mn_major, int rows) { return mn_major ? kSm90Bk : rows; }
-/// Offsets in the stage ring from the aligned base: stage `s`, A at its start, B after A.
-SWZ_HD constexpr unsigned sm90_stage_offset(int bn, int s) { return static_cast<unsigned>(s * sm90_stage_bytes(bn)); }
-SWZ_HD constexpr unsigned sm90_b_offset() { return static_cast<unsigned>(sm90_a_stage_bytes()); }
+/// Offsets in the stage ring from the aligned base: stage `s`, A at its start, B after A's `a_rows` rows.
+SWZ_HD constexpr unsigned sm90_stage_offset(int bn, int s, int a_rows = kSm90Bm) {
+  return static_cast<unsigned>(s * sm90_stage_bytes(bn, a_rows));
+}
+SWZ_HD constexpr unsigned sm90_b_offset(int a_rows = kSm90Bm) { return static_cast<unsigned>(sm90_a_stage_bytes(a_rows)); }
 /// Where in B's stage CTA `rank` of a cluster puts its part (rows of 128 bytes in either layout).
-SWZ_HD constexpr unsigned sm90_b_rank_offset(int bn, int cluster, unsigned rank) {
-  return sm90_b_offset() + rank * static_cast<unsigned>(sm90_b_part(bn, cluster)) * 128u;
+SWZ_HD constexpr unsigned sm90_b_rank_offset(int bn, int cluster, unsigned rank, int a_rows = kSm90Bm) {
+  return sm90_b_offset(a_rows) + rank * static_cast<unsigned>(sm90_b_part(bn, cluster)) * 128u;
 }
 /// Box `h` of an MN-major tile: kSm90MnBox elements along M/N further.
 SWZ_HD constexpr unsigned sm90_mn_box_offset(int h) { return static_cast<unsigned>(h * kSm90MnBoxBytes); }
@@ -600,8 +616,11 @@ __device__ __forceinline__ Sm90Unit sm90_unit(const Sm90GemmParams& p, int unit,
 /// own columns in rank order (the same order whoever arrives first) and stores them from registers.
 /// FIXUP 1: K slices (p.splits > 1) are summed by the kernel itself, by whichever CTA finishes a tile's
 /// last slice (Sm90GemmParams::ws / flags): no second kernel, no cluster.
+/// A_ROWS (128, or 64, 32, 16 where all of M fits in that many rows): the rows of A a stage has room for.
+/// Short A stages leave room for more stages, so more of B is in flight: at M = 16 a stage of 128 x 32
+/// tiles is 6 KiB instead of 20. The consumers still run their wgmma over 128 rows (sm90_ring_bytes).
 template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int CLUSTER, int A_MN, int B_MN,
-          int EPI, int SPLITC = 1, int FIXUP = 0>
+          int EPI, int SPLITC = 1, int FIXUP = 0, int A_ROWS = kSm90Bm>
 __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm90TmaMap& map_b,
                                                const Sm90TmaMap& map_c, const Sm90GemmParams& p) {
   static_assert(BN == 32 || BN == 64 || BN == 128 || BN == 256, "BN is 32, 64, 128 or 256");
@@ -610,20 +629,23 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
   // The TMA-store epilogue stores whole chunks of one 128-byte row of C.
   static_assert(EPI == 0 || BN % sm90_c_box_inner(OUT_KIND == kGemmF32 ? 4 : 2) == 0, "BN is whole C chunks");
   static_assert(SPLITC == 1 || (CLUSTER == 1 && (SPLITC == 2 || SPLITC == 4)), "SPLITC is 2 or 4, without CLUSTER");
-  static_assert(SPLITC == 1 || (SPLITC - 1) * (BN / 2 / SPLITC) * 2 * 128 * 4 <= STAGES * sm90_stage_bytes(BN),
+  static_assert(SPLITC == 1 || (SPLITC - 1) * (BN / 2 / SPLITC) * 2 * 128 * 4 <= STAGES * sm90_stage_bytes(BN, A_ROWS),
                 "the cluster reduction's receive buffers fit in the stage ring");
+  static_assert(A_ROWS == 128 || A_ROWS == 64 || A_ROWS == 32 || A_ROWS == 16, "A_ROWS is 128, 64, 32 or 16");
+  static_assert(A_ROWS == kSm90Bm || CLUSTER == 1, "short A stages hold one tile row: no pairs of tile rows");
   constexpr int kCtas = CLUSTER * SPLITC;  // CTAs per cluster
   static_assert(STAGES >= 2, "at least two stages");
   static_assert(INFLIGHT == 0 || INFLIGHT == 1, "INFLIGHT is 0 or 1");
   static_assert(CLUSTER == 1 || CLUSTER == 2, "CLUSTER is 1 or 2");
   static_assert((A_MN == 0 || A_MN == 1) && (B_MN == 0 || B_MN == 1), "A_MN and B_MN are 0 or 1");
-  static_assert(kSm90MnBoxBytes * (kSm90Bm / kSm90MnBox) == sm90_a_stage_bytes(), "MN-major A boxes fill the A stage");
+  static_assert(A_MN == 0 || kSm90MnBoxBytes * (A_ROWS / kSm90MnBox) == sm90_a_stage_bytes(A_ROWS),
+                "MN-major A boxes (64 rows each) fill the A stage");
   constexpr int kBPart = sm90_b_part(BN, CLUSTER);  // rows of B each CTA of a cluster loads (and multicasts)
-  constexpr int kStage = sm90_stage_bytes(BN);
+  constexpr int kStage = sm90_stage_bytes(BN, A_ROWS);
   extern __shared__ __align__(1024) unsigned char sm90_smem[];
   const unsigned base = (gemm_smem_u32(sm90_smem) + (kSm90SmemAlign - 1)) & ~static_cast<unsigned>(kSm90SmemAlign - 1);
   // The TMA-store epilogue's C buffers follow the stages (1024-byte aligned, as the swizzle needs).
-  const unsigned cbuf0 = base + sm90_stage_offset(BN, STAGES);
+  const unsigned cbuf0 = base + sm90_ring_bytes(BN, STAGES, A_ROWS);
   const unsigned full0 = cbuf0 + (EPI ? kSm90CBufferBytes : 0);  // STAGES full barriers, then STAGES empty ones
   const unsigned empty0 = full0 + STAGES * 8;
   const int wg = threadIdx.x / 128;
@@ -682,9 +704,9 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
         for (int kb = w.kb_begin; kb < w.kb_end; ++kb) {
           sm90_mbar_wait(empty0 + 8 * stage, phase ^ 1u);  // a fresh barrier passes parity 1 at once
           const unsigned full = full0 + 8 * stage;
-          const unsigned dst = base + sm90_stage_offset(BN, stage);
+          const unsigned dst = base + sm90_stage_offset(BN, stage, A_ROWS);
           // A's rows (p.a_rows), this CTA's part of B and the peer's.
-          sm90_mbar_expect_tx(full, kStage - static_cast<unsigned>(kSm90Bm - p.a_rows) * kSm90Bk * 2);
+          sm90_mbar_expect_tx(full, kStage - static_cast<unsigned>(A_ROWS - p.a_rows) * kSm90Bk * 2);
           // A rows past M (the second CTA of a cluster on the last tile row) are zero-filled, never stored.
           if (A_MN) {
             for (int h = 0; h < p.a_rows / kSm90MnBox; ++h)
@@ -693,7 +715,7 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
             sm90_tma_load(dst, &map_a, kb * kSm90Bk, tm * kSm90Bm, b, full);
           }
           // This CTA's part of B (all of it without a cluster): kBPart rows of 128 bytes in either layout.
-          const unsigned b_dst = dst + sm90_b_rank_offset(BN, CLUSTER, rank);
+          const unsigned b_dst = dst + sm90_b_rank_offset(BN, CLUSTER, rank, A_ROWS);
           const int b_row = tn * BN + static_cast<int>(rank) * kBPart;
           if (B_MN) {
 #pragma unroll
@@ -753,8 +775,9 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
       for (int kb = kb_begin; kb < kb_end; ++kb) {
         sm90_mbar_wait(full0 + 8 * stage, phase);
         // Rows 64 * consumer.. of A: 64 rows of 128 bytes (K-major) or the consumer's own box (MN-major).
-        const unsigned a = base + sm90_stage_offset(BN, stage) + sm90_a_consumer_offset(consumer);
-        const unsigned b = base + sm90_stage_offset(BN, stage) + sm90_b_offset();
+        // Past a short A stage (A_ROWS < 128) the rows read are the next bytes: rows past M (sm90_ring_bytes).
+        const unsigned a = base + sm90_stage_offset(BN, stage, A_ROWS) + sm90_a_consumer_offset(consumer);
+        const unsigned b = base + sm90_stage_offset(BN, stage, A_ROWS) + sm90_b_offset(A_ROWS);
         sm90_wgmma_fence();
 #pragma unroll
         for (int k = 0; k < kSm90Bk / 16; ++k)
@@ -912,11 +935,12 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
 
 /// One CTA per cluster tile.
 template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int A_MN = 0, int B_MN = 0,
-          int EPI = 0, int FIXUP = 0>
+          int EPI = 0, int FIXUP = 0, int A_ROWS = kSm90Bm>
 __global__ void __launch_bounds__(kSm90Threads, 1)
     gemm_sm90_kernel(const __grid_constant__ Sm90TmaMap map_a, const __grid_constant__ Sm90TmaMap map_b,
                      const __grid_constant__ Sm90TmaMap map_c, const __grid_constant__ Sm90GemmParams p) {
-  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 1, A_MN, B_MN, EPI, 1, FIXUP>(map_a, map_b, map_c, p);
+  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 1, A_MN, B_MN, EPI, 1, FIXUP, A_ROWS>(map_a, map_b,
+                                                                                                      map_c, p);
 }
 
 // NOTE: nvcc rejects __cluster_dims__ in an sm_80 device pass even in an uninstantiated template.
@@ -931,18 +955,18 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kSm90Threads, 1)
 }
 /// Split-K in clusters of SPLITC CTAs (2 or 4), one K slice each, summed through distributed shared memory.
 template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int A_MN = 0, int B_MN = 0,
-          int EPI = 0>
+          int EPI = 0, int A_ROWS = kSm90Bm>
 __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kSm90Threads, 1)
     gemm_sm90_splitk2_kernel(const __grid_constant__ Sm90TmaMap map_a, const __grid_constant__ Sm90TmaMap map_b,
                              const __grid_constant__ Sm90TmaMap map_c, const __grid_constant__ Sm90GemmParams p) {
-  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 1, A_MN, B_MN, EPI, 2>(map_a, map_b, map_c, p);
+  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 1, A_MN, B_MN, EPI, 2, 0, A_ROWS>(map_a, map_b, map_c, p);
 }
 template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int A_MN = 0, int B_MN = 0,
-          int EPI = 0>
+          int EPI = 0, int A_ROWS = kSm90Bm>
 __global__ void __cluster_dims__(4, 1, 1) __launch_bounds__(kSm90Threads, 1)
     gemm_sm90_splitk4_kernel(const __grid_constant__ Sm90TmaMap map_a, const __grid_constant__ Sm90TmaMap map_b,
                              const __grid_constant__ Sm90TmaMap map_c, const __grid_constant__ Sm90GemmParams p) {
-  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 1, A_MN, B_MN, EPI, 4>(map_a, map_b, map_c, p);
+  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 1, A_MN, B_MN, EPI, 4, 0, A_ROWS>(map_a, map_b, map_c, p);
 }
 #endif
 

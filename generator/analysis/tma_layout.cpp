@@ -364,7 +364,8 @@ OperandProof prove_operand(const OperandPlan& plan) {
     } catch (const Error& e) {
       return fail(at + ": " + e.what());
     }
-    for (int mn = 0; mn < plan.tile.mn; ++mn) {
+    const int rows = rd.rows < 0 ? plan.tile.mn : std::min(rd.rows, plan.tile.mn);
+    for (int mn = 0; mn < rows; ++mn) {
       for (int k = 0; k < plan.tile.k(); ++k) {
         const long long want = logical_key(rd.stage, rd.mn0 + mn, rd.k0 + k);
         const long long a = wgmma_read_address(d, plan.tile, mn, k);

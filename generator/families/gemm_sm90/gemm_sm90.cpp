@@ -18,7 +18,7 @@ namespace swz {
 namespace {
 
 const char* const kForm =
-    " (form: in=f16|bf16,out=f16|bf16|f32,layout=NT|NN|TN|TT,bn=32|64|128|256,stages=N,raster=N,persistent=0|1,inflight=0|1,cluster=1|2,epilogue=regs|tma,splits=1..32,reduce=workspace|cluster|fixup,tail=1|2|4)";
+    " (form: in=f16|bf16,out=f16|bf16|f32,layout=NT|NN|TN|TT,bn=32|64|128|256,stages=N,raster=N,persistent=0|1,inflight=0|1,cluster=1|2,epilogue=regs|tma,splits=1..32,reduce=workspace|cluster|fixup,tail=1|2|4,arows=16|32|64|128)";
 
 // Slices shorter than this many k-blocks (of 64) fill the pipeline more than they run it.
 constexpr long long kMinSliceBlocks = 4;
@@ -33,6 +33,8 @@ constexpr long long kFixupMaxRows = 32;
 // Narrow tiles for one short tile row (M < 128) up to this many k-blocks (K = 8192): measured winning at
 // 64 k-blocks and losing at 224 (choose_sm90_gemm_config).
 constexpr long long kThinShortRowMaxBlocks = 128;
+// Short A stages (Sm90GemmConfig::arows) for M up to this many rows.
+constexpr long long kShortAMaxRows = 64;
 
 int elem_kind(DType t) { return t == DType::F16 ? tpl::kGemmF16 : t == DType::BF16 ? tpl::kGemmBF16 : tpl::kGemmF32; }
 
@@ -69,6 +71,7 @@ std::string Sm90GemmConfig::to_string() const {
   if (reduce_cluster) os << ",reduce=cluster";
   if (reduce_fixup) os << ",reduce=fixup";
   if (tail > 1) os << ",tail=" << tail;
+  if (arows < tpl::kSm90Bm) os << ",arows=" << arows;
   return os.str();
 }
 
@@ -103,6 +106,8 @@ Sm90GemmConfig Sm90GemmConfig::parse(const std::string& text) {
         throw_invalid("sm_90a gemm config: reduce=" + v + " must be workspace, cluster or fixup" + kForm);
       c.reduce_cluster = v == "cluster";
       c.reduce_fixup = v == "fixup";
+    } else if (k == "arows") {
+      c.arows = static_cast<int>(parse_integer("sm_90a gemm config arows", v, 1, tpl::kSm90Bm));
     } else if (k == "tail") {
       c.tail = static_cast<int>(parse_integer("sm_90a gemm config tail", v, 1, 4));
     } else if (k == "splits") {
@@ -124,11 +129,21 @@ void Sm90GemmConfig::validate() const {
   if (bn != 32 && bn != 64 && bn != 128 && bn != 256)
     throw_invalid("sm_90a gemm config: bn=" + std::to_string(bn) + " must be 32, 64, 128 or 256");
   if (stages < 2) throw_invalid("sm_90a gemm config: stages=" + std::to_string(stages) + " must be >= 2");
-  const int smem = tpl::sm90_smem_bytes(bn, stages, tma_epilogue, kernel_fixup());
+  if (arows != 128 && arows != 64 && arows != 32 && arows != 16)
+    throw_invalid("sm_90a gemm config: arows=" + std::to_string(arows) + " must be 128, 64, 32 or 16");
+  if (arows < tpl::kSm90MnBox && a_mn_major())
+    throw_invalid("sm_90a gemm config: layout=" + layout + " reads an M-contiguous A in boxes of 64 rows, so arows=" +
+                  std::to_string(arows) + " does not fit; use arows=64");
+  if (arows < tpl::kSm90Bm && cluster != 1)
+    throw_invalid("sm_90a gemm config: arows=" + std::to_string(arows) +
+                  " holds one short tile row, and cluster=2 pairs tile rows; use cluster=1");
+  const int smem = tpl::sm90_smem_bytes(bn, stages, tma_epilogue, kernel_fixup(), arows);
   if (smem > tpl::kSm90MaxSmem) {
-    const int most = (tpl::kSm90MaxSmem - tpl::kSm90SmemAlign - (tma_epilogue ? tpl::kSm90CBufferBytes : 0) - (kernel_fixup() ? 16 : 0)) /
-                     (tpl::sm90_stage_bytes(bn) + 16);
+    const int most = (tpl::kSm90MaxSmem - tpl::kSm90SmemAlign - (tma_epilogue ? tpl::kSm90CBufferBytes : 0) - (kernel_fixup() ? 16 : 0) -
+                      (tpl::sm90_ring_bytes(bn, 1, arows) - tpl::sm90_stage_bytes(bn, arows))) /
+                     (tpl::sm90_stage_bytes(bn, arows) + 16);
     throw_invalid("sm_90a gemm config: stages=" + std::to_string(stages) + " with bn=" + std::to_string(bn) +
+                  (arows < tpl::kSm90Bm ? " and arows=" + std::to_string(arows) : std::string()) +
                   (tma_epilogue ? " and epilogue=tma" : "") + " needs " +
                   std::to_string(smem) + " bytes of shared memory, over the " + std::to_string(tpl::kSm90MaxSmem) +
                   " an sm_90 block can have; use stages <= " + std::to_string(most));
@@ -177,10 +192,10 @@ void Sm90GemmConfig::validate() const {
     if (tma_epilogue) throw_invalid("sm_90a gemm config: reduce=cluster stores C from registers; drop epilogue=tma");
     // The receive slots (the other slices' columns of this CTA) overlay the stage ring.
     const int recv = (splits - 1) * (bn / 2 / splits) * 2 * 128 * 4;
-    if (recv > stages * tpl::sm90_stage_bytes(bn))
+    if (recv > stages * tpl::sm90_stage_bytes(bn, arows))
       throw_invalid("sm_90a gemm config: reduce=cluster needs " + std::to_string(recv) +
                     " bytes of the stage ring for the other slices' columns; stages=" + std::to_string(stages) +
-                    " with bn=" + std::to_string(bn) + " has " + std::to_string(stages * tpl::sm90_stage_bytes(bn)) +
+                    " with bn=" + std::to_string(bn) + " has " + std::to_string(stages * tpl::sm90_stage_bytes(bn, arows)) +
                     "; use more stages");
   }
 }
@@ -264,14 +279,37 @@ Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count)
         c.bn = bn;
         c.stages = bn == 64 ? kWideThinStages : kThinTileStages;
         c.tma_epilogue = false;  // a 32-wide tile is half a chunk of 16-bit C; 64-wide ran as fast without
+        // M of at most 64 rows: short A stages, as many as fit (bn 32 at M = 16: 35 stages of 6 KiB against
+        // 11 of 20). H100 NT, one process: 16 x 4096 x 4096 bf16 / f16 23.0 / 22.9 -> 24.8 / 24.9 TFLOP/s
+        // (cuBLAS 24.4 / 24.4); 64 x 4096 x 4096 90.8 -> 97.4 / 97.7 (cuBLAS 101.7 / 101.8);
+        // bench/results_gemm_sm90_short_a_h100.log.
+        if (m <= kShortAMaxRows) {
+          c.arows = gemm_sm90_short_arows(m, c.a_mn_major());
+          c.stages = gemm_sm90_max_stages(c);
+        }
         return c;
       }
     }
   }
-  // One short tile row of at most 32 rows with K past that (M = 16 against K = 14336): 64-wide tiles in 2 K
-  // slices summed in the kernel, when those fill half to one wave of SMs. H100, 16 x 4096 x 14336: the
-  // tuner's winner in f16 and bf16 (32.3 / 32.4 TFLOP/s against 30.9 / 31.0 on 128-wide tiles in 4 slices,
-  // cuBLAS 33.8 / 33.9; bench/results_gemm_tuned_llm_h100_*.log, eighth session).
+  // One short tile row of at most 64 rows with K past that (M = 16 against K = 14336): 32-wide tiles with
+  // short A stages and K unsplit, where they fill half to one wave of SMs. H100 NT, 16 x 4096 x 14336 bf16
+  // / f16: 32.9 / 33.7 TFLOP/s against 32.8 / 32.4 for the rule below (cuBLAS 33.6 / 33.6), 64 x 4096 x 14336
+  // bf16 129.6 against 127.8 on 128-wide tiles in 4 slices (cuBLAS 132.3).
+  if (wide_tiles < sm_count && tiles_m == 1 && m <= kShortAMaxRows && !short_row && !c.b_mn_major()) {
+    const long long thin_tiles = (n + 31) / 32 * std::max(1LL, p.batch);
+    if (thin_tiles <= sm_count && 2 * thin_tiles >= sm_count) {
+      c.bn = 32;
+      c.tma_epilogue = false;
+      c.arows = gemm_sm90_short_arows(m, c.a_mn_major());
+      c.stages = gemm_sm90_max_stages(c);
+      return c;
+    }
+  }
+  // One short tile row of at most 32 rows with K past that (M = 16 against K = 14336) and an N-contiguous B
+  // (no 32-wide tiles): 64-wide tiles in 2 K slices summed in the kernel, when those fill half to one wave
+  // of SMs. H100, 16 x 4096 x 14336 NT: the tuner's winner in f16 and bf16 (32.3 / 32.4 TFLOP/s against
+  // 30.9 / 31.0 on 128-wide tiles in 4 slices, cuBLAS 33.8 / 33.9; bench/results_gemm_tuned_llm_h100_*.log,
+  // eighth session).
   if (wide_tiles < sm_count && tiles_m == 1 && m <= kFixupMaxRows && !short_row && kblocks >= 2 * kMinSliceBlocks) {
     const long long thin_tiles = (n + 63) / 64 * std::max(1LL, p.batch);
     if (2 * thin_tiles <= sm_count && 4 * thin_tiles >= sm_count) {
@@ -362,9 +400,21 @@ long long gemm_sm90_fixup_flags(const Sm90GemmConfig& cfg, long long m, long lon
   return gemm_sm90_slice_rows(cfg, m) / tpl::kSm90Bm * ((n + cfg.bn - 1) / cfg.bn) * std::max(1LL, batch);
 }
 
+int gemm_sm90_short_arows(long long m, bool a_mn) {
+  if (m > 64) return tpl::kSm90Bm;
+  if (a_mn || m > 32) return 64;
+  return m > 16 ? 32 : 16;
+}
+
+int gemm_sm90_max_stages(const Sm90GemmConfig& cfg) {
+  const int fixed = tpl::sm90_smem_bytes(cfg.bn, 0, cfg.tma_epilogue, cfg.kernel_fixup(), cfg.arows);
+  const int per = tpl::sm90_stage_bytes(cfg.bn, cfg.arows) + 16;  // a stage and its two barriers
+  return std::max(2, (tpl::kSm90MaxSmem - fixed) / per);
+}
+
 int gemm_sm90_smem_bytes(const Sm90GemmConfig& cfg) {
   cfg.validate();
-  return tpl::sm90_smem_bytes(cfg.bn, cfg.stages, cfg.tma_epilogue, cfg.kernel_fixup());
+  return tpl::sm90_smem_bytes(cfg.bn, cfg.stages, cfg.tma_epilogue, cfg.kernel_fixup(), cfg.arows);
 }
 
 std::string gemm_sm90_name_expression(const Sm90GemmConfig& cfg) {
@@ -377,8 +427,11 @@ std::string gemm_sm90_name_expression(const Sm90GemmConfig& cfg) {
   os << kernel << elem_kind(cfg.in)
      << ", " << elem_kind(cfg.kernel_out()) << ", " << cfg.bn << ", " << cfg.stages << ", " << cfg.raster << ", " << cfg.inflight
      << ", " << (cfg.a_mn_major() ? 1 : 0) << ", " << (cfg.b_mn_major() ? 1 : 0) << ", " << (cfg.tma_epilogue ? 1 : 0);
-  // FIXUP: 1 K slices, 2 the tail (left out when 0: the names of other kernels stay as they were)
-  if (cfg.kernel_fixup()) os << ", " << (cfg.uses_tail() ? 2 : 1);
+  // FIXUP (1 K slices, 2 the tail; the cluster reduction's kernels have none), then A_ROWS: each left out
+  // when it is the default and nothing follows, so the names of other kernels stay as they were.
+  const bool short_a = cfg.arows < tpl::kSm90Bm;
+  if (!cfg.reduce_cluster && (cfg.kernel_fixup() || short_a)) os << ", " << (cfg.uses_tail() ? 2 : cfg.kernel_fixup() ? 1 : 0);
+  if (short_a) os << ", " << cfg.arows;
   os << ">";
   return os.str();
 }
@@ -427,6 +480,10 @@ Sm90Frame gemm_sm90_frame(const Sm90GemmConfig& cfg, const GemmProblem& problem,
     unsupported("TMA needs batch strides that are multiples of 16 bytes (stride_a " + std::to_string(p.stride_a) +
                 ", stride_b " + std::to_string(p.stride_b) + " elements of " + std::to_string(eb) + " bytes)");
   if (p.batch > 2147483647LL) unsupported("batch " + std::to_string(p.batch) + " exceeds 2^31 - 1");
+  const long long frame_m = p.c_order == MatrixOrder::RowMajor ? p.m : p.n;
+  if (cfg.arows < tpl::kSm90Bm && frame_m > cfg.arows)
+    unsupported("config " + cfg.to_string() + " has room for " + std::to_string(cfg.arows) + " rows of A per stage (arows=" +
+                std::to_string(cfg.arows) + ") and M is " + std::to_string(frame_m) + " (in the kernel's frame)");
   // K = 0 loads nothing (C = beta * C), so its pitches do not matter.
   if (p.k > 0 && ((p.lda * eb) % 16 != 0 || (p.ldb * eb) % 16 != 0))
     unsupported("TMA needs row pitches that are multiples of 16 bytes (lda " + std::to_string(p.lda) + ", ldb " +

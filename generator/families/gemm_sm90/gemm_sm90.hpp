@@ -69,6 +69,11 @@ struct Sm90GemmConfig {
   /// reduce=fixup, in a workspace of gemm_sm90_workspace_bytes); every other tile runs whole. 2048 x 11008
   /// on 128 x 256 tiles: 5 waves of 132 and 28 tiles left, which run as 112 quarter tiles. With splits = 1.
   int tail = 1;
+  /// Rows of A a stage has room for (text "arows=N", printed only when below 128): 128, or 64, 32 or 16 for
+  /// a problem whose M fits in them (one short tile row; gemm_sm90_frame refuses a larger M). The stages
+  /// shrink with it, so more fit: at M = 16 on 128 x 32 tiles a stage is 6 KiB instead of 20, and the
+  /// ring keeps three times as much of B in flight. An M-contiguous A takes 64 or 128 (64-row boxes).
+  int arows = 128;
 
   std::string to_string() const;
   /// @throws Error(InvalidArgument) naming the field for unknown keys, bad values or an invalid config.
@@ -120,11 +125,18 @@ Sm90GemmConfig default_sm90_gemm_config(DType in, DType out);
 /// busy (summed in the kernel, reduce=fixup, where a tile row holds at most 32 rows of C); but 128 x 64 or
 /// 128 x 32 tiles (9 or 11 stages, register epilogue, K unsplit) where those fill
 /// half to one wave of SMs and the tile rows are mostly full (M = 128 or 256 against N = 4096), or M is
-/// one short tile row with K up to 8192 (M = 16..64 against N = 4096).
+/// one short tile row with K up to 8192 (M = 16..64 against N = 4096); for M up to 64, with short A stages
+/// (arows), as many as fit, and so also at longer K (16 x 4096 x 14336, K unsplit).
 Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count);
 
 /// Dynamic shared memory per block (stages + barriers + alignment slack).
 int gemm_sm90_smem_bytes(const Sm90GemmConfig& cfg);
+/// The most stages of `cfg`'s tile (its bn, arows, epilogue and fixup; its own stage count aside) that fit an
+/// sm_90 block (at least 2; shared memory only: a config's other rules still apply).
+int gemm_sm90_max_stages(const Sm90GemmConfig& cfg);
+/// Sm90GemmConfig::arows for M = `m` rows of the kernel's frame: 16, 32 or 64 (64 for an M-contiguous A,
+/// whose boxes are 64 rows), 128 beyond 64.
+int gemm_sm90_short_arows(long long m, bool a_mn);
 /// The generated translation unit, its kernel's name expression and file name.
 std::string gemm_sm90_source(const Sm90GemmConfig& cfg);
 std::string gemm_sm90_name_expression(const Sm90GemmConfig& cfg);

@@ -4,6 +4,7 @@
 // prove_operand() and prove_c_store().
 #include "generator/families/gemm_sm90/gemm_sm90_analysis.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "swzjit/error.hpp"
@@ -64,7 +65,7 @@ CStorePlan c_store_plan(const Sm90GemmConfig& cfg) {
   const int ob = static_cast<int>(dtype_bytes(cfg.kernel_out()));
   const int chunk_cols = tpl::sm90_c_box_inner(ob);
   const int chunks = cfg.bn / chunk_cols;
-  const long long cbase = kSm90AnalysisBase + tpl::sm90_stage_offset(cfg.bn, cfg.stages);
+  const long long cbase = kSm90AnalysisBase + tpl::sm90_ring_bytes(cfg.bn, cfg.stages, cfg.arows);
   CStorePlan plan;
   plan.elem_bytes = ob;
   int instruction = 0;
@@ -109,7 +110,7 @@ CStorePlan c_store_plan(const Sm90GemmConfig& cfg) {
 // The C buffers must lie in the region sm90_smem_bytes reserves after the stages, and the buffers of
 // the two consumers (both in use at once) must not share a byte. Empty when they do not.
 std::string c_buffer_error(const Sm90GemmConfig& cfg, const CStorePlan& c) {
-  const long long lo = kSm90AnalysisBase + tpl::sm90_stage_offset(cfg.bn, cfg.stages);
+  const long long lo = kSm90AnalysisBase + tpl::sm90_ring_bytes(cfg.bn, cfg.stages, cfg.arows);
   const long long hi = lo + tpl::kSm90CBufferBytes;
   const int chunks = static_cast<int>(c.boxes.size()) / 2;
   for (const TmaStoreBox& a : c.boxes) {
@@ -167,20 +168,22 @@ Sm90LayoutPlan plan_sm90_layouts(const Sm90GemmConfig& cfg) {
   plan.a = operand(WgmmaOperand::A, tpl::kSm90ConsumerRows, eb, a_mn);
   plan.b = operand(WgmmaOperand::B, cfg.bn, eb, b_mn);
   for (int s = 0; s < cfg.stages; ++s) {
-    const long long dst = kSm90AnalysisBase + tpl::sm90_stage_offset(cfg.bn, s);
-    add_fills(plan.a, dst, tpl::kSm90Bm, 0, s, a_mn, eb);
+    const long long dst = kSm90AnalysisBase + tpl::sm90_stage_offset(cfg.bn, s, cfg.arows);
+    add_fills(plan.a, dst, cfg.arows, 0, s, a_mn, eb);
     // Every CTA of a cluster receives every part of B (multicast), each at its rank's offset.
     for (int r = 0; r < cfg.cluster; ++r)
-      add_fills(plan.b, dst + tpl::sm90_b_rank_offset(cfg.bn, cfg.cluster, static_cast<unsigned>(r)), b_part,
+      add_fills(plan.b, dst + tpl::sm90_b_rank_offset(cfg.bn, cfg.cluster, static_cast<unsigned>(r), cfg.arows), b_part,
                 r * b_part, s, b_mn, eb);
     const std::string stage = "stage " + std::to_string(s);
     for (int k = 0; k < tpl::kSm90Bk / kKStep; ++k) {
       for (int consumer = 0; consumer < tpl::kSm90Bm / tpl::kSm90ConsumerRows; ++consumer) {
         const unsigned a = static_cast<unsigned>(dst) + tpl::sm90_a_consumer_offset(consumer);
+        // A short A stage (arows < 128) holds the first arows rows: the rest each consumer reads is padding.
+        const int rows = std::max(0, std::min(tpl::kSm90ConsumerRows, cfg.arows - consumer * tpl::kSm90ConsumerRows));
         plan.a.reads.push_back(WgmmaRead{tpl::sm90_operand_desc(a, k, a_mn), s, consumer * tpl::kSm90ConsumerRows,
-                                         k * kKStep, k, stage + ", consumer " + std::to_string(consumer)});
+                                         k * kKStep, k, stage + ", consumer " + std::to_string(consumer), rows});
       }
-      const unsigned b = static_cast<unsigned>(dst) + tpl::sm90_b_offset();
+      const unsigned b = static_cast<unsigned>(dst) + tpl::sm90_b_offset(cfg.arows);
       plan.b.reads.push_back(WgmmaRead{tpl::sm90_operand_desc(b, k, b_mn), s, 0, k * kKStep, k, stage});
     }
   }

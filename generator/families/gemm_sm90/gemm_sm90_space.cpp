@@ -95,12 +95,34 @@ std::vector<Sm90GemmConfig> sm90_gemm_space(const Sm90GemmConfig& base) {
     for (const Point& pt : points) {
       Sm90GemmConfig c = base;
       c.cluster = 1;
+      c.arows = tpl::kSm90Bm;  // the points as measured with full A stages; short ones follow
       c.bn = pt.bn;
       c.stages = pt.stages;
       c.splits = pt.splits;
       c.reduce_cluster = pt.reduce_cluster;
       c.reduce_fixup = pt.reduce_fixup;
       c.tma_epilogue = pt.tma_epilogue;
+      add(c);
+    }
+    // Short A stages where the default has them (all of M fits): 32- and 64-wide tiles with the deepest ring
+    // and a shallower one, and 64-wide in 2 K slices.
+    if (base.arows < tpl::kSm90Bm) {
+      for (const int bn : {32, 64})
+        for (const int deep : {1, 0}) {
+          Sm90GemmConfig c = base;
+          c.bn = bn;
+          c.splits = 1;
+          c.reduce_cluster = c.reduce_fixup = c.tma_epilogue = false;
+          c.stages = gemm_sm90_max_stages(c);
+          if (!deep) c.stages = c.stages * 2 / 3;
+          add(c);
+        }
+      Sm90GemmConfig c = base;
+      c.bn = 64;
+      c.splits = 2;
+      c.reduce_fixup = true;
+      c.reduce_cluster = c.tma_epilogue = false;
+      c.stages = gemm_sm90_max_stages(c);
       add(c);
     }
     return space;

@@ -139,6 +139,9 @@ struct WgmmaRead {
   int k0 = 0;
   int k_step = 0;     ///< the k step's number, for messages
   std::string where;  ///< e.g. "stage 1, consumer 0", for messages
+  /// Rows (M or N, from mn0) whose elements must be the TMA's; -1: all the tile's. Rows past them are read
+  /// but feed only accumulator rows nothing stores (a short A stage, A_ROWS < 128).
+  int rows = -1;
 };
 
 /// Everything about one operand a proof needs: what the TMA boxes write and what the wgmma read.

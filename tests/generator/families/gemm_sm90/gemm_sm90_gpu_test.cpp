@@ -597,3 +597,80 @@ TEST_CASE("gemm_sm90 gpu: narrow tiles (bn 64 and 32), sanitizer-sized") {
     check_case(c, rng);
   }
 }
+
+// Short A stages (arows 16, 32, 64): a stage has room for only M's rows of A, the consumers' wgmma read past
+// them into the next bytes (rows past M, never stored). Every layout they take, K slices summed each way,
+// M at and below the room, column-major C (the frame's M is then N), batches, pitches, beta.
+TEST_CASE("gemm_sm90 gpu: short A stages (arows): layouts, K slices, M up to the room, odd shapes") {
+  SWZ_REQUIRE_SM90();
+  std::mt19937_64 rng(std::random_device{}());
+  struct Short {
+    const char* cfg;
+    int arows;
+    bool b_mn_ok;  // bn >= 64: takes an N-contiguous B
+  };
+  const Short configs[] = {{"in=f16,out=f16,bn=32,stages=35,arows=16", 16, false},
+                           {"in=bf16,out=f32,bn=64,stages=15,arows=32,epilogue=tma", 32, true},
+                           {"in=f16,out=bf16,bn=64,stages=20,arows=16,splits=2,reduce=fixup", 16, true},
+                           {"in=bf16,out=bf16,bn=128,stages=10,arows=16,splits=4,reduce=cluster", 16, true},
+                           {"in=f16,out=f16,bn=128,stages=9,arows=64,splits=3", 64, true},
+                           {"in=bf16,out=bf16,bn=32,stages=18,arows=64,inflight=0,persistent=0", 64, false}};
+  for (const Short& s : configs)
+    for (int layout = 0; layout < 4; ++layout) {
+      if ((layout & 1) != 0 && s.arows < 64) continue;  // an M-contiguous A comes in 64-row boxes
+      if ((layout & 2) != 0 && !s.b_mn_ok) continue;
+      Case c = layout_case(s.cfg, layout);
+      const long long shapes[][3] = {{1, 33, 1000}, {s.arows / 2 + 1, 300, 520}, {s.arows, 95, 8}, {s.arows, 4096, 4104}};
+      for (const auto& sh : shapes) {
+        c.m = sh[0], c.n = sh[1], c.k = sh[2];
+        c.beta = 0.0f;  // over NaN-poisoned C
+        c.samples = c.n >= 1000 ? 3000 : 0;
+        check_case(c, rng);
+      }
+      c.samples = 0;
+      c.m = s.arows - 3, c.n = 270, c.k = 1032;
+      c.alpha = 0.5f, c.beta = -1.5f;
+      c.ldc_pad = 3;
+      c.c_misalign = 1;
+      check_case(c, rng);
+      c.alpha = 1.0f, c.beta = 0.0f;
+      c.ldc_pad = 0, c.c_misalign = 0;
+      if (layout == 0) {  // NT stays NT with C column-major, where the kernel's M is the problem's N
+        c.c_col_major = true;
+        c.m = 300, c.n = s.arows, c.k = 520;
+        check_case(c, rng);
+        c.c_col_major = false;
+      }
+      c.batch = 3, c.m = s.arows, c.n = 200, c.k = 520;
+      c.ab_stride_pad = 64, c.c_stride_pad = 8;
+      check_case(c, rng);
+      c.batch = 1, c.ab_stride_pad = 0, c.c_stride_pad = 0;
+      c.m = s.arows, c.n = 1000, c.k = 3000;
+      c.sm_count = 3;  // many tiles per persistent block
+      c.samples = 3000;
+      check_case(c, rng);
+      c.sm_count = 0;
+      if (layout == 0) {
+        c.m = 16, c.n = 4096, c.k = 14336;  // a decode shape they are for
+        c.samples = 2000;
+        check_case(c, rng);
+        c.samples = 0;
+      }
+    }
+}
+
+TEST_CASE("gemm_sm90 gpu: short A stages (arows), sanitizer-sized") {
+  SWZ_REQUIRE_SM90();
+  std::mt19937_64 rng(std::random_device{}());
+  for (const char* cfg : {"in=f16,out=f16,bn=32,stages=35,arows=16", "in=bf16,out=f32,bn=64,stages=15,arows=32,epilogue=tma,splits=2,reduce=fixup",
+                          "in=f16,out=bf16,bn=128,stages=9,arows=64,splits=3"}) {
+    Case c;
+    c.cfg = cfg_of(cfg);
+    c.m = 13, c.n = 130, c.k = 520;
+    check_case(c, rng);
+    c.batch = 2;
+    c.alpha = 0.5f, c.beta = 1.0f;
+    c.sm_count = 2;
+    check_case(c, rng);
+  }
+}

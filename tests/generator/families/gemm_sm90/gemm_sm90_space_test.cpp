@@ -73,8 +73,9 @@ TEST_CASE("gemm_sm90 variant: where it runs by default") {
   CHECK(skinny->bn == 32);
   const auto deep = sm90_default_choice(nt(DType::F16, DType::F16, 16, 4096, 14336), 16, 132);
   REQUIRE(deep.has_value());
-  CHECK(deep->splits == 2);
-  CHECK(deep->bn == 64);
+  CHECK(deep->splits == 1);
+  CHECK(deep->bn == 32);
+  CHECK(deep->arows == 16);
   // 128 x 128 x 4096: one tile in 16 slices is still too few units; 128 x 128 x 128 has two k-blocks.
   CHECK_FALSE(sm90_default_choice(nt(DType::F16, DType::F16, 128, 128, 4096), 16, 132).has_value());
   CHECK_FALSE(sm90_default_choice(nt(DType::F16, DType::F16, 128, 128, 128), 16, 132).has_value());

@@ -201,6 +201,11 @@ TEST_CASE("gemm_sm90: the shape-based choice: 128-wide tiles when 256-wide ones 
     CHECK(c.bn == 32);
     CHECK(c.splits == 1);
     CHECK_FALSE(c.reduce_fixup);
+    // Up to 64 rows: short A stages (16, 32 or 64 rows), as many as fit.
+    CHECK(c.arows == (m <= 16 ? 16 : m <= 64 ? 64 : 128));
+    CHECK(c.stages == (m <= 16 ? 35 : m <= 64 ? 18 : 11));
+    CHECK(c.stages == gemm_sm90_max_stages(c));
+    CHECK_NOTHROW(c.validate());
   }
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 4096, 8192), 132).bn == 32);
   // Not where 32-wide tiles would be more than a wave (N = 11008: 344), fewer than half of one (N = 2048:
@@ -209,8 +214,14 @@ TEST_CASE("gemm_sm90: the shape-based choice: 128-wide tiles when 256-wide ones 
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 11008, 4096), 132).bn == 128);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 2048, 4096), 132).bn == 128);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 11008, 4096), 132).bn == 128);
-  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 4096, 14336), 132).bn == 64);
-  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 4096, 8256), 132).splits == 2);  // 129 k-blocks
+  // Longer K at M <= 64: 32-wide tiles with short A stages, K unsplit.
+  const Sm90GemmConfig deep = choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 4096, 14336), 132);
+  CHECK(deep.bn == 32);
+  CHECK(deep.arows == 16);
+  CHECK(deep.splits == 1);
+  CHECK(deep.stages == 35);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 4096, 8256), 132).arows == 16);  // 129 k-blocks
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 32, 4096, 8256), 132).arows == 32);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 180, 4096, 4096), 132).bn == 128);  // 90 rows a tile row
   // 256 x 4096: 128 tiles of 128 x 64 (the wider narrow tile that fills the SMs), 9 stages.
   const Sm90GemmConfig two_rows = choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 256, 4096, 4096), 132);
@@ -390,6 +401,11 @@ TEST_CASE("gemm_sm90: the default configs and all layouts compile for sm_90a wit
   configs.push_back(Sm90GemmConfig::parse("in=bf16,out=bf16,tail=4,epilogue=tma"));
   configs.push_back(Sm90GemmConfig::parse("in=f16,out=f32,layout=TT,bn=128,stages=6,cluster=2,tail=4,epilogue=tma"));
   configs.push_back(Sm90GemmConfig::parse("in=bf16,out=f32,layout=NN,cluster=2,tail=4"));
+  // Short A stages: the deepest rings, K slices summed in the kernel or in a cluster, an M-contiguous A.
+  configs.push_back(Sm90GemmConfig::parse("in=bf16,out=bf16,bn=32,stages=35,arows=16"));
+  configs.push_back(Sm90GemmConfig::parse("in=f16,out=f32,bn=64,stages=20,arows=16,splits=2,reduce=fixup"));
+  configs.push_back(Sm90GemmConfig::parse("in=f16,out=f16,bn=128,stages=10,arows=32,splits=4,reduce=cluster"));
+  configs.push_back(Sm90GemmConfig::parse("in=bf16,out=bf16,layout=TN,bn=64,stages=12,arows=64,epilogue=tma"));
   for (const Sm90GemmConfig& c : configs) {
     CAPTURE(c.to_string());
     CompileRequest req = gemm_sm90_compile_request(c);
@@ -460,13 +476,17 @@ TEST_CASE("gemm_sm90: split-K configs: text, slices, launch shape, workspace, th
 
   // The default: split where whole tiles keep at most half the SMs busy (K long enough that narrow tiles
   // do not take it).
-  const Sm90GemmConfig d = choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 64, 4096, 14336), 132);
+  const Sm90GemmConfig d = choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 80, 4096, 14336), 132);
   CHECK(d.bn == 128);
   CHECK(d.splits == 4);  // 32 tiles x 4 = 128 units
-  // At most 32 rows of C in one tile row with K past 8192: 64 tiles of 128 x 64 in 2 slices, summed in the
-  // kernel; 64 rows: 128-wide tiles in 4 slices by the reduction kernel.
+  // At most 32 rows of C in one tile row with K past 8192 and an N-contiguous B (no 32-wide tiles): 64
+  // tiles of 128 x 64 in 2 slices, summed in the kernel (K-contiguous B: 32-wide tiles, short A stages).
   for (const long long m : {16LL, 32LL}) {
-    const Sm90GemmConfig s = choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, m, 4096, 14336), 132);
+    GemmProblem nn = nt_problem(DType::F16, DType::F16, m, 4096, 14336);
+    nn.b_order = MatrixOrder::RowMajor;
+    nn.ldb = 0;
+    const Sm90GemmConfig s = choose_sm90_gemm_config(nn.resolved(), 132);
+    CHECK(s.layout == "NN");
     CHECK(s.bn == 64);
     CHECK(s.splits == 2);
     CHECK(s.reduce_fixup);
@@ -634,4 +654,52 @@ TEST_CASE("gemm_sm90: the last wave in K slices (tail): text, rules, the plan, t
   CHECK(plan.tail_tiles == 2);
   CHECK(plan.slices == 2);
   CHECK(gemm_sm90_launch_shape(c, 131, 200, 520, 4, 3).grid[0] == 4);
+}
+
+TEST_CASE("gemm_sm90: short A stages (arows): text, rules, shared memory, the kernel, refused where M does not fit") {
+  Sm90GemmConfig c = Sm90GemmConfig::parse("in=f16,out=f16,bn=32,stages=35,arows=16");
+  CHECK(c.arows == 16);
+  CHECK(c.to_string() == "in=f16,out=f16,layout=NT,bn=32,stages=35,raster=8,persistent=1,inflight=1,cluster=1,arows=16");
+  CHECK(Sm90GemmConfig::parse(c.to_string()) == c);
+  CHECK(Sm90GemmConfig::parse("in=f16,out=f16,arows=128") == Sm90GemmConfig::parse("in=f16,out=f16"));
+  // FIXUP (0) is spelled out before A_ROWS; the cluster reduction's kernels take A_ROWS after EPI.
+  CHECK(gemm_sm90_name_expression(c) == "swz::tpl::gemm_sm90_kernel<0, 0, 32, 35, 8, 1, 0, 0, 0, 0, 16>");
+  CHECK(gemm_sm90_name_expression(Sm90GemmConfig::parse("in=f16,out=f16,bn=64,stages=20,arows=16,splits=2,reduce=fixup")) ==
+        "swz::tpl::gemm_sm90_kernel<0, 0, 64, 20, 8, 1, 0, 0, 0, 1, 16>");
+  CHECK(gemm_sm90_name_expression(Sm90GemmConfig::parse("in=f16,out=f16,bn=128,stages=10,arows=32,splits=4,reduce=cluster")) ==
+        "swz::tpl::gemm_sm90_splitk4_kernel<0, 0, 128, 10, 8, 1, 0, 0, 0, 32>");
+  // A stage of 16 rows of A and 32 of B: 6 KiB; the ring is followed by the 10 KiB the consumers' 128-row
+  // reads of the last stage reach past it.
+  CHECK(tpl::sm90_stage_bytes(32, 16) == 6144);
+  CHECK(tpl::sm90_ring_bytes(32, 35, 16) == 35 * 6144 + 10240);
+  CHECK(tpl::sm90_ring_bytes(256, 4) == 4 * tpl::sm90_stage_bytes(256));  // full stages: no slack
+  CHECK(gemm_sm90_smem_bytes(c) == 1024 + 35 * 6144 + 10240 + 35 * 16);
+  CHECK(gemm_sm90_max_stages(c) == 35);
+  CHECK(gemm_sm90_max_stages(Sm90GemmConfig::parse("in=f16,out=f16,bn=32,stages=11")) == 11);
+  CHECK(gemm_sm90_max_stages(Sm90GemmConfig::parse("in=f16,out=f16,bn=256,epilogue=tma")) == 4);
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("in=f16,out=f16,bn=32,stages=36,arows=16"); }),
+                 "use stages <= 35"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("in=f16,out=f16,arows=48"); }),
+                 "arows=48 must be 128, 64, 32 or 16"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("in=f16,out=f16,layout=TN,arows=32"); }),
+                 "use arows=64"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("in=f16,out=f16,cluster=2,arows=64"); }),
+                 "use cluster=1"));
+  CHECK(gemm_sm90_short_arows(1, false) == 16);
+  CHECK(gemm_sm90_short_arows(17, false) == 32);
+  CHECK(gemm_sm90_short_arows(33, false) == 64);
+  CHECK(gemm_sm90_short_arows(16, true) == 64);
+  CHECK(gemm_sm90_short_arows(65, false) == 128);
+  // M must fit (in the kernel's frame: a column-major C swaps M and N): Unsupported otherwise, naming both.
+  CHECK_NOTHROW(gemm_sm90_frame(c, nt_problem(DType::F16, DType::F16, 16, 4096, 4096), 0, 0));
+  const std::string why =
+      error_of(ErrorKind::Unsupported, [&] { gemm_sm90_frame(c, nt_problem(DType::F16, DType::F16, 17, 4096, 4096), 0, 0); });
+  CHECK(contains(why, "arows=16"));
+  CHECK(contains(why, "M is 17"));
+  GemmProblem t = nt_problem(DType::F16, DType::F16, 4096, 16, 4096);
+  t.c_order = MatrixOrder::ColMajor;  // C^T: the kernel's M is 16
+  CHECK_NOTHROW(gemm_sm90_frame(c, t, 0, 0));
+  // The layout proof: the A boxes fill the first 16 rows of each stage, which is all the wgmma must find.
+  CHECK_NOTHROW(gemm_sm90_compile_request(c));
+  CHECK_NOTHROW(gemm_sm90_compile_request(Sm90GemmConfig::parse("in=bf16,out=bf16,layout=TN,bn=64,stages=12,arows=64,epilogue=tma")));
 }
