@@ -138,7 +138,7 @@ struct EngineAccess;  // runtime/engine/engine_impl.hpp: the library's own acces
 /// Event counts since the engine was made (the cache's own counters are in cache().counters()).
 struct EngineCounters {
   std::uint64_t compiles = 0;        ///< NVRTC compiles this process ran
-  std::uint64_t kernel_loads = 0;    ///< modules loaded on a device
+  std::uint64_t kernel_loads = 0;    ///< kernels (modules) this engine loaded and keeps, GEMM ones included
   std::uint64_t tuned_hits = 0;      ///< problems whose tuned winner came from the cache
   std::uint64_t tuned_misses = 0;    ///< problems with no cached winner
   std::uint64_t tunes = 0;           ///< autotuner runs

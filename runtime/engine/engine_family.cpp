@@ -191,9 +191,10 @@ Kernel detail::family_kernel(Engine::Impl& impl, const Family& family, const std
       detail::compile_family_kernel(*impl.cache, family, name_expression, arch, [&impl] { ++impl.compiles; });
   Module m(detail::to_compiled(e, arch, name_expression), impl.options.device);
   Kernel k = m.kernel();
-  ++impl.loads;
   std::lock_guard<std::mutex> lock(impl.mutex);
-  return impl.family_kernels.emplace(id, k).first->second;
+  const auto placed = impl.family_kernels.emplace(id, k);
+  if (placed.second) ++impl.loads;  // counted when kept (two threads that loaded it at once keep one)
+  return placed.first->second;
 }
 
 namespace {

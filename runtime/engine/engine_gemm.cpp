@@ -310,10 +310,12 @@ Kernel load_entry(Engine& engine, detail::GemmState& st, const KernelEntry& e, c
                   const std::string& expression, int device, int dynamic_smem) {
   Module m(detail::to_compiled(e, arch, expression), device);
   Kernel k = m.kernel();
-  ++detail::EngineAccess::impl(engine).loads;
   if (dynamic_smem > 48 * 1024) k.set_max_dynamic_smem(dynamic_smem);
   std::lock_guard<std::mutex> lock(st.mutex);
-  return st.kernels.emplace(expression, k).first->second;
+  const auto placed = st.kernels.emplace(expression, k);
+  // Counted when kept: two threads that load one kernel at once keep the first (the other copy unloads).
+  if (placed.second) ++detail::EngineAccess::impl(engine).loads;
+  return placed.first->second;
 }
 
 // A helper kernel (the reference, the split-K reduction): compiled through the cache and loaded once per
