@@ -33,9 +33,11 @@ for step in "$@"; do
       rest=$?; wait $!; tune=$?
       summary+=("gpu suite (tuning cases): rc=$tune $(grep -E '^\[doctest\] test cases' "$OUT/gpu_suite_tune.log" | tail -1)")
       summary+=("gpu suite (the rest): rc=$rest $(grep -E '^\[doctest\] test cases' "$OUT/gpu_suite_rest.log" | tail -1)") ;;
-    suite4)
+    suite4|suite5)
       # The GPU suite as four processes at once (tuning, GEMM, Hopper kernel, the rest), line-buffered so a
-      # timeout still leaves the log of what ran; doctest prints each case's duration.
+      # timeout still leaves the log of what ran; doctest prints each case's duration. suite5 runs the Hopper
+      # kernel's narrow-tile and short-A-stage cases in a fifth process (the Hopper process alone reached 560 s
+      # beside the other three, ninth session).
       t=${SUITE_TIMEOUT:-540}
       SWZJIT_CACHE_DIR=$(mktemp -d) timeout $t stdbuf -oL build/tests/swzjit_gpu_tests --duration=true \
         -tc='*tune*,*Tune*' >"$OUT/gpu_suite_tune.log" 2>&1 &
@@ -43,13 +45,22 @@ for step in "$@"; do
       SWZJIT_CACHE_DIR=$(mktemp -d) timeout $t stdbuf -oL build/tests/swzjit_gpu_tests --duration=true \
         -tc='gemm*' -tce='*tune*,*Tune*,*sm90*' >"$OUT/gpu_suite_gemm.log" 2>&1 &
       p2=$!
+      thin='*narrow tiles*,*short A stages*'
+      p5=
+      if [ "$step" = suite5 ]; then
+        SWZJIT_CACHE_DIR=$(mktemp -d) timeout $t stdbuf -oL build/tests/swzjit_gpu_tests --duration=true \
+          -tc="$thin" -tce='*tune*,*Tune*' >"$OUT/gpu_suite_sm90thin.log" 2>&1 &
+        p5=$!
+      fi
       SWZJIT_CACHE_DIR=$(mktemp -d) timeout $t stdbuf -oL build/tests/swzjit_gpu_tests --duration=true \
-        -tc='*sm90*,*wgmma*,*TMA*' -tce='*tune*,*Tune*' >"$OUT/gpu_suite_sm90.log" 2>&1 &
+        -tc='*sm90*,*wgmma*,*TMA*' -tce="*tune*,*Tune*${p5:+,$thin}" >"$OUT/gpu_suite_sm90.log" 2>&1 &
       p3=$!
       SWZJIT_CACHE_DIR=$(mktemp -d) timeout $t stdbuf -oL build/tests/swzjit_gpu_tests --duration=true \
         -tce='*tune*,*Tune*,gemm*,*sm90*,*wgmma*,*TMA*' >"$OUT/gpu_suite_rest.log" 2>&1
       rest=$?; wait $p1; tune=$?; wait $p2; gemm=$?; wait $p3; sm90=$?
-      for part in tune:$tune gemm:$gemm sm90:$sm90 rest:$rest; do
+      parts="tune:$tune gemm:$gemm sm90:$sm90 rest:$rest"
+      if [ -n "$p5" ]; then wait $p5; parts+=" sm90thin:$?"; fi
+      for part in $parts; do
         summary+=("gpu suite (${part%%:*}): rc=${part##*:} $(grep -E '^\[doctest\] test cases' "$OUT/gpu_suite_${part%%:*}.log" | tail -1)")
       done ;;
     memcheck)
