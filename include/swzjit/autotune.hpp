@@ -110,9 +110,10 @@ TuneReport autotune_transpose(Engine& engine, const TransposeProblem& problem, i
 /// reference kernel's (f64 sums) on random A and B: relative Frobenius error at most 1e-5 for f32
 /// inputs, 1e-2 for f16/bf16. The winner is stored under gemm_space_id(); Engine::gemm_config uses it.
 /// On an sm_90 GPU (or a compile-only tune for arch "sm_90"), for the problems the Hopper variant takes
-/// (EngineOptions::hopper_gemm), the space is that variant's instead: 24 configs of tile width, stage
-/// count, rasterization and cluster size around its default, written "sm90:<config>", checked the same
-/// way; Engine::gemm runs its winner. Extra configs must then be "sm90:" ones.
+/// (EngineOptions::hopper_gemm), the space is that variant's instead, 15 to 28 configs around its default
+/// (few-tile problems: tile widths, K slices, the ways of summing them and short A stages; others: tile
+/// width, stage count, rasterization, clusters and the last wave in K slices), written "sm90:<config>",
+/// checked the same way; Engine::gemm runs its winner. Extra configs must then be "sm90:" ones.
 /// `options.inject` is for transposes only. @throws Error(InvalidArgument) for an empty problem,
 /// a batch above 65535 or a bad alignment; Error(Unsupported) for an unsupported dtype pair.
 TuneReport autotune_gemm(Engine& engine, const GemmProblem& problem, int max_vec_bytes,
