@@ -482,8 +482,11 @@ Sm90Frame gemm_sm90_frame(const Sm90GemmConfig& cfg, const GemmProblem& problem,
   if (p.batch > 2147483647LL) unsupported("batch " + std::to_string(p.batch) + " exceeds 2^31 - 1");
   const long long frame_m = p.c_order == MatrixOrder::RowMajor ? p.m : p.n;
   if (cfg.arows < tpl::kSm90Bm && frame_m > cfg.arows)
-    unsupported("config " + cfg.to_string() + " has room for " + std::to_string(cfg.arows) + " rows of A per stage (arows=" +
-                std::to_string(cfg.arows) + ") and M is " + std::to_string(frame_m) + " (in the kernel's frame)");
+    throw Error(ErrorKind::Unsupported,
+                "sm_90a gemm: config " + cfg.to_string() + " has room for " + std::to_string(cfg.arows) +
+                    " rows of A per stage (arows=" + std::to_string(cfg.arows) + ") and M is " + std::to_string(frame_m) +
+                    " (in the kernel's frame); use arows=" + std::to_string(gemm_sm90_short_arows(frame_m, cfg.a_mn_major())) +
+                    " or leave arows out");
   // K = 0 loads nothing (C = beta * C), so its pitches do not matter.
   if (p.k > 0 && ((p.lda * eb) % 16 != 0 || (p.ldb * eb) % 16 != 0))
     unsupported("TMA needs row pitches that are multiples of 16 bytes (lda " + std::to_string(p.lda) + ", ldb " +

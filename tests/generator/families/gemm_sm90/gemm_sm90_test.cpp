@@ -696,6 +696,7 @@ TEST_CASE("gemm_sm90: short A stages (arows): text, rules, shared memory, the ke
       error_of(ErrorKind::Unsupported, [&] { gemm_sm90_frame(c, nt_problem(DType::F16, DType::F16, 17, 4096, 4096), 0, 0); });
   CHECK(contains(why, "arows=16"));
   CHECK(contains(why, "M is 17"));
+  CHECK(contains(why, "use arows=32 or leave arows out"));
   GemmProblem t = nt_problem(DType::F16, DType::F16, 4096, 16, 4096);
   t.c_order = MatrixOrder::ColMajor;  // C^T: the kernel's M is 16
   CHECK_NOTHROW(gemm_sm90_frame(c, t, 0, 0));
