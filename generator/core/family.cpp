@@ -10,6 +10,7 @@
 
 #include <xxhash.h>
 
+#include "generator/core/checked_arith.hpp"
 #include "generator/core/config_text.hpp"
 #include "generator/core/expr.hpp"
 #include "generator/core/family_launch.hpp"
@@ -54,6 +55,12 @@ struct Family::Impl {
   std::vector<Expr> elements;
   CompiledLaunch launch, reference;
   std::vector<CompiledLaunch> then;
+  struct Map {  // a FamilyTensorMap's expressions
+    int buffer = -1;
+    std::vector<Expr> dims, strides, box;
+    Expr swizzle;
+  };
+  std::vector<Map> maps;
   bool scratch_uses_params = false;
   std::string source_hash, definition_hash;
   std::set<std::string> dims, params;
@@ -207,18 +214,66 @@ Family::Family(FamilyDef def) : impl_(std::make_unique<Impl>()) {
     output = output || b.role == BufferRole::Output || b.role == BufferRole::InOut;
   }
   if (!output) throw_invalid("family.buffers: no output buffer, nor an inout one (what would a candidate be checked on?)");
-  m.launch = compile_launch(def.launch, "family.kernel", m.params, m.dims, def.buffers, m.params, m.type_dims, def.scalars);
+  for (const FamilyTensorMap& t : def.tensor_maps) {
+    const std::string w = "family.tensor_maps." + t.name;
+    if (!is_identifier(t.name)) throw_invalid("family.tensor_maps: \"" + t.name + "\" is not an identifier");
+    if (!taken.insert(t.name).second) throw_invalid(w + ": the name is also a dim, a param, a buffer or another tensor map");
+    Impl::Map c;
+    for (std::size_t b = 0; b < def.buffers.size(); ++b)
+      if (def.buffers[b].name == t.buffer) c.buffer = static_cast<int>(b);
+    if (c.buffer < 0) throw_invalid(w + ": \"" + t.buffer + "\" is not a buffer");
+    const std::size_t rank = t.dims.size();
+    if (rank < 1 || rank > 5) throw_invalid(w + ".dims: 1 to 5 extents, got " + std::to_string(rank));
+    if (t.strides.size() != rank - 1)
+      throw_invalid(w + ".strides: one per dim after the first (" + std::to_string(rank - 1) + "), got " +
+                    std::to_string(t.strides.size()));
+    if (t.box.size() != rank)
+      throw_invalid(w + ".box: one extent per dim (" + std::to_string(rank) + "), got " + std::to_string(t.box.size()));
+    const auto compile = [&](const std::vector<std::string>& list, const char* part, std::vector<Expr>& out) {
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        const std::string wi = w + "." + part + "[" + std::to_string(i) + "]";
+        require_text(list[i], wi);
+        out.push_back(Expr::parse(list[i], wi));
+        check_names(both, out.back(), wi, "a dim or a param");
+      }
+    };
+    compile(t.dims, "dims", c.dims);
+    compile(t.strides, "strides", c.strides);
+    compile(t.box, "box", c.box);
+    require_text(t.swizzle, w + ".swizzle");
+    c.swizzle = Expr::parse(t.swizzle.empty() ? "0" : t.swizzle, w + ".swizzle");
+    check_names(both, c.swizzle, w + ".swizzle", "a dim or a param");
+    m.maps.push_back(std::move(c));
+  }
+  if (!def.tensor_maps.empty() && def.min_arch < 90)
+    throw_invalid("family.min_arch: a family with tensor maps runs on sm_90 or later (TMA): set min_arch = 90");
+  m.launch = compile_launch(def.launch, "family.kernel", m.params, m.dims, def.buffers, m.params, m.type_dims, def.scalars,
+                            def.tensor_maps);
   for (std::size_t i = 0; i < def.then.size(); ++i)
     m.then.push_back(compile_launch(def.then[i], "family.then[" + std::to_string(i) + "]", m.params, m.dims, def.buffers,
-                                    m.params, m.type_dims, def.scalars));
+                                    m.params, m.type_dims, def.scalars, def.tensor_maps));
   if (!def.reference.kernel.empty()) {
     m.reference = compile_launch(def.reference, "family.reference", {}, m.dims, def.buffers, m.params, m.type_dims,
-                                 def.scalars);
+                                 def.scalars, def.tensor_maps);
     // The reference runs on the caller's buffers with nothing lent: it cannot use the engine's scratch.
     for (const LaunchArg& a : m.reference.args)
       if (a.kind == FamilyKernelArg::Buffer && def.buffers[static_cast<std::size_t>(a.buffer)].role == BufferRole::Scratch)
         throw_invalid("family.reference: passes the scratch buffer '" + def.buffers[static_cast<std::size_t>(a.buffer)].name +
                       "' (a reference writes the outputs from the inputs alone)");
+    // The reference has no configuration: the maps it passes are evaluated over the problem alone.
+    for (const LaunchArg& a : m.reference.args) {
+      if (a.kind != FamilyKernelArg::TensorMap) continue;
+      const Impl::Map& map = m.maps[static_cast<std::size_t>(a.tensor_map)];
+      std::vector<const Expr*> all;
+      for (const auto* list : {&map.dims, &map.strides, &map.box})
+        for (const Expr& e : *list) all.push_back(&e);
+      all.push_back(&map.swizzle);
+      for (const Expr* e : all)
+        for (const std::string& id : e->identifiers())
+          if (m.params.count(id))
+            throw_invalid("family.reference: passes the tensor map '" + def.tensor_maps[static_cast<std::size_t>(a.tensor_map)].name +
+                          "', which uses the param '" + id + "' (the reference has no configuration)");
+    }
     // An inout buffer's result depends on its initial values: a reference that does not take it cannot
     // compute what a candidate is compared with.
     for (std::size_t b = 0; b < def.buffers.size(); ++b)
@@ -351,6 +406,7 @@ std::string Family::check_full(const FamilyValues& config, const FamilyValues& p
     shape_of(impl_->launch, impl_->def.launch.kernel, config, problem, name() + " kernel");
     for (std::size_t i = 0; i < impl_->then.size(); ++i)
       shape_of(impl_->then[i], impl_->def.then[i].kernel, config, problem, name() + " then[" + std::to_string(i) + "]");
+    for (std::size_t i = 0; i < impl_->maps.size(); ++i) map_full(i, config, problem);
   } catch (const Error& e) {
     return e.what();
   }
@@ -474,6 +530,60 @@ std::size_t Family::scratch_bytes(const FamilyValues& config, const FamilyValues
     at += static_cast<std::size_t>((bytes + kFamilyScratchAlign - 1) / kFamilyScratchAlign * kFamilyScratchAlign);
   }
   return at;
+}
+
+FamilyTensorMapShape Family::tensor_map_shape(std::size_t index, const FamilyValues& config,
+                                              const FamilyValues& problem) const {
+  if (index >= impl_->maps.size()) throw_invalid(name() + ": no tensor map " + std::to_string(index));
+  return map_full(index, config, impl_->full(problem));
+}
+
+FamilyTensorMapShape Family::map_full(std::size_t index, const FamilyValues& config, const FamilyValues& problem) const {
+  const Impl::Map& c = impl_->maps[index];
+  const std::string w = name() + " tensor map " + impl_->def.tensor_maps[index].name;
+  FamilyTensorMapShape s;
+  s.buffer = c.buffer;
+  s.dtype = buffer_dtype(static_cast<std::size_t>(c.buffer), problem);
+  s.rank = static_cast<int>(c.dims.size());
+  const long long eb = dtype_bytes(s.dtype);
+  const auto value = [&](const Expr& e, const std::string& what, long long lo, long long hi) {
+    const long long v = e.eval(problem, config);
+    if (v < lo || v > hi)
+      throw_invalid(w + ": " + what + " \"" + e.text() + "\" = " + std::to_string(v) + " (" + std::to_string(lo) + ".." +
+                    std::to_string(hi) + ")");
+    return v;
+  };
+  // The offset of the last element the map spans, in elements: it must lie in the buffer.
+  long long last = 0;
+  for (int d = 0; d < s.rank; ++d) {
+    const std::string i = "[" + std::to_string(d) + "]";
+    s.dims[d] = static_cast<unsigned long long>(value(c.dims[static_cast<std::size_t>(d)], "dims" + i, 1, 1LL << 32));
+    s.box[d] = static_cast<unsigned>(value(c.box[static_cast<std::size_t>(d)], "box" + i, 1, 256));
+    long long stride = 1;
+    if (d > 0) {
+      stride = value(c.strides[static_cast<std::size_t>(d - 1)], "strides" + i, 1, ((1LL << 40) - 1) / eb);
+      if (stride * eb % 16 != 0)
+        throw_invalid(w + ": strides" + i + " = " + std::to_string(stride) + " elements = " + std::to_string(stride * eb) +
+                      " bytes (TMA needs a multiple of 16 bytes)");
+      s.stride_bytes[d - 1] = static_cast<unsigned long long>(stride * eb);
+    }
+    last = detail::checked_add(last, detail::checked_mul(static_cast<long long>(s.dims[d]) - 1, stride, w.c_str()), w.c_str());
+  }
+  s.swizzle_bytes = static_cast<int>(c.swizzle.eval(problem, config));
+  if (s.swizzle_bytes != 0 && s.swizzle_bytes != 32 && s.swizzle_bytes != 64 && s.swizzle_bytes != 128)
+    throw_invalid(w + ": swizzle = " + std::to_string(s.swizzle_bytes) + " (0, 32, 64 or 128 bytes)");
+  const long long row = static_cast<long long>(s.box[0]) * eb;
+  if (row % 16 != 0)
+    throw_invalid(w + ": box[0] = " + std::to_string(s.box[0]) + " elements = " + std::to_string(row) +
+                  " bytes (TMA moves whole 16-byte chunks: a multiple of 16 bytes)");
+  if (s.swizzle_bytes != 0 && row > s.swizzle_bytes)
+    throw_invalid(w + ": box[0] = " + std::to_string(row) + " bytes, wider than the " + std::to_string(s.swizzle_bytes) +
+                  "-byte swizzle span");
+  const std::vector<long long> elements = buffer_elements(problem, config);
+  if (last >= elements[static_cast<std::size_t>(c.buffer)])
+    throw_invalid(w + ": spans " + std::to_string(last + 1) + " elements of buffer " + impl_->def.buffers[static_cast<std::size_t>(c.buffer)].name +
+                  ", which has " + std::to_string(elements[static_cast<std::size_t>(c.buffer)]));
+  return s;
 }
 
 std::size_t Family::then_count() const noexcept { return impl_->then.size(); }

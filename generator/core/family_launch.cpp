@@ -67,7 +67,7 @@ void check_names(const std::set<std::string>& allowed, const Expr& e, const std:
 CompiledLaunch compile_launch(const FamilyLaunch& l, const std::string& what, const std::set<std::string>& params,
                               const std::set<std::string>& dims, const std::vector<FamilyBuffer>& buffers,
                               const std::set<std::string>& all_params, const std::set<std::string>& type_dims,
-                              const std::vector<FamilyScalar>& scalars) {
+                              const std::vector<FamilyScalar>& scalars, const std::vector<FamilyTensorMap>& maps) {
   CompiledLaunch c;
   if (!is_qualified_name(l.kernel)) throw_invalid(what + ".kernel: \"" + l.kernel + "\" is not a C++ (qualified) name");
   std::set<std::string> both = params;
@@ -115,7 +115,12 @@ CompiledLaunch compile_launch(const FamilyLaunch& l, const std::string& what, co
         a.kind = FamilyKernelArg::Buffer;
         a.buffer = static_cast<int>(b);
       }
-    if (a.kind == FamilyKernelArg::Buffer) {
+    for (std::size_t m = 0; m < maps.size(); ++m)
+      if (maps[m].name == t) {
+        a.kind = FamilyKernelArg::TensorMap;
+        a.tensor_map = static_cast<int>(m);
+      }
+    if (a.kind == FamilyKernelArg::Buffer || a.kind == FamilyKernelArg::TensorMap) {
       // nothing to evaluate
     } else if (t.compare(0, 6, "float:") == 0 || t.compare(0, 7, "double:") == 0) {
       const bool single = t[0] == 'f';
@@ -127,7 +132,7 @@ CompiledLaunch compile_launch(const FamilyLaunch& l, const std::string& what, co
         t = t.substr(4);
       }
       a.expr = Expr::parse(t, w);
-      check_names(both, a.expr, w, "a buffer, a dim or a param");
+      check_names(both, a.expr, w, maps.empty() ? "a buffer, a dim or a param" : "a buffer, a tensor map, a dim or a param");
     }
     c.args.push_back(std::move(a));
   }
@@ -191,6 +196,7 @@ std::vector<FamilyKernelArg> args_of(const CompiledLaunch& l, const FamilyValues
     FamilyKernelArg k;
     k.kind = a.kind;
     k.buffer = a.buffer;
+    k.tensor_map = a.tensor_map;
     k.real = a.real;
     k.scalar = a.scalar;
     if (a.kind == FamilyKernelArg::Int64 || a.kind == FamilyKernelArg::Int32) {

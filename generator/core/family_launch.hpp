@@ -21,10 +21,11 @@ struct TemplateArg {
   std::string type_dim;  ///< a type dim's name: expands to the problem's C++ element type
 };
 
-/// One kernel argument: a buffer (its index), an integer expression, or a float.
+/// One kernel argument: a buffer (its index), an integer expression, a float, or a tensor map (its index).
 struct LaunchArg {
   FamilyKernelArg::Kind kind = FamilyKernelArg::Int64;
   int buffer = -1;
+  int tensor_map = -1;
   Expr expr;
   double real = 0;  ///< a float argument: a literal's value, or the scalar's default
   int scalar = -1;
@@ -48,7 +49,7 @@ void check_names(const std::set<std::string>& allowed, const Expr& e, const std:
 CompiledLaunch compile_launch(const FamilyLaunch& l, const std::string& what, const std::set<std::string>& params,
                               const std::set<std::string>& dims, const std::vector<FamilyBuffer>& buffers,
                               const std::set<std::string>& all_params, const std::set<std::string>& type_dims,
-                              const std::vector<FamilyScalar>& scalars);
+                              const std::vector<FamilyScalar>& scalars, const std::vector<FamilyTensorMap>& maps = {});
 
 /// "kernel<evaluated template arguments>" for `config` on `problem` (the problem for type dims only).
 std::string name_expression_of(const std::string& kernel, const std::vector<TemplateArg>& targs,

@@ -115,6 +115,43 @@ bool is_integer_text(const std::string& t) {
   return true;
 }
 
+// "BUFFER dims [E, ...] strides [E, ...] box [E, ...] swizzle E" (strides may be left out at rank 1;
+// swizzle may be left out: 0).
+FamilyTensorMap tensor_map(const std::string& name, const std::string& value, const std::string& where) {
+  const std::string form = "expected \"tensormap NAME = BUFFER dims [E, ...] strides [E, ...] box [E, ...] swizzle 0|32|64|128\"";
+  FamilyTensorMap t;
+  t.name = name;
+  std::size_t at = value.find_first_of(" \t");
+  t.buffer = value.substr(0, at);
+  bool have_dims = false, have_strides = false, have_box = false, have_swizzle = false;
+  while (at != std::string::npos) {
+    at = value.find_first_not_of(" \t", at);
+    if (at == std::string::npos) break;
+    const std::size_t end = value.find_first_of(" \t[", at);
+    const std::string word = value.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    if (word == "swizzle") {
+      if (have_swizzle || end == std::string::npos) throw_invalid(where + ": " + form);
+      t.swizzle = trim(value.substr(end));
+      if (t.swizzle.empty()) throw_invalid(where + ": " + form);
+      have_swizzle = true;
+      break;
+    }
+    std::vector<std::string>* list = word == "dims" ? &t.dims : word == "strides" ? &t.strides : word == "box" ? &t.box : nullptr;
+    bool* seen = word == "dims" ? &have_dims : word == "strides" ? &have_strides : &have_box;
+    if (!list || *seen) throw_invalid(where + ": " + form + ", got \"" + word + "\"");
+    const std::size_t lb = value.find_first_not_of(" \t", end);
+    if (lb == std::string::npos || value[lb] != '[') throw_invalid(where + ": " + form + " ('[' after " + word + ")");
+    const std::size_t rb = value.find(']', lb);
+    if (rb == std::string::npos) throw_invalid(where + ": " + form + " (no ']' after " + word + ")");
+    const std::string inner = trim(value.substr(lb + 1, rb - lb - 1));
+    if (!inner.empty()) *list = split_top_level(inner);
+    *seen = true;
+    at = rb + 1;
+  }
+  if (t.buffer.empty() || !have_dims || !have_box) throw_invalid(where + ": " + form);
+  return t;
+}
+
 std::string read_file(const std::string& path, const std::string& what) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw_invalid(what + ": cannot read " + path);
@@ -157,7 +194,7 @@ FamilyDef FamilyDef::parse(const std::string& text, const std::string& base_dir)
     auto single = [&](const char* what) {
       if (key.size() != 1) throw_invalid(where + ": " + what + " takes no name before '='");
     };
-    if (k == "param" || k == "buffer" || k == "align" || k == "let" || k == "scalar") {
+    if (k == "param" || k == "buffer" || k == "align" || k == "let" || k == "scalar" || k == "tensormap") {
       if (key.size() != 2) throw_invalid(where + ": expected " + k + " NAME = ...");
     } else if (k == "tolerance") {
       if (key.size() > 2) throw_invalid(where + ": expected \"tolerance = V\" or \"tolerance DTYPE = V\"");
@@ -215,6 +252,8 @@ FamilyDef FamilyDef::parse(const std::string& text, const std::string& base_dir)
       else if (role == "inout") b.role = BufferRole::InOut;
       else throw_invalid(where + ": buffer role must be input or output, or scratch or inout, got \"" + role + "\"");
       d.buffers.push_back(b);
+    } else if (k == "tensormap") {
+      d.tensor_maps.push_back(tensor_map(key[1], value, where));
     } else if (k == "kernel") {
       parse_call(value, d.launch, where);
       have_kernel = true;
@@ -265,7 +304,7 @@ FamilyDef FamilyDef::parse(const std::string& text, const std::string& base_dir)
       have_source = true;
     } else {
       throw_invalid(where + ": unknown key \"" + k +
-                    "\" (family, about, dims, align, let, scalar, param, require, buffer, kernel, grid, block, smem, then, "
+                    "\" (family, about, dims, align, let, scalar, param, require, buffer, tensormap, kernel, grid, block, smem, then, "
                     "then.grid, then.block, then.smem, reference, reference.grid, reference.block, reference.smem, "
                     "tolerance, min_arch, source_name, source)");
     }
@@ -313,6 +352,11 @@ std::string FamilyDef::to_text() const {
   for (const FamilyBuffer& b : buffers)
     os << "buffer " << b.name << " = " << (b.dtype_dim.empty() ? swz::to_string(b.dtype) : b.dtype_dim) << " [" << b.elements << "] "
        << to_string(b.role) << "\n";  // a role's own word: a definition without inout keeps its text and hash
+  for (const FamilyTensorMap& t : tensor_maps) {
+    os << "tensormap " << t.name << " = " << t.buffer << " dims [" << join(t.dims, ", ") << "]";
+    if (!t.strides.empty()) os << " strides [" << join(t.strides, ", ") << "]";
+    os << " box [" << join(t.box, ", ") << "] swizzle " << t.swizzle << "\n";
+  }
   os << "kernel = " << format_call(launch) << "\n";
   os << "grid = " << join(launch.grid, ", ") << "\n";
   os << "block = " << join(launch.block, ", ") << "\n";

@@ -92,6 +92,45 @@ struct FamilyBuffer {
   std::string dtype_dim;
 };
 
+/// A TMA tensor map over a buffer (text: "tensormap NAME = BUFFER dims [...] strides [...] box [...] swizzle S"),
+/// for kernels that load or store tiles with the Tensor Memory Accelerator (sm_90 and later: a family with
+/// one needs min_arch >= 90). A kernel argument naming it passes the 128-byte CUtensorMap, encoded with
+/// cuTensorMapEncodeTiled over the buffer's pointer at each run (the engine's, the tuner's, the worker's);
+/// the kernel takes it as `const __grid_constant__` 128-byte, 64-byte-aligned struct. Expressions are over
+/// dims and params, like a launch's:
+/// - `dims`: 1 to 5 extents in elements, the contiguous one first;
+/// - `strides`: one per dim after the first, in elements between consecutive indices of that dim (each a
+///   multiple of 16 bytes, below 2^40 bytes);
+/// - `box`: the tile one copy moves, one extent per dim, each 1..256; the first box extent times the element
+///   size must be a multiple of 16 bytes, and at most the swizzle span when swizzled;
+/// - `swizzle`: 0 (none), 32, 64 or 128 bytes: the 16-byte chunks of each swizzle-span row of the tile in
+///   shared memory are permuted as Swizzle<B,4,3> permutes byte offsets (B = 1, 2, 3), the pattern repeating
+///   every 8 rows of 128 bytes (so the tile's shared-memory address must be aligned to 256, 512 or 1024 bytes).
+/// The element type is the buffer's. Out-of-range elements of a box read as zero and are not written.
+/// Every element the map spans must lie in the buffer (checked per problem), and the buffer's pointer must
+/// be 16-byte aligned at each run: a family whose caller may pass less declares an align and requires it
+/// (`align align_in = in`, `require = align_in >= 16`), so such calls are refused before any launch.
+struct FamilyTensorMap {
+  std::string name;
+  std::string buffer;
+  std::vector<std::string> dims;
+  std::vector<std::string> strides;
+  std::vector<std::string> box;
+  std::string swizzle = "0";
+};
+
+/// A tensor map evaluated for a configuration and problem (Family::tensor_map_shape): what
+/// cuTensorMapEncodeTiled takes, less the pointer.
+struct FamilyTensorMapShape {
+  int buffer = -1;  ///< index in FamilyDef::buffers
+  DType dtype = DType::F32;
+  int rank = 1;
+  unsigned long long dims[5] = {1, 1, 1, 1, 1};
+  unsigned long long stride_bytes[4] = {0, 0, 0, 0};  ///< of dims 1..rank-1
+  unsigned box[5] = {1, 1, 1, 1, 1};
+  int swizzle_bytes = 0;
+};
+
 /// One kernel launch. Expressions are integer expressions over the problem's dimensions and the
 /// configuration's parameters: + - * / % (C semantics on 64-bit integers), comparisons, && || !,
 /// parentheses, and the functions min, max, ceil_div, pow2 (1 << x), log2 (of a power of two), abs,
@@ -101,7 +140,8 @@ struct FamilyLaunch {
   /// Expressions over params and type dims, a type dim's name (expanded to float, __half or
   /// __nv_bfloat16), or C++ type names (float, __half, ...).
   std::vector<std::string> template_args;
-  /// Kernel arguments in order: a buffer's name passes its pointer; any other text is an expression
+  /// Kernel arguments in order: a buffer's name passes its pointer; a tensor map's name passes the map
+  /// (FamilyTensorMap: 128 bytes, 64-byte aligned, also as a field of a packed struct); any other text is an expression
   /// passed as a 64-bit integer (`long long`), or as a 32-bit `int` when written "int:EXPR". A float
   /// argument is "float:X" (a 32-bit float) or "double:X", X a scalar's name or a float literal
   /// ("float:alpha", "double:0.5"): the expression language is integer, so a float is never computed.
@@ -184,6 +224,11 @@ using FamilyStandInFn = std::function<FamilyStandIn(const std::string& mode, con
 ///     then.block = 128
 ///     then.smem  = 0
 ///     tolerance f16 = 2e-3                    # for output buffers of that element type
+///
+/// and for kernels that copy tiles with TMA (FamilyTensorMap; sm_90 and later):
+///
+///     tensormap tin = in dims [cols, rows] strides [cols] box [TILE, TILE] swizzle 128
+///     kernel  = my::tile_kernel<TILE>(tin, out, rows, cols)   # tin: a const __grid_constant__ map
 struct FamilyDef {
   std::string name;
   std::string about;
@@ -200,6 +245,8 @@ struct FamilyDef {
   /// Float values the caller passes at each run (FamilyScalar); not part of the problem.
   std::vector<FamilyScalar> scalars;
   std::vector<FamilyBuffer> buffers;
+  /// TMA tensor maps over buffers, which kernel arguments name (FamilyTensorMap).
+  std::vector<FamilyTensorMap> tensor_maps;
   FamilyLaunch launch;
   /// Launches after `launch`, in stream order, on every run (the engine's, the tuner's timing: a
   /// candidate's time covers all of them, and the worker's): e.g. a split-K reduction. Text: a line
@@ -250,13 +297,15 @@ struct FamilyLaunchShape {
 };
 
 /// One evaluated kernel argument: a buffer's pointer (by its index in FamilyDef::buffers), an integer,
-/// or a float (`real`; `scalar`: the index in FamilyDef::scalars it comes from, -1 for a literal).
+/// a float (`real`; `scalar`: the index in FamilyDef::scalars it comes from, -1 for a literal), or a
+/// tensor map (`tensor_map`: its index in FamilyDef::tensor_maps; encoded when the launch is packed).
 struct FamilyKernelArg {
-  enum Kind { Buffer, Int64, Int32, Float32, Float64 } kind = Int64;
+  enum Kind { Buffer, Int64, Int32, Float32, Float64, TensorMap } kind = Int64;
   int buffer = -1;
   long long value = 0;
   double real = 0;
   int scalar = -1;
+  int tensor_map = -1;
 };
 
 /// The static bank analysis of one configuration (empty when the family gives no SmemAccessMap).
@@ -328,6 +377,11 @@ class Family {
   /// Offsets in that allocation, per buffer of def().buffers (-1 for a buffer that is no scratch).
   std::vector<long long> scratch_offsets(const FamilyValues& config, const FamilyValues& problem) const;
 
+  /// Tensor map `index` of def().tensor_maps evaluated for `config` on `problem`. @throws InvalidArgument
+  /// naming the map and what is wrong: an extent, stride or box out of TMA's range, a first box row that is
+  /// no multiple of 16 bytes or wider than the swizzle span, or a map reaching past its buffer.
+  FamilyTensorMapShape tensor_map_shape(std::size_t index, const FamilyValues& config, const FamilyValues& problem) const;
+
   /// The `then` launches (def().then): their shapes and arguments, like shape() and kernel_args().
   std::size_t then_count() const noexcept;
   FamilyLaunchShape then_shape(std::size_t index, const FamilyValues& config, const FamilyValues& problem) const;
@@ -353,6 +407,7 @@ class Family {
 
  private:
   std::string check_full(const FamilyValues& config, const FamilyValues& problem_with_lets) const;
+  FamilyTensorMapShape map_full(std::size_t index, const FamilyValues& config, const FamilyValues& problem_with_lets) const;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -92,6 +92,18 @@ nb::dict info_dict(const swz::Family& f) {
     buffers.append(x);
   }
   d["buffers"] = buffers;
+  nb::list maps;
+  for (const swz::FamilyTensorMap& t : def.tensor_maps) {
+    nb::dict x;
+    x["name"] = t.name;
+    x["buffer"] = t.buffer;
+    x["dims"] = t.dims;
+    x["strides"] = t.strides;
+    x["box"] = t.box;
+    x["swizzle"] = t.swizzle;
+    maps.append(x);
+  }
+  d["tensor_maps"] = maps;
   d["has_reference"] = !def.reference.kernel.empty();
   d["tolerance"] = def.tolerance;
   d["min_arch"] = def.min_arch;

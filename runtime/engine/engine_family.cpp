@@ -24,7 +24,8 @@ namespace {
 // The pointer of each buffer the launch names: from the caller's map, a scratch buffer's from the
 // run's scratch allocation (`scratch` + its offset).
 detail::PackedArgs pack_args(const Family& f, const std::vector<FamilyKernelArg>& list,
-                             const std::map<std::string, DevicePtr>& buffers, bool packed, DevicePtr scratch = 0,
+                             const std::map<std::string, DevicePtr>& buffers, bool packed,
+                             const std::vector<FamilyTensorMapShape>& maps, int device, DevicePtr scratch = 0,
                              const std::vector<long long>* offsets = nullptr) {
   const auto& defs = f.def().buffers;
   return detail::PackedArgs(list, [&](int index) {
@@ -38,7 +39,7 @@ detail::PackedArgs pack_args(const Family& f, const std::vector<FamilyKernelArg>
     const auto it = buffers.find(name);
     if (it == buffers.end() || it->second == 0) throw_invalid(f.name() + ": no device pointer for buffer '" + name + "'");
     return it->second;
-  }, packed);
+  }, packed, &maps, &f, device);
 }
 
 // The engine's scratch pool, created on first use; it keeps what it has (release threshold: never) so a
@@ -205,7 +206,8 @@ Engine::Impl::FamilyPrepared prepare_run(Engine::Impl& impl, const Family& famil
   const FamilyLaunchShape shape = family.shape(cfg, problem);
   Kernel kernel = detail::family_kernel(impl, family, shape.name_expression);
   if (shape.dynamic_smem > 48 * 1024) kernel.set_max_dynamic_smem(static_cast<int>(shape.dynamic_smem));
-  Engine::Impl::FamilyPrepared p{kernel, shape, family.kernel_args(cfg, problem), {}, {}, {}, 0, {}};
+  Engine::Impl::FamilyPrepared p{kernel, shape, family.kernel_args(cfg, problem), {}, {}, {}, 0, {}, {}, {}};
+  p.maps = detail::tensor_map_shapes(family, p.args, cfg, problem);
   for (std::size_t i = 0; i < family.then_count(); ++i) {
     p.then_shapes.push_back(family.then_shape(i, cfg, problem));
     Kernel k = detail::family_kernel(impl, family, p.then_shapes.back().name_expression);
@@ -213,6 +215,7 @@ Engine::Impl::FamilyPrepared prepare_run(Engine::Impl& impl, const Family& famil
       k.set_max_dynamic_smem(static_cast<int>(p.then_shapes.back().dynamic_smem));
     p.then_kernels.push_back(k);
     p.then_args.push_back(family.then_args(i, cfg, problem));
+    p.then_maps.push_back(detail::tensor_map_shapes(family, p.then_args.back(), cfg, problem));
   }
   p.scratch_bytes = family.scratch_bytes(cfg, problem);
   if (p.scratch_bytes > 0) p.scratch_offsets = family.scratch_offsets(cfg, problem);
@@ -240,18 +243,20 @@ void execute(Engine::Impl& impl, const Family& family, const Engine::Impl::Famil
     }
   }
   const bool scaled = !family.def().scalars.empty();
-  const auto run = [&](const Kernel& k, const FamilyLaunchShape& s, const std::vector<FamilyKernelArg>& list, bool packed) {
+  const auto run = [&](const Kernel& k, const FamilyLaunchShape& s, const std::vector<FamilyKernelArg>& list, bool packed,
+                       const std::vector<FamilyTensorMapShape>& maps) {
     // Only a family with scalars copies its argument list (to set them).
-    detail::PackedArgs args = scaled ? pack_args(family, family.with_scalars(list, scalars), buffers, packed, scratch,
-                                                 &p.scratch_offsets)
-                                     : pack_args(family, list, buffers, packed, scratch, &p.scratch_offsets);
+    const int device = impl.options.device;
+    detail::PackedArgs args = scaled ? pack_args(family, family.with_scalars(list, scalars), buffers, packed, maps, device,
+                                                 scratch, &p.scratch_offsets)
+                                     : pack_args(family, list, buffers, packed, maps, device, scratch, &p.scratch_offsets);
     launch_shape(k, s, stream, args);
     ++impl.launches;
   };
   if (!scaled && !scalars.empty()) family.with_scalars({}, scalars);  // names the unknown scalar
-  run(p.kernel, p.shape, p.args, family.def().launch.packed);
+  run(p.kernel, p.shape, p.args, family.def().launch.packed, p.maps);
   for (std::size_t i = 0; i < p.then_kernels.size(); ++i)
-    run(p.then_kernels[i], p.then_shapes[i], p.then_args[i], family.def().then[i].packed);
+    run(p.then_kernels[i], p.then_shapes[i], p.then_args[i], family.def().then[i].packed, p.then_maps[i]);
 }
 
 }  // namespace
@@ -366,7 +371,9 @@ void Engine::run_family_reference(const Family& family, const FamilyValues& prob
   Kernel k = detail::family_kernel(*impl_, family, shape.name_expression);
   if (shape.dynamic_smem > 48 * 1024) k.set_max_dynamic_smem(static_cast<int>(shape.dynamic_smem));
   const std::vector<FamilyKernelArg> list = family.with_scalars(family.reference_args(problem), scalars);
-  detail::PackedArgs args = pack_args(family, list, buffers, family.def().reference.packed);
+  detail::PackedArgs args =
+      pack_args(family, list, buffers, family.def().reference.packed, detail::tensor_map_shapes(family, list, {}, problem),
+                impl_->options.device);
   launch_shape(k, shape, stream, args);
   ++impl_->launches;
 }

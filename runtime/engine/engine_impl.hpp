@@ -77,6 +77,10 @@ struct Engine::Impl {
     std::vector<std::vector<FamilyKernelArg>> then_args;
     std::size_t scratch_bytes = 0;          // Family::scratch_bytes of the config
     std::vector<long long> scratch_offsets;  // Family::scratch_offsets of the config
+    // The tensor maps the kernel's / each then launch's arguments name (detail::tensor_map_shapes),
+    // encoded over the run's pointers at each run.
+    std::vector<FamilyTensorMapShape> maps;
+    std::vector<std::vector<FamilyTensorMapShape>> then_maps;
   };
   using FamilyProblemId = std::pair<std::string, std::vector<long long>>;
   std::map<FamilyProblemId, std::shared_ptr<const FamilyPrepared>> family_prepared;

@@ -126,7 +126,7 @@ class FamilyTarget final : public Target {
       b.twin.memset8(kPoison, stream_);
       if (b.inout) b.twin.copy_from_host(b.initial.data(), b.bytes, b.offset, stream_);
     }
-    detail::PackedArgs args = arguments(family_.reference_args(problem_), /*to_twins=*/true, family_.def().reference.packed);
+    detail::PackedArgs args = arguments(family_.reference_args(problem_), /*to_twins=*/true, family_.def().reference.packed, {});
     ref.launch(Dim3{shape.grid[0], shape.grid[1], shape.grid[2]}, Dim3{shape.block[0], shape.block[1], shape.block[2]},
                static_cast<unsigned>(shape.dynamic_smem), stream_, args.data());
     // The reference checked against itself: an element it wrote that is not finite (an element it leaves
@@ -223,7 +223,7 @@ class FamilyTarget final : public Target {
                     " then kernels for " + std::to_string(family_.then_count()) +
                     " then launches; the tuner and swz-worker must come from the same build");
     auto p = std::make_unique<Prepared>();
-    p->args = arguments(family_.kernel_args(config, problem_), false, family_.def().launch.packed);
+    p->args = arguments(family_.kernel_args(config, problem_), false, family_.def().launch.packed, config);
     for (std::size_t t = 0; t < family_.then_count(); ++t) {
       Then n;
       n.module = std::make_unique<Module>(load_image(job.then[t], device_));
@@ -231,7 +231,7 @@ class FamilyTarget final : public Target {
       n.shape = family_.then_shape(t, config, problem_);
       if (n.shape.dynamic_smem > 48 * 1024) k.set_max_dynamic_smem(static_cast<int>(n.shape.dynamic_smem));
       n.function = k.handle();
-      n.args = arguments(family_.then_args(t, config, problem_), false, family_.def().then[t].packed);
+      n.args = arguments(family_.then_args(t, config, problem_), false, family_.def().then[t].packed, config);
       p->then.push_back(std::move(n));
     }
     return p;
@@ -315,11 +315,14 @@ class FamilyTarget final : public Target {
     b.twin.copy_to_host(bytes, static_cast<std::size_t>(eb), b.offset + static_cast<std::size_t>(e) * eb, stream_);
     return load_element(b.dtype, bytes);
   }
-  detail::PackedArgs arguments(const std::vector<FamilyKernelArg>& list, bool to_twins, bool packed) const {
+  // `config`: what the tensor maps the list names are evaluated for (none for the reference).
+  detail::PackedArgs arguments(const std::vector<FamilyKernelArg>& list, bool to_twins, bool packed,
+                               const FamilyValues& config) const {
+    const std::vector<FamilyTensorMapShape> maps = detail::tensor_map_shapes(family_, list, config, problem_);
     return detail::PackedArgs(list, [&](int index) {
       const Buffer& b = buffers_[static_cast<std::size_t>(index)];
       return to_twins && b.output ? b.twin.ptr() + b.offset : b.data;
-    }, packed);
+    }, packed, &maps, &family_, device_);
   }
 
   Family family_;
