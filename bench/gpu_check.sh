@@ -45,7 +45,7 @@ for step in "$@"; do
       SWZJIT_CACHE_DIR=$(mktemp -d) timeout $t stdbuf -oL build/tests/swzjit_gpu_tests --duration=true \
         -tc='gemm*' -tce='*tune*,*Tune*,*sm90*' >"$OUT/gpu_suite_gemm.log" 2>&1 &
       p2=$!
-      thin='*narrow tiles*,*short A stages*'
+      thin='*narrow tiles*,*short A stages*,*64-row tiles*'
       p5=
       if [ "$step" = suite5 ]; then
         SWZJIT_CACHE_DIR=$(mktemp -d) timeout $t stdbuf -oL build/tests/swzjit_gpu_tests --duration=true \

@@ -632,7 +632,10 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
   static_assert(SPLITC == 1 || (SPLITC - 1) * (BN / 2 / SPLITC) * 2 * 128 * 4 <= STAGES * sm90_stage_bytes(BN, A_ROWS),
                 "the cluster reduction's receive buffers fit in the stage ring");
   static_assert(A_ROWS == 128 || A_ROWS == 64 || A_ROWS == 32 || A_ROWS == 16, "A_ROWS is 128, 64, 32 or 16");
-  static_assert(A_ROWS == kSm90Bm || CLUSTER == 1, "short A stages hold one tile row: no pairs of tile rows");
+  static_assert(A_ROWS >= 64 || CLUSTER == 1, "stages of 32 or 16 rows hold one tile row: no pairs of tile rows");
+  // Rows of C a tile covers: 128, or 64 with 64-row stages (tiles of 64 rows, any M; the second consumer's
+  // wgmma runs over the bytes past the stage and its rows are never stored).
+  constexpr int kTileM = A_ROWS == 64 ? 64 : kSm90Bm;
   constexpr int kCtas = CLUSTER * SPLITC;  // CTAs per cluster
   static_assert(STAGES >= 2, "at least two stages");
   static_assert(INFLIGHT == 0 || INFLIGHT == 1, "INFLIGHT is 0 or 1");
@@ -710,9 +713,9 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
           // A rows past M (the second CTA of a cluster on the last tile row) are zero-filled, never stored.
           if (A_MN) {
             for (int h = 0; h < p.a_rows / kSm90MnBox; ++h)
-              sm90_tma_load(dst + sm90_mn_box_offset(h), &map_a, tm * kSm90Bm + h * kSm90MnBox, kb * kSm90Bk, b, full);
+              sm90_tma_load(dst + sm90_mn_box_offset(h), &map_a, tm * kTileM + h * kSm90MnBox, kb * kSm90Bk, b, full);
           } else {
-            sm90_tma_load(dst, &map_a, kb * kSm90Bk, tm * kSm90Bm, b, full);
+            sm90_tma_load(dst, &map_a, kb * kSm90Bk, tm * kTileM, b, full);
           }
           // This CTA's part of B (all of it without a cluster): kBPart rows of 128 bytes in either layout.
           const unsigned b_dst = dst + sm90_b_rank_offset(BN, CLUSTER, rank, A_ROWS);
@@ -806,7 +809,7 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
         for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
       }
       // Accumulator layout of m64nNk16: warp w holds rows 16w + lane/4 (+ 8), columns 8j + 2 (lane % 4) (+ 1).
-      const int row = tm * kSm90Bm + consumer * 64 + warp * 16 + lane / 4;
+      const int row = tm * kTileM + consumer * 64 + warp * 16 + lane / 4;
       const int col = tn * BN + 2 * (lane % 4);
       const long long c_base = static_cast<long long>(row_base) * p.ldc + c_matrix * p.stride_c;
       if constexpr (FIXUP == 2) {
@@ -841,8 +844,8 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
           // are visible to it) in slice order: the same sum whichever slice counts last. Four pairs a thread
           // at a time keep 4 x splits loads in flight. C is stored from here, alpha and beta applied.
           const int ct = consumer * 128 + t;
-          const int row0 = tm * kSm90Bm, col0 = tn * BN;
-          const int rows = min(kSm90Bm, p.m - row0), pairs_per_row = BN / 2;
+          const int row0 = tm * kTileM, col0 = tn * BN;
+          const int rows = min(kTileM, p.m - row0), pairs_per_row = BN / 2;
           const int pairs = rows * pairs_per_row;
           for (int e0 = ct; e0 < pairs; e0 += 4 * 256) {
             float x[4], y[4];
@@ -915,9 +918,10 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
         sm90_cluster_sync();  // C: the receive slots are read; the stage ring may fill again
         continue;
       }
+      if (kTileM == 64 && consumer == 1) continue;  // rows past the 64-row tile: the next tile's
       if (EPI && p.c_tma) {
         sm90_store_tile_tma<OUT_KIND, BN>(map_c, p, d, cbuf0 + sm90_c_consumer_offset(consumer), consumer, t,
-                                          row_base + tm * kSm90Bm + consumer * 64, tn * BN, c_matrix, chunk_seq);
+                                          row_base + tm * kTileM + consumer * 64, tn * BN, c_matrix, chunk_seq);
         continue;
       }
 #pragma unroll
@@ -947,11 +951,12 @@ __global__ void __launch_bounds__(kSm90Threads, 1)
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
 /// Clusters of two CTAs sharing B (launched with a grid of an even size).
 template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int A_MN = 0, int B_MN = 0,
-          int EPI = 0, int FIXUP = 0>
+          int EPI = 0, int FIXUP = 0, int A_ROWS = kSm90Bm>
 __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kSm90Threads, 1)
     gemm_sm90_cluster2_kernel(const __grid_constant__ Sm90TmaMap map_a, const __grid_constant__ Sm90TmaMap map_b,
                               const __grid_constant__ Sm90TmaMap map_c, const __grid_constant__ Sm90GemmParams p) {
-  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 2, A_MN, B_MN, EPI, 1, FIXUP>(map_a, map_b, map_c, p);
+  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 2, A_MN, B_MN, EPI, 1, FIXUP, A_ROWS>(map_a, map_b,
+                                                                                                      map_c, p);
 }
 /// Split-K in clusters of SPLITC CTAs (2 or 4), one K slice each, summed through distributed shared memory.
 template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int A_MN = 0, int B_MN = 0,

@@ -111,7 +111,7 @@ TuneReport autotune_transpose(Engine& engine, const TransposeProblem& problem, i
 /// inputs, 1e-2 for f16/bf16. The winner is stored under gemm_space_id(); Engine::gemm_config uses it.
 /// On an sm_90 GPU (or a compile-only tune for arch "sm_90"), for the problems the Hopper variant takes
 /// (EngineOptions::hopper_gemm), the space is that variant's instead, 15 to 28 configs around its default
-/// (few-tile problems: tile widths, K slices, the ways of summing them and short A stages; others: tile
+/// (few-tile problems: tile widths, K slices, the ways of summing them, short A stages and 64-row tiles; others: tile
 /// width, stage count, rasterization, clusters and the last wave in K slices), written "sm90:<config>",
 /// checked the same way; Engine::gemm runs its winner. Extra configs must then be "sm90:" ones.
 /// `options.inject` is for transposes only. @throws Error(InvalidArgument) for an empty problem,

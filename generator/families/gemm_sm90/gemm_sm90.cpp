@@ -134,9 +134,9 @@ void Sm90GemmConfig::validate() const {
   if (arows < tpl::kSm90MnBox && a_mn_major())
     throw_invalid("sm_90a gemm config: layout=" + layout + " reads an M-contiguous A in boxes of 64 rows, so arows=" +
                   std::to_string(arows) + " does not fit; use arows=64");
-  if (arows < tpl::kSm90Bm && cluster != 1)
+  if (arows < 64 && cluster != 1)
     throw_invalid("sm_90a gemm config: arows=" + std::to_string(arows) +
-                  " holds one short tile row, and cluster=2 pairs tile rows; use cluster=1");
+                  " holds one short tile row, and cluster=2 pairs tile rows; use cluster=1 (or arows=64: 64-row tiles)");
   const int smem = tpl::sm90_smem_bytes(bn, stages, tma_epilogue, kernel_fixup(), arows);
   if (smem > tpl::kSm90MaxSmem) {
     const int most = (tpl::kSm90MaxSmem - tpl::kSm90SmemAlign - (tma_epilogue ? tpl::kSm90CBufferBytes : 0) - (kernel_fixup() ? 16 : 0) -
@@ -350,7 +350,7 @@ Sm90TailPlan gemm_sm90_tail_plan(const Sm90GemmConfig& cfg, long long m, long lo
                                  int sm_count) {
   cfg.validate();
   Sm90TailPlan plan;
-  const long long rows = (m + tpl::kSm90Bm - 1) / tpl::kSm90Bm;
+  const long long rows = (m + gemm_sm90_tile_rows(cfg) - 1) / gemm_sm90_tile_rows(cfg);
   const long long tiles = (rows + cfg.cluster - 1) / cfg.cluster * ((n + cfg.bn - 1) / cfg.bn) * std::max(1LL, batch);
   const long long kblocks = (std::max(0LL, k) + tpl::kSm90Bk - 1) / tpl::kSm90Bk;
   plan.dp_tiles = tiles;
@@ -397,7 +397,7 @@ std::size_t gemm_sm90_workspace_bytes(const Sm90GemmConfig& cfg, const GemmProbl
 
 long long gemm_sm90_fixup_flags(const Sm90GemmConfig& cfg, long long m, long long n, long long batch) {
   // One per tile of every cluster tile (the kernel indexes (matrix, cluster tile) x cluster rank).
-  return gemm_sm90_slice_rows(cfg, m) / tpl::kSm90Bm * ((n + cfg.bn - 1) / cfg.bn) * std::max(1LL, batch);
+  return gemm_sm90_slice_rows(cfg, m) / gemm_sm90_tile_rows(cfg) * ((n + cfg.bn - 1) / cfg.bn) * std::max(1LL, batch);
 }
 
 int gemm_sm90_short_arows(long long m, bool a_mn) {
@@ -481,7 +481,13 @@ Sm90Frame gemm_sm90_frame(const Sm90GemmConfig& cfg, const GemmProblem& problem,
                 ", stride_b " + std::to_string(p.stride_b) + " elements of " + std::to_string(eb) + " bytes)");
   if (p.batch > 2147483647LL) unsupported("batch " + std::to_string(p.batch) + " exceeds 2^31 - 1");
   const long long frame_m = p.c_order == MatrixOrder::RowMajor ? p.m : p.n;
-  if (cfg.arows < tpl::kSm90Bm && frame_m > cfg.arows)
+  // 64-row stages make 64-row tiles: any M, with K whole (the K-slice sums and the tail assume 128-row tiles).
+  if (cfg.arows == 64 && frame_m > 64 && (cfg.splits > 1 || cfg.uses_tail()))
+    throw Error(ErrorKind::Unsupported,
+                "sm_90a gemm: config " + cfg.to_string() + " runs 64-row tiles (arows=64) over M = " +
+                    std::to_string(frame_m) + " rows (in the kernel's frame), which take K whole; use splits=1 and no "
+                    "tail, or leave arows out");
+  if (cfg.arows < 64 && frame_m > cfg.arows)
     throw Error(ErrorKind::Unsupported,
                 "sm_90a gemm: config " + cfg.to_string() + " has room for " + std::to_string(cfg.arows) +
                     " rows of A per stage (arows=" + std::to_string(cfg.arows) + ") and M is " + std::to_string(frame_m) +
@@ -523,7 +529,7 @@ LaunchShape gemm_sm90_launch_shape(const Sm90GemmConfig& cfg, long long m, long 
   if (m < 0 || n < 0) throw_invalid("sm_90a gemm launch shape: m " + std::to_string(m) + " and n " + std::to_string(n) + " must be >= 0");
   if (sm_count < 1) throw_invalid("sm_90a gemm launch shape: sm_count " + std::to_string(sm_count) + " must be >= 1");
   // A cluster tile is `cluster` vertically adjacent tiles; one cluster of CTAs computes it.
-  const long long rows = (m + tpl::kSm90Bm - 1) / tpl::kSm90Bm;
+  const long long rows = (m + gemm_sm90_tile_rows(cfg) - 1) / gemm_sm90_tile_rows(cfg);
   if (batch < 1) throw_invalid("sm_90a gemm launch shape: batch " + std::to_string(batch) + " must be >= 1");
   long long tiles = (rows + cfg.cluster - 1) / cfg.cluster * ((n + cfg.bn - 1) / cfg.bn) *
                     std::max(1, gemm_sm90_k_splits(cfg, k)) * batch;

@@ -187,14 +187,18 @@ int gemm_sm90_k_splits(const Sm90GemmConfig& cfg, long long k);
 /// rank, then 8 bytes of flag per tail tile and rank; it depends on `sm_count`, which it then needs (>= 1).
 /// @throws Error(InvalidArgument) for a tail config without sm_count.
 std::size_t gemm_sm90_workspace_bytes(const Sm90GemmConfig& cfg, const GemmProblem& problem, int sm_count = 0);
+/// Rows of C one tile covers: 128, or 64 for a config with 64-row stages (arows=64: tiles of 64 rows, so M
+/// may span several; the kernel's second consumer warpgroup then computes rows it never stores).
+inline int gemm_sm90_tile_rows(const Sm90GemmConfig& cfg) { return cfg.arows == 64 ? 64 : tpl::kSm90Bm; }
 /// Tile flags of a reduce=fixup launch on m x n (the kernel's frame) x batch: one per tile of every cluster
 /// tile; they follow the partials in the workspace.
 long long gemm_sm90_fixup_flags(const Sm90GemmConfig& cfg, long long m, long long n, long long batch);
 /// Rows of one K slice in the workspace for `m` rows of C (the kernel's frame): every row a tile (of a
 /// cluster) writes, so no slice runs into the next. Its pitch is gemm_splitk_workspace_ld(n).
 inline long long gemm_sm90_slice_rows(const Sm90GemmConfig& cfg, long long m) {
-  const long long tiles_m = (m + tpl::kSm90Bm - 1) / tpl::kSm90Bm;
-  return (tiles_m + cfg.cluster - 1) / cfg.cluster * cfg.cluster * tpl::kSm90Bm;
+  const long long rows = gemm_sm90_tile_rows(cfg);
+  const long long tiles_m = (m + rows - 1) / rows;
+  return (tiles_m + cfg.cluster - 1) / cfg.cluster * cfg.cluster * rows;
 }
 
 /// Rows of A a stage loads for `m` rows of C (the kernel's frame): the tile's 128, or where all of M fits in

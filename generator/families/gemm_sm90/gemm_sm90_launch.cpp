@@ -143,7 +143,7 @@ Sm90GemmLaunch gemm_sm90_prepare(const Sm90GemmConfig& cfg, const GemmProblem& p
   // cuTensorMapEncodeTiled needs a current context (CUDA_ERROR_INVALID_CONTEXT without one).
   const detail::ContextGuard guard(device);
   const DevicePtr ka = f.swapped ? b : a, kb = f.swapped ? a : b;
-  const int a_rows = gemm_sm90_a_rows(f.m, f.a_mn);
+  const int a_rows = std::min(gemm_sm90_a_rows(f.m, f.a_mn), gemm_sm90_tile_rows(cfg));
   l.map_a = encode("A", cfg.in, ka, f.m, f.k, f.lda, a_rows, f.a_mn, f.batch, f.stride_a);
   // Each CTA of a cluster loads its part of B (an MN-major B in boxes of 64 whatever the part).
   l.map_b = encode("B", cfg.in, kb, f.n, f.k, f.ldb, tpl::sm90_b_part(cfg.bn, cfg.cluster), f.b_mn, f.batch, f.stride_b);
@@ -152,7 +152,7 @@ Sm90GemmLaunch gemm_sm90_prepare(const Sm90GemmConfig& cfg, const GemmProblem& p
   p.n = static_cast<int>(f.n);
   p.k = static_cast<int>(f.k);
   p.a_rows = a_rows;
-  p.tiles_m = static_cast<int>((f.m + tpl::kSm90Bm - 1) / tpl::kSm90Bm);
+  p.tiles_m = static_cast<int>((f.m + gemm_sm90_tile_rows(cfg) - 1) / gemm_sm90_tile_rows(cfg));
   p.tiles_n = static_cast<int>((f.n + cfg.bn - 1) / cfg.bn);
   const long long kblocks = (f.k + tpl::kSm90Bk - 1) / tpl::kSm90Bk;
   p.splits = std::max(1, splits);

@@ -673,4 +673,66 @@ TEST_CASE("gemm_sm90 gpu: short A stages (arows), sanitizer-sized") {
     c.sm_count = 2;
     check_case(c, rng);
   }
+  // 64-row tiles over several tile rows, alone and in pairs (the pair's second tile row past M).
+  for (const char* cfg : {"in=bf16,out=bf16,bn=64,stages=14,arows=64", "in=f16,out=f32,bn=128,stages=7,arows=64,cluster=2,epilogue=tma"}) {
+    Case c;
+    c.cfg = cfg_of(cfg);
+    c.m = 130, c.n = 130, c.k = 520;
+    check_case(c, rng);
+    c.batch = 2;
+    c.alpha = 0.5f, c.beta = 1.0f;
+    c.sm_count = 2;
+    check_case(c, rng);
+  }
+}
+
+// 64-row stages past one tile row (arows=64, M > 64): tiles of 64 rows, the second consumer's rows never
+// stored, alone or in pairs sharing B (cluster=2, the pair's second tile row past M on odd row counts);
+// every layout they take, both epilogues, column-major C, batches, beta, odd pitches, many tiles per
+// persistent block.
+TEST_CASE("gemm_sm90 gpu: 64-row tiles (arows=64 over several tile rows): pairs, layouts, odd M") {
+  SWZ_REQUIRE_SM90();
+  std::mt19937_64 rng(std::random_device{}());
+  struct Tile64 {
+    const char* cfg;
+    bool b_mn_ok;  // the CTA's part of B is whole 64-wide boxes
+  };
+  const Tile64 configs[] = {{"in=bf16,out=bf16,bn=64,stages=14,arows=64", true},
+                            {"in=f16,out=f16,bn=64,stages=14,arows=64,cluster=2", false},
+                            {"in=bf16,out=f32,bn=128,stages=7,arows=64,cluster=2,epilogue=tma", true},
+                            {"in=f16,out=bf16,bn=32,stages=18,arows=64,inflight=0,persistent=0", false}};
+  for (const Tile64& t : configs)
+    for (int layout = 0; layout < 4; ++layout) {
+      if ((layout & 2) != 0 && !t.b_mn_ok) continue;
+      Case c = layout_case(t.cfg, layout);
+      const long long shapes[][3] = {{65, 33, 1000}, {128, 300, 520}, {191, 95, 8}, {257, 300, 1032}};
+      for (const auto& sh : shapes) {
+        c.m = sh[0], c.n = sh[1], c.k = sh[2];
+        c.beta = 0.0f;  // over NaN-poisoned C
+        check_case(c, rng);
+      }
+      c.m = 200, c.n = 270, c.k = 1032;
+      c.alpha = 0.5f, c.beta = -1.5f;
+      c.ldc_pad = 3;
+      c.c_misalign = 1;
+      check_case(c, rng);
+      c.alpha = 1.0f, c.beta = 0.0f;
+      c.ldc_pad = 0, c.c_misalign = 0;
+      if (layout == 0) {  // the kernel's M is the problem's N
+        c.c_col_major = true;
+        c.m = 300, c.n = 130, c.k = 520;
+        check_case(c, rng);
+        c.c_col_major = false;
+      }
+      c.batch = 3, c.m = 130, c.n = 200, c.k = 520;
+      c.ab_stride_pad = 64, c.c_stride_pad = 8;
+      c.sm_count = 4;  // many tiles per persistent block
+      check_case(c, rng);
+      c.batch = 1, c.ab_stride_pad = 0, c.c_stride_pad = 0, c.sm_count = 0;
+    }
+  Case c;
+  c.cfg = cfg_of("in=bf16,out=bf16,bn=64,stages=14,arows=64");
+  c.m = 128, c.n = 4096, c.k = 4096;  // the LLM shape it was measured on
+  c.samples = 3000;
+  check_case(c, rng);
 }

@@ -507,7 +507,11 @@ TEST_CASE("gemm_sm90: split-K configs: text, slices, launch shape, workspace, th
 
   // The space around a split default: slice counts instead of clusters and tile orders.
   const std::vector<Sm90GemmConfig> space = sm90_gemm_space(d);
-  CHECK(space.size() <= 16);
+  CHECK(space.size() <= 18);
+  // 64-row tiles, 64 and 128 wide, K whole (the default's full A stages: M may span several tile rows).
+  CHECK(std::count_if(space.begin(), space.end(), [](const Sm90GemmConfig& s) {
+          return s.arows == 64 && s.splits == 1 && (s.bn == 64 || s.bn == 128);
+        }) == 2);
   CHECK(space.size() >= 10);
   std::set<int> splits, widths;
   int in_cluster = 0;
@@ -683,7 +687,7 @@ TEST_CASE("gemm_sm90: short A stages (arows): text, rules, shared memory, the ke
                  "arows=48 must be 128, 64, 32 or 16"));
   CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("in=f16,out=f16,layout=TN,arows=32"); }),
                  "use arows=64"));
-  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("in=f16,out=f16,cluster=2,arows=64"); }),
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("in=f16,out=f16,cluster=2,arows=32"); }),
                  "use cluster=1"));
   CHECK(gemm_sm90_short_arows(1, false) == 16);
   CHECK(gemm_sm90_short_arows(17, false) == 32);
@@ -703,4 +707,41 @@ TEST_CASE("gemm_sm90: short A stages (arows): text, rules, shared memory, the ke
   // The layout proof: the A boxes fill the first 16 rows of each stage, which is all the wgmma must find.
   CHECK_NOTHROW(gemm_sm90_compile_request(c));
   CHECK_NOTHROW(gemm_sm90_compile_request(Sm90GemmConfig::parse("in=bf16,out=bf16,layout=TN,bn=64,stages=12,arows=64,epilogue=tma")));
+}
+
+TEST_CASE("gemm_sm90: 64-row stages make 64-row tiles: any M, pairs of them, K whole; shapes, names and the proof") {
+  const Sm90GemmConfig c = Sm90GemmConfig::parse("in=bf16,out=bf16,bn=64,stages=14,arows=64");
+  const Sm90GemmConfig pair = Sm90GemmConfig::parse("in=bf16,out=bf16,bn=64,stages=14,arows=64,cluster=2");
+  CHECK(gemm_sm90_tile_rows(c) == 64);
+  CHECK(gemm_sm90_tile_rows(Sm90GemmConfig::parse("in=bf16,out=bf16,bn=32,stages=18,arows=32")) == 128);
+  CHECK(gemm_sm90_tile_rows(Sm90GemmConfig::parse("in=bf16,out=bf16")) == 128);
+  // The pair kernel takes FIXUP and A_ROWS too.
+  CHECK(gemm_sm90_name_expression(pair) == "swz::tpl::gemm_sm90_cluster2_kernel<1, 1, 64, 14, 8, 1, 0, 0, 0, 0, 64>");
+  CHECK(gemm_sm90_max_stages(c) == 14);
+  // Tiles of 64 rows: M = 200 is 4 tile rows (2 pairs), 4096 / 64 tile columns.
+  CHECK_NOTHROW(gemm_sm90_frame(c, nt_problem(DType::BF16, DType::BF16, 200, 4096, 4096), 0, 0));
+  CHECK(gemm_sm90_launch_shape(c, 200, 4096, 4096, 1000, 1).grid[0] == 4 * 64);
+  CHECK(gemm_sm90_launch_shape(pair, 200, 4096, 4096, 1000, 1).grid[0] == 4 * 64);
+  CHECK(gemm_sm90_launch_shape(pair, 130, 4096, 4096, 1000, 1).grid[0] == 4 * 64);  // 3 tile rows: 2 pairs
+  CHECK(gemm_sm90_launch_shape(c, 200, 4096, 4096, 132, 1).grid[0] == 132);          // persistent
+  CHECK(gemm_sm90_slice_rows(pair, 130) == 256);
+  // K slices and the tail assume 128-row tiles: refused past one 64-row tile, naming what to use.
+  const std::string why = error_of(ErrorKind::Unsupported, [&] {
+    gemm_sm90_frame(Sm90GemmConfig::parse("in=bf16,out=bf16,bn=64,stages=14,arows=64,splits=2,reduce=fixup"),
+                    nt_problem(DType::BF16, DType::BF16, 65, 4096, 4096), 0, 0);
+  });
+  CHECK(contains(why, "64-row tiles (arows=64) over M = 65"));
+  CHECK(contains(why, "use splits=1"));
+  CHECK_NOTHROW(gemm_sm90_frame(Sm90GemmConfig::parse("in=bf16,out=bf16,bn=64,stages=14,arows=64,splits=2,reduce=fixup"),
+                                nt_problem(DType::BF16, DType::BF16, 64, 4096, 4096), 0, 0));
+  // Shorter stages still hold one tile row.
+  CHECK(contains(error_of(ErrorKind::Unsupported, [] {
+                   gemm_sm90_frame(Sm90GemmConfig::parse("in=bf16,out=bf16,bn=32,stages=18,arows=32"),
+                                   nt_problem(DType::BF16, DType::BF16, 33, 4096, 4096), 0, 0);
+                 }),
+                 "use arows=64 or leave arows out"));
+  // The layout proof for pairs of 64-row tiles sharing B, every layout they take.
+  CHECK_NOTHROW(gemm_sm90_compile_request(pair));
+  CHECK_NOTHROW(gemm_sm90_compile_request(Sm90GemmConfig::parse("in=f16,out=f16,layout=TT,bn=128,stages=8,arows=64,cluster=2")));
+  CHECK_NOTHROW(gemm_sm90_compile_request(Sm90GemmConfig::parse("in=f16,out=f32,layout=NN,bn=128,stages=7,arows=64,epilogue=tma")));
 }
