@@ -209,6 +209,9 @@ long long Expr::eval_node(int index, const std::map<std::string, long long>& fir
       if (it != first.end()) return it->second;
       it = second.find(n.op);
       if (it != second.end()) return it->second;
+      if (n.op == "sm_count")  // swz::kFamilySmCount
+        return fail("sm_count (the device's SM count) was not given: the engine and the worker add it to the values "
+                    "a launch is evaluated with; add it (swz::with_sm_count) when evaluating one yourself");
       return fail("unknown name '" + n.op + "'");
     }
     case Node::Unary: {

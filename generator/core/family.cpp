@@ -123,6 +123,18 @@ Family::Family(FamilyDef def) : impl_(std::make_unique<Impl>()) {
     throw_invalid("family.space_version: a family with a space_fn must name the version of the code behind it "
                   "(e.g. a hash of its sources): stored winners are valid only for the space that chose them");
   std::set<std::string> taken;
+  // sm_count is the device's (kFamilySmCount), for launch expressions: no name of the family may hide it.
+  const auto not_reserved = [](const std::string& name, const std::string& what) {
+    if (name == kFamilySmCount)
+      throw_invalid(what + ": \"" + name + "\" is reserved (launch expressions read the device's SM count under it)");
+  };
+  for (const std::string& entry : def.dims) not_reserved(entry.substr(0, entry.find(':')), "family.dims");
+  for (const FamilyAlign& a : def.aligns) not_reserved(a.name, "family.aligns");
+  for (const FamilyLet& l : def.lets) not_reserved(l.name, "family.lets");
+  for (const FamilyScalar& sc : def.scalars) not_reserved(sc.name, "family.scalars");
+  for (const FamilyParam& p : def.params) not_reserved(p.name, "family.params");
+  for (const FamilyBuffer& b : def.buffers) not_reserved(b.name, "family.buffers");
+  for (const FamilyTensorMap& t : def.tensor_maps) not_reserved(t.name, "family.tensor_maps");
   if (def.dims.empty()) throw_invalid("family.dims: at least one problem dimension");
   for (const std::string& entry : def.dims) {
     const std::size_t colon = entry.find(':');
@@ -403,9 +415,17 @@ std::string Family::check_full(const FamilyValues& config, const FamilyValues& p
   try {
     for (const Expr& c : impl_->constraints)
       if (c.eval(problem, config) == 0) return "requirement \"" + c.text() + "\" fails";
-    shape_of(impl_->launch, impl_->def.launch.kernel, config, problem, name() + " kernel");
+    // A launch shape whatever the device: on one SM where the caller names no device.
+    FamilyValues with_sms;
+    const FamilyValues* launch_problem = &problem;
+    if (!problem.count(kFamilySmCount)) {
+      with_sms = problem;
+      with_sms[kFamilySmCount] = 1;
+      launch_problem = &with_sms;
+    }
+    shape_of(impl_->launch, impl_->def.launch.kernel, config, *launch_problem, name() + " kernel");
     for (std::size_t i = 0; i < impl_->then.size(); ++i)
-      shape_of(impl_->then[i], impl_->def.then[i].kernel, config, problem, name() + " then[" + std::to_string(i) + "]");
+      shape_of(impl_->then[i], impl_->def.then[i].kernel, config, *launch_problem, name() + " then[" + std::to_string(i) + "]");
     for (std::size_t i = 0; i < impl_->maps.size(); ++i) map_full(i, config, problem);
   } catch (const Error& e) {
     return e.what();

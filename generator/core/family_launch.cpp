@@ -72,6 +72,10 @@ CompiledLaunch compile_launch(const FamilyLaunch& l, const std::string& what, co
   if (!is_qualified_name(l.kernel)) throw_invalid(what + ".kernel: \"" + l.kernel + "\" is not a C++ (qualified) name");
   std::set<std::string> both = params;
   both.insert(dims.begin(), dims.end());
+  // The device's SM count (kFamilySmCount) in the launch's shape and arguments: not in template arguments,
+  // which name the kernel (the same compiled kernel on every device).
+  std::set<std::string> launch_names = both;
+  launch_names.insert(kFamilySmCount);
   for (std::size_t i = 0; i < l.template_args.size(); ++i) {
     const std::string w = what + " template argument " + std::to_string(i + 1);
     const std::string& t = l.template_args[i];
@@ -94,6 +98,9 @@ CompiledLaunch compile_launch(const FamilyLaunch& l, const std::string& what, co
       a.is_expr = std::all_of(ids.begin(), ids.end(),
                               [&](const std::string& id) { return params.count(id) > 0 || type_dims.count(id) > 0; });
       for (const std::string& id : ids) {
+        if (id == kFamilySmCount)
+          throw_invalid(w + ": uses sm_count (a kernel is the same on every device: only the grid and the "
+                        "arguments may follow the device's SM count)");
         if (dims.count(id) && !type_dims.count(id))
           throw_invalid(w + ": uses the problem dimension '" + id +
                         "' (template arguments may use params and type dims only)");
@@ -132,19 +139,21 @@ CompiledLaunch compile_launch(const FamilyLaunch& l, const std::string& what, co
         t = t.substr(4);
       }
       a.expr = Expr::parse(t, w);
-      check_names(both, a.expr, w, maps.empty() ? "a buffer, a dim or a param" : "a buffer, a tensor map, a dim or a param");
+      check_names(launch_names, a.expr, w, maps.empty() ? "a buffer, a dim or a param" : "a buffer, a tensor map, a dim or a param");
     }
     c.args.push_back(std::move(a));
   }
-  auto dims3 = [&](const std::vector<std::string>& v, const char* name, std::vector<Expr>& out) {
+  auto dims3 = [&](const std::vector<std::string>& v, const char* name, std::vector<Expr>& out, bool device) {
     if (v.empty() || v.size() > 3) throw_invalid(what + "." + name + ": 1 to 3 expressions, got " + std::to_string(v.size()));
     for (std::size_t i = 0; i < v.size(); ++i) {
       out.push_back(Expr::parse(v[i], what + "." + name + "[" + std::to_string(i) + "]"));
-      check_names(both, out.back(), what + "." + name, "a dim or a param");
+      check_names(device ? launch_names : both, out.back(), what + "." + name,
+                  device ? "a dim, a param or sm_count" : "a dim or a param");
     }
   };
-  dims3(l.grid, "grid", c.grid);
-  dims3(l.block, "block", c.block);
+  // Only the grid and the arguments may follow the device: the block and shared memory are the kernel's.
+  dims3(l.grid, "grid", c.grid, true);
+  dims3(l.block, "block", c.block, false);
   c.smem = Expr::parse(l.dynamic_smem.empty() ? "0" : l.dynamic_smem, what + ".smem");
   check_names(both, c.smem, what + ".smem", "a dim or a param");
   return c;

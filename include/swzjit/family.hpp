@@ -131,8 +131,24 @@ struct FamilyTensorMapShape {
   int swizzle_bytes = 0;
 };
 
+/// The name a launch's grid and arguments use for the number of SMs of the device it runs on (a persistent
+/// kernel: "grid = min(tiles, sm_count)"). The engine, the tuner and the worker add it to the values they
+/// evaluate launches with; code that calls Family::shape, kernel_args and the like itself adds it to
+/// `problem` (with_sm_count). Not part of the problem or its tuning key (that names the device already);
+/// template arguments, the block, shared memory, constraints, param defaults, buffer sizes and tensor maps
+/// may not use it, so a family's kernels, space and buffers are the same on every device (Family's
+/// check_config evaluates the grid with sm_count = 1 when the problem gives none). Reserved: no dim,
+/// param, buffer or other name of a family may take it.
+constexpr const char* kFamilySmCount = "sm_count";
+/// `problem` with the device's SM count added as launches are evaluated (kFamilySmCount).
+inline FamilyValues with_sm_count(FamilyValues problem, int sm_count) {
+  problem[kFamilySmCount] = sm_count;
+  return problem;
+}
+
 /// One kernel launch. Expressions are integer expressions over the problem's dimensions and the
-/// configuration's parameters: + - * / % (C semantics on 64-bit integers), comparisons, && || !,
+/// configuration's parameters (grid and arguments also sm_count, kFamilySmCount): + - * / % (C semantics on
+/// 64-bit integers), comparisons, && || !,
 /// parentheses, and the functions min, max, ceil_div, pow2 (1 << x), log2 (of a power of two), abs,
 /// elem_bytes (of a type dim's value) and pow2_align (the largest power of two <= 16 dividing x; 16 for 0).
 struct FamilyLaunch {

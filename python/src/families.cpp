@@ -270,14 +270,16 @@ void bind_families(nb::module_& m) {
     const auto f = family(name);
     return f->default_config(f->parse_problem(problem));
   });
-  m.def("family_launch", [](const std::string& name, const std::string& problem, const std::string& config) {
+  m.def("family_launch", [](const std::string& name, const std::string& problem, const std::string& config, int sm_count) {
     const auto f = family(name);
     const swz::FamilyValues p = f->parse_problem(problem);
     const swz::FamilyValues c = chosen_config(*f, config, problem);
-    nb::dict d = shape_dict(f->shape(c, p));
+    if (sm_count < 1) throw swz::Error(swz::ErrorKind::InvalidArgument, "sm_count must be >= 1");
+    const swz::FamilyValues launch = swz::with_sm_count(p, sm_count);  // what a grid may read (swz::kFamilySmCount)
+    nb::dict d = shape_dict(f->shape(c, launch));
     d["config"] = f->config_text(c);
     d["buffer_elements"] = f->buffer_elements(p);
-    if (!f->reference_name_expression().empty()) d["reference"] = shape_dict(f->reference_shape(p));
+    if (!f->reference_name_expression().empty()) d["reference"] = shape_dict(f->reference_shape(launch));
     return d;
   });
   m.def("family_buffer_elements", [](const std::string& name, const std::string& problem) {

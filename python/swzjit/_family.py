@@ -154,10 +154,12 @@ class Family:
         """Every configuration satisfying the requirements for ``problem``, in the tuner's order."""
         return _swzjit.family_space(self._name, _values_text(problem, "problem"))
 
-    def launch(self, problem, config=None):
+    def launch(self, problem, config=None, sm_count=1):
         """The evaluated launch: name_expression, grid, block, threads, dynamic_smem, buffer_elements
-        (in buffer order) and the reference's launch."""
-        return _swzjit.family_launch(self._name, _values_text(problem, "problem"), _values_text(config, "config"))
+        (in buffer order) and the reference's launch. ``sm_count``: the SM count a grid that reads
+        ``sm_count`` is evaluated for (the engine uses its device's)."""
+        return _swzjit.family_launch(self._name, _values_text(problem, "problem"), _values_text(config, "config"),
+                                     int(sm_count))
 
     def analyze(self, problem=None, config=None):
         """Static bank analysis of a configuration's shared-memory instructions (the bank model).

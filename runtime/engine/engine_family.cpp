@@ -202,7 +202,8 @@ namespace {
 
 // Everything a run of `cfg` on `problem` launches: the kernel, the then launches, the scratch layout.
 Engine::Impl::FamilyPrepared prepare_run(Engine::Impl& impl, const Family& family, const FamilyValues& cfg,
-                                         const FamilyValues& problem) {
+                                         const FamilyValues& problem_in) {
+  const FamilyValues problem = with_sm_count(problem_in, impl.sm_count());  // launches may read sm_count
   const FamilyLaunchShape shape = family.shape(cfg, problem);
   Kernel kernel = detail::family_kernel(impl, family, shape.name_expression);
   if (shape.dynamic_smem > 48 * 1024) kernel.set_max_dynamic_smem(static_cast<int>(shape.dynamic_smem));
@@ -367,10 +368,11 @@ void Engine::run_family_reference(const Family& family, const FamilyValues& prob
   const FamilyValues problem = with_aligns(family, problem_in, buffers);
   family.validate_problem(problem);
   check_buffers(family, buffers);
-  const FamilyLaunchShape shape = family.reference_shape(problem);
+  const FamilyValues launch_problem = with_sm_count(problem, impl_->sm_count());
+  const FamilyLaunchShape shape = family.reference_shape(launch_problem);
   Kernel k = detail::family_kernel(*impl_, family, shape.name_expression);
   if (shape.dynamic_smem > 48 * 1024) k.set_max_dynamic_smem(static_cast<int>(shape.dynamic_smem));
-  const std::vector<FamilyKernelArg> list = family.with_scalars(family.reference_args(problem), scalars);
+  const std::vector<FamilyKernelArg> list = family.with_scalars(family.reference_args(launch_problem), scalars);
   detail::PackedArgs args =
       pack_args(family, list, buffers, family.def().reference.packed, detail::tensor_map_shapes(family, list, {}, problem),
                 impl_->options.device);

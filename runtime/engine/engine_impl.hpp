@@ -2,6 +2,7 @@
 // path (runtime/engine/engine_family.cpp) and the typed transpose API over it (runtime/engine/engine.cpp).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <map>
@@ -48,6 +49,7 @@ struct Engine::Impl {
   std::string templates_hash;
   std::string nvrtc_version;
   std::string device_arch;  // filled on first GPU use
+  int device_sms = 0;       // likewise
   mutable std::mutex mutex;
   // Engine::transpose's memo: per problem (its resolved numbers and alignment class, no strings built)
   // the transpose family's remembered choice, loaded, with its launch shape, so a repeated call is one
@@ -110,6 +112,12 @@ struct Engine::Impl {
     std::lock_guard<std::mutex> lock(mutex);
     if (device_arch.empty()) device_arch = device_info(options.device).arch();
     return device_arch;
+  }
+  /// The device's SM count (what family launches read as sm_count), detected on first use.
+  int sm_count() {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (device_sms == 0) device_sms = std::max(1, device_info(options.device).sm_count);
+    return device_sms;
   }
 };
 

@@ -32,6 +32,26 @@ CUtensorMapSwizzle swizzle_mode(int bytes) {
   }
 }
 
+bool same_shape(const FamilyTensorMapShape& a, const FamilyTensorMapShape& b) {
+  if (a.buffer != b.buffer || a.dtype != b.dtype || a.rank != b.rank || a.swizzle_bytes != b.swizzle_bytes) return false;
+  for (int d = 0; d < a.rank; ++d)
+    if (a.dims[d] != b.dims[d] || a.box[d] != b.box[d] || (d > 0 && a.stride_bytes[d - 1] != b.stride_bytes[d - 1]))
+      return false;
+  return true;
+}
+
+// The maps this thread encoded last: a run repeated on the same pointers (the usual case) copies its map
+// instead of asking the driver again (cuTensorMapEncodeTiled is a pure function of its arguments).
+struct RecentMap {
+  FamilyTensorMapShape shape;
+  DevicePtr base = 0;
+  TensorMapBytes bytes;
+  bool valid = false;
+};
+constexpr int kRecentMaps = 8;
+thread_local RecentMap recent_maps[kRecentMaps];
+thread_local int recent_next = 0;
+
 std::string list_text(const unsigned long long* v, int n) {
   std::string s;
   for (int i = 0; i < n; ++i) s += (i ? ", " : "") + std::to_string(v[i]);
@@ -46,6 +66,11 @@ void encode_tensor_map(const FamilyTensorMapShape& shape, DevicePtr base, int de
     throw_invalid(what + ": the buffer's pointer is " + std::to_string(base & (~base + 1)) +
                   "-byte aligned; TMA needs 16 (declare an align for the buffer and require it >= 16 so such calls "
                   "are refused, or pass an aligned pointer)");
+  for (const RecentMap& r : recent_maps)
+    if (r.valid && r.base == base && same_shape(r.shape, shape)) {
+      out = r.bytes;
+      return;
+    }
   cuuint64_t dims[5], strides[4];
   cuuint32_t box[5], elem_strides[5];
   for (int d = 0; d < shape.rank; ++d) {
@@ -67,6 +92,12 @@ void encode_tensor_map(const FamilyTensorMapShape& shape, DevicePtr base, int de
                  list_text(shape.dims, shape.rank) + ", stride bytes " + list_text(shape.stride_bytes, shape.rank - 1) +
                  ", box " + list_text(box_l, shape.rank) + ", swizzle " + std::to_string(shape.swizzle_bytes) + ")");
   std::memcpy(out.bytes, &map, sizeof map);
+  RecentMap& slot = recent_maps[recent_next];
+  recent_next = (recent_next + 1) % kRecentMaps;
+  slot.shape = shape;
+  slot.base = base;
+  slot.bytes = out;
+  slot.valid = true;
 }
 
 }  // namespace detail

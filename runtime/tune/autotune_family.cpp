@@ -52,7 +52,7 @@ TuneReport autotune_family(Engine& engine, const Family& family, const FamilyVal
                   ": the family has no reference kernel, so no candidate could be verified (add \"reference = ...\")");
   // Fails early, with the dimension named, when a buffer or the reference launch cannot be evaluated.
   family.buffer_elements(problem);
-  family.reference_shape(problem);
+  family.reference_shape(with_sm_count(problem, 1));
 
   detail::worker::HelloRequest hello;
   hello.kind = detail::worker::ProblemKind::Family;
@@ -118,12 +118,13 @@ TuneReport autotune_family(Engine& engine, const Family& family, const FamilyVal
                                       [&compiles] { ++compiles; });
       return e;
     };
-    f.threads = [&family, configs, problem](int i) {
-      return family.shape((*configs)[static_cast<std::size_t>(i)], problem).threads;
+    f.threads = [&family, configs, problem](int i) {  // the block: the same on every device
+      return family.shape((*configs)[static_cast<std::size_t>(i)], with_sm_count(problem, 1)).threads;
     };
     f.shape = [&engine, &family, configs, problem](int i, detail::worker::BenchJob& job) {
       const FamilyValues& c = (*configs)[static_cast<std::size_t>(i)];
-      const FamilyLaunchShape s = family.shape(c, problem);
+      // The grid for the device the worker runs it on: the engine's.
+      const FamilyLaunchShape s = family.shape(c, with_sm_count(problem, detail::EngineAccess::impl(engine).sm_count()));
       for (int d = 0; d < 3; ++d) {
         job.grid[d] = s.grid[d];
         job.block[d] = s.block[d];

@@ -56,6 +56,7 @@ class FamilyTarget final : public Target {
       : family_(FamilyDef::parse(desc.definition)), device_(device), stream_(stream), seed_(desc.seed),
         result_(sizeof(tpl::FamilyCheckResult), device), sm_count_(std::max(1, device_info(device).sm_count)) {
     problem_ = family_.parse_problem(desc.problem);
+    launch_problem_ = with_sm_count(problem_, sm_count_);  // launches may read the device's SM count
     const std::vector<long long> elems = family_.buffer_elements(problem_);
     const auto& defs = family_.def().buffers;
     for (std::size_t i = 0; i < defs.size(); ++i) {
@@ -119,14 +120,14 @@ class FamilyTarget final : public Target {
     check_ = check_module_->kernel().handle();
     reference_module_ = std::make_unique<Module>(load_image(req.reference, device_));
     Kernel ref = reference_module_->kernel();
-    const FamilyLaunchShape shape = family_.reference_shape(problem_);
+    const FamilyLaunchShape shape = family_.reference_shape(launch_problem_);
     if (shape.dynamic_smem > 48 * 1024) ref.set_max_dynamic_smem(static_cast<int>(shape.dynamic_smem));
     for (Buffer& b : buffers_) {
       if (!b.output) continue;
       b.twin.memset8(kPoison, stream_);
       if (b.inout) b.twin.copy_from_host(b.initial.data(), b.bytes, b.offset, stream_);
     }
-    detail::PackedArgs args = arguments(family_.reference_args(problem_), /*to_twins=*/true, family_.def().reference.packed, {});
+    detail::PackedArgs args = arguments(family_.reference_args(launch_problem_), /*to_twins=*/true, family_.def().reference.packed, {});
     ref.launch(Dim3{shape.grid[0], shape.grid[1], shape.grid[2]}, Dim3{shape.block[0], shape.block[1], shape.block[2]},
                static_cast<unsigned>(shape.dynamic_smem), stream_, args.data());
     // The reference checked against itself: an element it wrote that is not finite (an element it leaves
@@ -223,15 +224,15 @@ class FamilyTarget final : public Target {
                     " then kernels for " + std::to_string(family_.then_count()) +
                     " then launches; the tuner and swz-worker must come from the same build");
     auto p = std::make_unique<Prepared>();
-    p->args = arguments(family_.kernel_args(config, problem_), false, family_.def().launch.packed, config);
+    p->args = arguments(family_.kernel_args(config, launch_problem_), false, family_.def().launch.packed, config);
     for (std::size_t t = 0; t < family_.then_count(); ++t) {
       Then n;
       n.module = std::make_unique<Module>(load_image(job.then[t], device_));
       Kernel k = n.module->kernel();
-      n.shape = family_.then_shape(t, config, problem_);
+      n.shape = family_.then_shape(t, config, launch_problem_);
       if (n.shape.dynamic_smem > 48 * 1024) k.set_max_dynamic_smem(static_cast<int>(n.shape.dynamic_smem));
       n.function = k.handle();
-      n.args = arguments(family_.then_args(t, config, problem_), false, family_.def().then[t].packed, config);
+      n.args = arguments(family_.then_args(t, config, launch_problem_), false, family_.def().then[t].packed, config);
       p->then.push_back(std::move(n));
     }
     return p;
@@ -330,6 +331,7 @@ class FamilyTarget final : public Target {
   CUstream stream_ = nullptr;
   std::uint64_t seed_ = 0;
   FamilyValues problem_;
+  FamilyValues launch_problem_;  // problem_ and sm_count, what launches are evaluated with
   std::vector<Buffer> buffers_;
   std::unique_ptr<Module> reference_module_, check_module_;
   CUfunction check_ = nullptr;

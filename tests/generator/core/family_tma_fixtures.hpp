@@ -82,6 +82,46 @@ __global__ void tma_transpose_packed(const __grid_constant__ TmaTransposeArgs a)
   tma_transpose_tile<TILE, SWZ>(a.in_map, a.out, a.rows, a.cols);
 }
 
+// Persistent: a grid of at most sm_count blocks (the family's grid expression), each looping over tiles
+// with one TMA load a tile into the same shared memory, the barrier's phase flipping each time.
+template <int TILE, int SWZ>
+__global__ void tma_transpose_persistent(const __grid_constant__ TmaMap in_map, float* out, long long rows, long long cols) {
+  extern __shared__ unsigned char raw[];
+  __shared__ alignas(8) unsigned long long bar;
+  const unsigned tile = (static_cast<unsigned>(__cvta_generic_to_shared(raw)) + 1023u) & ~1023u;
+  const unsigned bar_addr = static_cast<unsigned>(__cvta_generic_to_shared(&bar));
+  const bool leader = threadIdx.x == 0 && threadIdx.y == 0;
+  if (leader) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar_addr) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  const int tiles_c = static_cast<int>((cols + TILE - 1) / TILE), tiles = tiles_c * static_cast<int>((rows + TILE - 1) / TILE);
+  unsigned phase = 0;
+  for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const int c0 = (t % tiles_c) * TILE, r0 = (t / tiles_c) * TILE;
+    __syncthreads();  // the previous tile is read: the copy may overwrite it
+    if (leader) {
+      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar_addr), "r"(TILE * TILE * 4) : "memory");
+      asm volatile(
+          "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
+          ::"r"(tile), "l"(reinterpret_cast<unsigned long long>(&in_map)), "r"(c0), "r"(r0), "r"(bar_addr)
+          : "memory");
+    }
+    asm volatile(
+        "{\n.reg .pred done;\nWAIT_%=:\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+        "@!done bra WAIT_%=;\n}\n" ::"r"(bar_addr), "r"(phase)
+        : "memory");
+    phase ^= 1u;
+    const unsigned offset = tma_swizzled<SWZ>(static_cast<unsigned>((threadIdx.x * TILE + threadIdx.y) * 4));
+    float v;
+    asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(tile + offset));
+    const long long r = r0 + threadIdx.x, c = c0 + threadIdx.y;
+    if (r < rows && c < cols) out[c * rows + r] = v;
+  }
+}
+
 __global__ void tma_transpose_reference(const float* in, float* out, long long rows, long long cols) {
   const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= rows * cols) return;
@@ -115,6 +155,16 @@ inline std::string tma_transpose_family_text(const std::string& name = "tma_tran
          "min_arch = 90\n"
          "source_name = tma_transpose.cu\n"
          "--- source\n" + std::string(kTmaTransposeSource);
+}
+
+/// tma_transpose as a persistent kernel: at most sm_count blocks (swz::kFamilySmCount), each looping over tiles.
+inline std::string tma_transpose_persistent_family_text(const std::string& name = "tma_transpose_persistent") {
+  std::string t = tma_transpose_family_text(name);
+  const auto swap = [&t](const std::string& from, const std::string& to) { t.replace(t.find(from), from.size(), to); };
+  swap("kernel = tma_transpose<", "kernel = tma_transpose_persistent<");
+  swap("grid = max(1, ceil_div(cols, TILE)), max(1, ceil_div(rows, TILE))",
+       "grid = max(1, min(ceil_div(cols, TILE) * ceil_div(rows, TILE), sm_count))");
+  return t;
 }
 
 }  // namespace swz_test

@@ -171,3 +171,44 @@ TEST_CASE("family tensor maps: NVRTC compiles the TMA kernel for sm_90; a compil
   // A family with tensor maps is for sm_90 and later: an sm_80 compile is refused.
   CHECK_THROWS(engine.compile_family(f, f.parse_config("TILE=32,SWZ=128"), "sm_80"));
 }
+
+TEST_CASE("family sm_count: a persistent grid follows the device's SM count; the kernel, block and space do not") {
+  const Family f(FamilyDef::parse(swz_test::tma_transpose_persistent_family_text()));
+  const FamilyValues p{{"rows", 1000}, {"cols", 36}, {"align_in", 16}};
+  const FamilyValues c = f.parse_config("TILE=16,SWZ=64");
+  CHECK(f.shape(c, with_sm_count(p, 132)).grid[0] == 132);  // 3 x 63 tiles
+  CHECK(f.shape(c, with_sm_count(p, 1000)).grid[0] == 3 * 63);
+  CHECK(f.shape(c, with_sm_count(p, 132)).name_expression == f.shape(c, with_sm_count(p, 7)).name_expression);
+  // Without it, the evaluation says what is missing; the space and the default need no device.
+  CHECK(has(invalid([&] { f.shape(c, p); }), "sm_count (the device's SM count) was not given"));
+  CHECK(f.space(p).size() == 6);
+  CHECK(f.check_config(c, p).empty());
+  CHECK(f.default_config(p) == f.parse_config("TILE=32,SWZ=128"));
+  // Reserved, and only for the grid and the arguments.
+  const std::string text = swz_test::tma_transpose_persistent_family_text();
+  const auto error = [&](const std::string& from, const std::string& to) {
+    return invalid([&] { Family g(FamilyDef::parse(replace(text, from, to))); });
+  };
+  CHECK(has(error("dims = rows cols", "dims = rows cols sm_count"), "family.dims: \"sm_count\" is reserved"));
+  CHECK(has(error("param TILE =", "param sm_count = 1 ;default 1\nparam TILE ="), "family.params: \"sm_count\" is reserved"));
+  CHECK(has(error("require = cols % 4 == 0", "require = cols % sm_count == 0"), "'sm_count' is not a dim or a param"));
+  CHECK(has(error("block = TILE, TILE", "block = TILE, min(TILE, sm_count)"), "'sm_count' is not a dim or a param"));
+  CHECK(has(error("smem = TILE * TILE * 4 + 1024", "smem = TILE * TILE * 4 + sm_count"), "'sm_count' is not a dim or a param"));
+  CHECK(has(error("tma_transpose_persistent<TILE, SWZ>", "tma_transpose_persistent<TILE, sm_count>"), "uses sm_count"));
+  CHECK(has(error("box [TILE, TILE]", "box [TILE, sm_count]"), "'sm_count' is not a dim or a param"));
+  // An argument may read it.
+  const Family g(FamilyDef::parse(replace(text, "(tin, out, rows, cols)", "(tin, out, rows, cols + 0 * sm_count)")));
+  CHECK(g.kernel_args(c, with_sm_count(p, 132))[3].value == 36);
+  // A compile-only tune needs no device: the block does not follow it.
+  swz_cache_test::TempDir dir;
+  EngineOptions eo;
+  eo.cache_dir = dir.path();
+  Engine engine(eo);
+  TuneOptions o;
+  o.compile_only = true;
+  o.arch = "sm_90";
+  o.compile_threads = 2;
+  const TuneReport t = autotune_family(engine, f, p, o);
+  REQUIRE(t.candidates.size() == 6);
+  for (const TuneCandidate& tc : t.candidates) CHECK_MESSAGE(tc.status == "compiled", (tc.config + ": " + tc.reason));
+}
