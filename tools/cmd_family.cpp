@@ -47,9 +47,9 @@ std::shared_ptr<const Family> take_family(Args& args) {
 FamilyValues read_config(Args& args, const Family& f) { return f.parse_config(args.value_or("config", "")); }
 
 // The product of the params' values; -1 when the family's own code picks the candidates per problem
-// (FamilyDef::space_fn: the values then only bound what a configuration may name).
+// (FamilyDef::space_fn or a program's space: the values then only bound what a configuration may name).
 long long space_size(const Family& f) {
-  if (f.def().space_fn) return -1;
+  if (f.def().space_fn || (f.def().program && f.def().program->space)) return -1;
   long long n = 1;
   for (const FamilyParam& p : f.def().params) n *= static_cast<long long>(p.values.size());
   return n;

@@ -34,6 +34,13 @@ std::string hash128(const std::string& bytes) {
   return buf;
 }
 
+// The device's SM count a problem carries (kFamilySmCount), else `fallback` (1: a launch is planned for
+// some device; 0: a program's default or space for a device not known).
+int sm_count_of(const FamilyValues& problem, int fallback = 1) {
+  const auto it = problem.find(kFamilySmCount);
+  return it == problem.end() || it->second < 1 ? fallback : static_cast<int>(std::min<long long>(it->second, 1 << 20));
+}
+
 using detail::CompiledLaunch;
 using detail::LaunchArg;
 using detail::check_names;
@@ -119,6 +126,24 @@ Family::Family(FamilyDef def) : impl_(std::make_unique<Impl>()) {
   if (!(def.tolerance > 0) || !std::isfinite(def.tolerance))
     throw_invalid("family.tolerance: must be a positive number");
   if (def.min_arch < 50 || def.min_arch > 200) throw_invalid("family.min_arch: 50..200 (80 = sm_80)");
+  if (def.max_arch != 0 && (def.max_arch < def.min_arch || def.max_arch > 200))
+    throw_invalid("family.max_arch: 0 (no bound) or min_arch.." + std::to_string(200) + " (90 = sm_90)");
+  if (def.program && def.program_id.empty()) def.program_id = def.program->id;
+  if (!def.program_id.empty()) {
+    // The launches are C++: a definition read from text names them, and only the process that has the code
+    // (the library's own families, in every process) can build the family.
+    if (!def.program)
+      throw_invalid("family \"" + n + "\": its launches are C++ code (program " + def.program_id + ") that this "
+                    "process does not have; only the library's built-in family \"" + n + "\" of the same build has it");
+    if (def.program_id != def.program->id || def.program->id.empty() || def.program->id.find_first_of(" \t\n#") != std::string::npos)
+      throw_invalid("family.program: its id must be one word and equal program_id (\"" + def.program->id + "\" vs \"" +
+                    def.program_id + "\")");
+    if (!def.program->plan || !def.program->bind) throw_invalid("family.program: plan and bind are required");
+    if (!def.launch.kernel.empty() || !def.then.empty())
+      throw_invalid("family.program: a family with a program has no kernel or then lines (the program launches)");
+    if (!def.tensor_maps.empty())
+      throw_invalid("family.program: a program encodes its own tensor maps (declare none)");
+  }
   if (def.space_fn && def.space_version.empty())
     throw_invalid("family.space_version: a family with a space_fn must name the version of the code behind it "
                   "(e.g. a hash of its sources): stored winners are valid only for the space that chose them");
@@ -259,14 +284,15 @@ Family::Family(FamilyDef def) : impl_(std::make_unique<Impl>()) {
   }
   if (!def.tensor_maps.empty() && def.min_arch < 90)
     throw_invalid("family.min_arch: a family with tensor maps runs on sm_90 or later (TMA): set min_arch = 90");
-  m.launch = compile_launch(def.launch, "family.kernel", m.params, m.dims, def.buffers, m.params, m.type_dims, def.scalars,
-                            def.tensor_maps);
+  if (!def.program)
+    m.launch = compile_launch(def.launch, "family.kernel", m.params, m.dims, def.buffers, m.params, m.type_dims, def.scalars,
+                              def.tensor_maps);
   for (std::size_t i = 0; i < def.then.size(); ++i)
     m.then.push_back(compile_launch(def.then[i], "family.then[" + std::to_string(i) + "]", m.params, m.dims, def.buffers,
                                     m.params, m.type_dims, def.scalars, def.tensor_maps));
   if (!def.reference.kernel.empty()) {
     m.reference = compile_launch(def.reference, "family.reference", {}, m.dims, def.buffers, m.params, m.type_dims,
-                                 def.scalars, def.tensor_maps);
+                                 def.scalars, def.tensor_maps, /*dims_in_targs=*/true);
     // The reference runs on the caller's buffers with nothing lent: it cannot use the engine's scratch.
     for (const LaunchArg& a : m.reference.args)
       if (a.kind == FamilyKernelArg::Buffer && def.buffers[static_cast<std::size_t>(a.buffer)].role == BufferRole::Scratch)
@@ -326,7 +352,8 @@ DType Family::buffer_dtype(std::size_t index, const FamilyValues& problem) const
 
 void Family::validate_problem(const FamilyValues& problem) const {
   for (const auto& kv : problem)
-    if (std::find(impl_->problem_names.begin(), impl_->problem_names.end(), kv.first) == impl_->problem_names.end())
+    if (kv.first != kFamilySmCount &&
+        std::find(impl_->problem_names.begin(), impl_->problem_names.end(), kv.first) == impl_->problem_names.end())
       throw_invalid(name() + " problem: unknown dimension '" + kv.first + "' (dims: " + problem_text({}) + ")");
   for (const std::string& d : impl_->problem_names) {
     const auto it = problem.find(d);
@@ -423,6 +450,10 @@ std::string Family::check_full(const FamilyValues& config, const FamilyValues& p
       with_sms[kFamilySmCount] = 1;
       launch_problem = &with_sms;
     }
+    if (impl_->def.program) {
+      impl_->def.program->plan(config, problem, sm_count_of(problem));
+      return "";
+    }
     shape_of(impl_->launch, impl_->def.launch.kernel, config, *launch_problem, name() + " kernel");
     for (std::size_t i = 0; i < impl_->then.size(); ++i)
       shape_of(impl_->then[i], impl_->def.then[i].kernel, config, *launch_problem, name() + " then[" + std::to_string(i) + "]");
@@ -438,6 +469,11 @@ std::vector<FamilyValues> Family::space(const FamilyValues& problem) const {
   const auto& params = impl_->def.params;
   std::vector<FamilyValues> out;
   const FamilyValues full = impl_->full(problem);
+  if (impl_->def.program && impl_->def.program->space) {
+    for (FamilyValues& c : impl_->def.program->space(full, sm_count_of(problem, 0)))
+      if (check_full(c, full).empty()) out.push_back(std::move(c));
+    return out;
+  }
   if (impl_->def.space_fn) {
     for (FamilyValues& c : impl_->def.space_fn(problem))
       if (check_full(c, full).empty()) out.push_back(std::move(c));
@@ -467,6 +503,14 @@ std::vector<FamilyValues> Family::space(const FamilyValues& problem) const {
 FamilyValues Family::default_config(const FamilyValues& problem) const {
   validate_problem(problem);
   const FamilyValues full = impl_->full(problem);
+  if (impl_->def.program && impl_->def.program->default_config) {
+    FamilyValues c = impl_->def.program->default_config(full, sm_count_of(problem, 0));
+    const std::string why = check_full(c, full);
+    if (!why.empty())  // a requirement the problem breaks (TMA's alignment, ...): no configuration fits it
+      throw Error(ErrorKind::Unsupported, name() + ": no configuration fits " + problem_text(problem) + " (default " +
+                                              config_text(c) + ": " + why + ")");
+    return c;
+  }
   FamilyValues d;
   std::string why;
   try {
@@ -487,7 +531,27 @@ FamilyValues Family::default_config(const FamilyValues& problem) const {
 }
 
 FamilyLaunchShape Family::shape(const FamilyValues& config, const FamilyValues& problem) const {
+  if (impl_->def.program) return plan(config, problem).launches.front().shape;
   return shape_of(impl_->launch, impl_->def.launch.kernel, config, impl_->full(problem), name() + " kernel");
+}
+
+FamilyPlan Family::plan(const FamilyValues& config, const FamilyValues& problem) const {
+  const FamilyValues full = impl_->full(problem);
+  if (impl_->def.program) {
+    FamilyPlan p = impl_->def.program->plan(config, full, sm_count_of(problem));
+    if (p.launches.empty()) throw Error(ErrorKind::Internal, name() + ": the program planned no launch (please report)");
+    return p;
+  }
+  FamilyValues launch_problem = full;
+  if (!launch_problem.count(kFamilySmCount)) launch_problem[kFamilySmCount] = 1;
+  FamilyPlan p;
+  p.launches.push_back({shape_of(impl_->launch, impl_->def.launch.kernel, config, launch_problem, name() + " kernel"), false});
+  for (std::size_t i = 0; i < impl_->then.size(); ++i)
+    p.launches.push_back({shape_of(impl_->then[i], impl_->def.then[i].kernel, config, launch_problem,
+                                   name() + " then[" + std::to_string(i) + "]"),
+                          false});
+  p.scratch_bytes = scratch_bytes(config, problem);
+  return p;
 }
 
 FamilyLaunchShape Family::reference_shape(const FamilyValues& problem) const {
@@ -496,16 +560,30 @@ FamilyLaunchShape Family::reference_shape(const FamilyValues& problem) const {
   return shape_of(impl_->reference, impl_->def.reference.kernel, {}, impl_->full(problem), name() + " reference");
 }
 
+std::vector<FamilyLaunchParams> Family::bind(const FamilyValues& config, const FamilyValues& problem,
+                                             const FamilyRunBinding& run) const {
+  if (!impl_->def.program) throw_invalid(name() + ": bind is for a family with a program (FamilyDef::program)");
+  return impl_->def.program->bind(config, impl_->full(problem), run);
+}
+
 std::string Family::name_expression(const FamilyValues& config, const FamilyValues& problem) const {
+  if (impl_->def.program) {
+    if (problem.empty())
+      throw_invalid(name() + ": its kernel's name follows the problem (a program plans it): give the problem");
+    return plan(config, problem).launches.front().shape.name_expression;
+  }
   return name_expression_of(impl_->def.launch.kernel, impl_->launch.targs, config, problem);
 }
 
 std::string Family::reference_name_expression(const FamilyValues& problem) const {
   if (impl_->def.reference.kernel.empty()) return "";
-  return name_expression_of(impl_->def.reference.kernel, impl_->reference.targs, {}, problem);
+  // Its template arguments may use any dim (it has no configuration), and so need the problem's values.
+  return name_expression_of(impl_->def.reference.kernel, impl_->reference.targs, {},
+                            problem.empty() ? problem : impl_->full(problem));
 }
 
 std::vector<FamilyKernelArg> Family::kernel_args(const FamilyValues& config, const FamilyValues& problem) const {
+  if (impl_->def.program) throw_invalid(name() + ": its program binds the kernels' arguments (FamilyProgram::bind)");
   return args_of(impl_->launch, config, impl_->full(problem));
 }
 
@@ -542,6 +620,7 @@ std::vector<long long> Family::scratch_offsets(const FamilyValues& config, const
 }
 
 std::size_t Family::scratch_bytes(const FamilyValues& config, const FamilyValues& problem) const {
+  if (impl_->def.program) return plan(config, problem).scratch_bytes;
   const std::vector<long long> elems = buffer_elements(problem, config);
   std::size_t at = 0;
   for (std::size_t i = 0; i < elems.size(); ++i) {
@@ -641,6 +720,11 @@ std::vector<FamilyKernelArg> Family::with_scalars(std::vector<FamilyKernelArg> a
     a.real = it == scalars.end() ? decl[static_cast<std::size_t>(a.scalar)].default_value : it->second;
   }
   return args;
+}
+
+std::string Family::target_arch(const std::string& arch) const {
+  if (!impl_->def.arch_specific || arch.empty() || arch.back() == 'a') return arch;
+  return arch + "a";
 }
 
 double Family::tolerance_for(DType t) const {

@@ -67,7 +67,8 @@ void check_names(const std::set<std::string>& allowed, const Expr& e, const std:
 CompiledLaunch compile_launch(const FamilyLaunch& l, const std::string& what, const std::set<std::string>& params,
                               const std::set<std::string>& dims, const std::vector<FamilyBuffer>& buffers,
                               const std::set<std::string>& all_params, const std::set<std::string>& type_dims,
-                              const std::vector<FamilyScalar>& scalars, const std::vector<FamilyTensorMap>& maps) {
+                              const std::vector<FamilyScalar>& scalars, const std::vector<FamilyTensorMap>& maps,
+                              bool dims_in_targs) {
   CompiledLaunch c;
   if (!is_qualified_name(l.kernel)) throw_invalid(what + ".kernel: \"" + l.kernel + "\" is not a C++ (qualified) name");
   std::set<std::string> both = params;
@@ -95,13 +96,14 @@ CompiledLaunch compile_launch(const FamilyLaunch& l, const std::string& what, co
     }
     if (parsed) {
       const std::vector<std::string> ids = a.expr.identifiers();
-      a.is_expr = std::all_of(ids.begin(), ids.end(),
-                              [&](const std::string& id) { return params.count(id) > 0 || type_dims.count(id) > 0; });
+      a.is_expr = std::all_of(ids.begin(), ids.end(), [&](const std::string& id) {
+        return params.count(id) > 0 || type_dims.count(id) > 0 || (dims_in_targs && dims.count(id) > 0);
+      });
       for (const std::string& id : ids) {
         if (id == kFamilySmCount)
           throw_invalid(w + ": uses sm_count (a kernel is the same on every device: only the grid and the "
                         "arguments may follow the device's SM count)");
-        if (dims.count(id) && !type_dims.count(id))
+        if (dims.count(id) && !type_dims.count(id) && !dims_in_targs)
           throw_invalid(w + ": uses the problem dimension '" + id +
                         "' (template arguments may use params and type dims only)");
         if (all_params.count(id) && !params.count(id))

@@ -45,11 +45,13 @@ void check_names(const std::set<std::string>& allowed, const Expr& e, const std:
 /// Parses and checks launch `l` (`what` names it in errors, e.g. "family.kernel"). `params`: the names
 /// the launch may use besides dims (none for the reference); `all_params`: every param of the family,
 /// so that a reference naming one is refused rather than read as a type name. `dims`: every name of the
-/// problem (dims, aligns, lets); `type_dims`: those a template argument may use.
+/// problem (dims, aligns, lets); `type_dims`: those a template argument may use, or with `dims_in_targs`
+/// (the reference, which has no configuration and whose name is always made for a problem) every one.
 CompiledLaunch compile_launch(const FamilyLaunch& l, const std::string& what, const std::set<std::string>& params,
                               const std::set<std::string>& dims, const std::vector<FamilyBuffer>& buffers,
                               const std::set<std::string>& all_params, const std::set<std::string>& type_dims,
-                              const std::vector<FamilyScalar>& scalars, const std::vector<FamilyTensorMap>& maps = {});
+                              const std::vector<FamilyScalar>& scalars, const std::vector<FamilyTensorMap>& maps = {},
+                              bool dims_in_targs = false);
 
 /// "kernel<evaluated template arguments>" for `config` on `problem` (the problem for type dims only).
 std::string name_expression_of(const std::string& kernel, const std::vector<TemplateArg>& targs,

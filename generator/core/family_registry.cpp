@@ -18,6 +18,7 @@ struct Registry {
   std::mutex mutex;
   std::map<std::string, std::shared_ptr<const Family>> families;
   bool builtins_loaded = false;
+  std::map<std::string, std::string> builtin_hashes;  // name -> definition hash of the library's own
 };
 
 Registry& registry() {
@@ -32,6 +33,7 @@ void load_builtins(Registry& r) {
   for (auto make : detail::builtin_family_definitions()) {
     auto f = std::make_shared<const Family>(make());
     r.families[f->name()] = f;
+    r.builtin_hashes[f->name()] = f->definition_hash();
   }
 }
 
@@ -49,6 +51,14 @@ std::shared_ptr<const Family> register_family(FamilyDef def) {
   }
   r.families[f->name()] = f;
   return f;
+}
+
+bool detail::is_builtin_family(const Family& family) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  load_builtins(r);
+  const auto it = r.builtin_hashes.find(family.name());
+  return it != r.builtin_hashes.end() && it->second == family.definition_hash();
 }
 
 std::shared_ptr<const Family> find_family(const std::string& name) {

@@ -294,6 +294,14 @@ FamilyDef FamilyDef::parse(const std::string& text, const std::string& base_dir)
       }
     } else if (k == "min_arch") {
       d.min_arch = static_cast<int>(parse_integer(where + " min_arch", value, 50, 200));
+    } else if (k == "max_arch") {
+      d.max_arch = static_cast<int>(parse_integer(where + " max_arch", value, 50, 200));
+    } else if (k == "arch_specific") {
+      d.arch_specific = parse_integer(where + " arch_specific", value, 0, 1) != 0;
+    } else if (k == "program") {
+      if (value.empty() || value.find_first_of(" \t") != std::string::npos)
+        throw_invalid(where + ": program = ID (one word: the version of the family's C++ launches)");
+      d.program_id = value;
     } else if (k == "source_name") {
       d.source_name = value;
     } else if (k == "source") {
@@ -306,7 +314,7 @@ FamilyDef FamilyDef::parse(const std::string& text, const std::string& base_dir)
       throw_invalid(where + ": unknown key \"" + k +
                     "\" (family, about, dims, align, let, scalar, param, require, buffer, tensormap, kernel, grid, block, smem, then, "
                     "then.grid, then.block, then.smem, reference, reference.grid, reference.block, reference.smem, "
-                    "tolerance, min_arch, source_name, source)");
+                    "tolerance, min_arch, max_arch, arch_specific, program, source_name, source)");
     }
   }
   for (const FamilyBuffer& b : d.buffers) {
@@ -316,7 +324,10 @@ FamilyDef FamilyDef::parse(const std::string& text, const std::string& base_dir)
       throw_invalid("family buffer " + b.name + ": \"" + b.dtype_dim +
                     "\" is neither an element type (f32, f16, bf16) nor a dim declared \"" + declared + "\"");
   }
-  if (!have_kernel) throw_invalid("family: no \"kernel = NAME<...>(...)\" line");
+  // A program's launches are C++ (FamilyProgram): it has no kernel line.
+  if (!have_kernel && d.program_id.empty()) throw_invalid("family: no \"kernel = NAME<...>(...)\" line");
+  if (have_kernel && !d.program_id.empty())
+    throw_invalid("family: \"kernel = ...\" and \"program = ...\" both given (a program makes the launches itself)");
   if (!have_source) throw_invalid("family: no source (\"source = FILE\" or a last \"--- source\" section)");
   if (d.source_name.empty()) d.source_name = (d.name.empty() ? "family" : d.name) + ".cu";
   return d;
@@ -357,10 +368,14 @@ std::string FamilyDef::to_text() const {
     if (!t.strides.empty()) os << " strides [" << join(t.strides, ", ") << "]";
     os << " box [" << join(t.box, ", ") << "] swizzle " << t.swizzle << "\n";
   }
-  os << "kernel = " << format_call(launch) << "\n";
-  os << "grid = " << join(launch.grid, ", ") << "\n";
-  os << "block = " << join(launch.block, ", ") << "\n";
-  os << "smem = " << launch.dynamic_smem << "\n";
+  if (program_id.empty()) {
+    os << "kernel = " << format_call(launch) << "\n";
+    os << "grid = " << join(launch.grid, ", ") << "\n";
+    os << "block = " << join(launch.block, ", ") << "\n";
+    os << "smem = " << launch.dynamic_smem << "\n";
+  } else {
+    os << "program = " << program_id << "\n";
+  }
   for (const FamilyLaunch& t : then) {
     os << "then = " << format_call(t) << "\n";
     os << "then.grid = " << join(t.grid, ", ") << "\n";
@@ -376,6 +391,9 @@ std::string FamilyDef::to_text() const {
   os << "tolerance = " << format_double(tolerance) << "\n";
   for (const auto& kv : dtype_tolerance) os << "tolerance " << swz::to_string(kv.first) << " = " << format_double(kv.second) << "\n";
   os << "min_arch = " << min_arch << "\n";
+  // Written only when set, so definitions without them keep their text and hash.
+  if (max_arch != 0) os << "max_arch = " << max_arch << "\n";
+  if (arch_specific) os << "arch_specific = 1\n";
   os << "source_name = " << source_name << "\n";
   os << kSourceMarker << "\n" << source;
   return os.str();

@@ -12,6 +12,9 @@ namespace detail {
 using FamilyDefinition = FamilyDef (*)();
 /// The built-in declared families, one function each.
 const std::vector<FamilyDefinition>& builtin_family_definitions();
+/// True when `family` is one of the library's own (generator/core/family_registry.cpp): every process of
+/// this build has it, the benchmark worker included, with any C++ it carries (FamilyDef::program).
+bool is_builtin_family(const Family& family);
 
 }  // namespace detail
 }  // namespace swz

@@ -203,6 +203,8 @@ struct FamilyStandIn {
 };
 using FamilyStandInFn = std::function<FamilyStandIn(const std::string& mode, const FamilyValues& problem)>;
 
+struct FamilyProgram;  // below: C++ launches, for the library's own families
+
 /// Everything the library needs to know about a family. Text form (FamilyDef::parse / to_text); '#'
 /// starts a comment, except in the source:
 ///
@@ -280,6 +282,22 @@ struct FamilyDef {
   std::map<DType, double> dtype_tolerance;
   /// Lowest compute capability the template compiles for (80 = sm_80).
   int min_arch = 80;
+  /// Highest compute capability the family runs on (text "max_arch = 90"; 0: no bound), for kernels built
+  /// on instructions a later architecture dropped (wgmma exists on sm_90 only).
+  int max_arch = 0;
+  /// Compiled for the device's architecture-specific target (text "arch_specific = 1"): sm_90a on an sm_90
+  /// GPU, whose wgmma and setmaxnreg exist only there; such code runs on that exact architecture alone.
+  bool arch_specific = false;
+  /// C++ launches instead of `launch` and `then` (FamilyProgram): for a family whose launch shapes and
+  /// arguments are more than expressions can say (tensor maps whose boxes follow the configuration,
+  /// arguments that depend on the pointers' alignment, the device's SM count or a fresh id per launch).
+  /// Not part of the text form, which names it by `program_id` ("program = ID") instead: the worker
+  /// process finds the code under that id in its own registry, which holds the library's built-in
+  /// families only. So an application's family with a program is compiled, run and inspected like any
+  /// other, but autotune_family refuses it (its candidates could not run isolated in the worker).
+  std::shared_ptr<const FamilyProgram> program;
+  /// The program's id (FamilyProgram::id), in the text form and so in definition_hash(); set with `program`.
+  std::string program_id;
   /// Optional (not part of the text form, so the `swz` tool and the worker do not have it).
   SmemAccessMap smem_accesses;
   /// Optional, not part of the text form: see FamilySpaceFn.
@@ -310,6 +328,74 @@ struct FamilyLaunchShape {
   unsigned block[3] = {1, 1, 1};
   int threads = 1;              ///< block[0] * block[1] * block[2]
   long long dynamic_smem = 0;
+};
+
+/// One launch of a run as a FamilyProgram plans it.
+struct FamilyPlannedLaunch {
+  FamilyLaunchShape shape;
+  /// Launched as a programmatic dependent of the launch before it (Kernel::launch_dependent): it may be
+  /// scheduled while that one finishes, and must wait for it (griddepcontrol.wait) before reading its results.
+  bool dependent = false;
+};
+
+/// What one run of a configuration on a problem launches, known from the configuration, the problem and
+/// the device's SM count alone (no pointers): what a tune compiles, what the engine loads and remembers.
+struct FamilyPlan {
+  /// In stream order; the first is the configuration's own kernel (Family::shape), the others its helpers
+  /// (a split-K reduction). Names, blocks and shared memory may not depend on the SM count; grids may.
+  std::vector<FamilyPlannedLaunch> launches;
+  /// Device scratch one run needs (the engine's pool, a caller's FamilyWorkspace, the worker's own memory;
+  /// 256-byte aligned; poisoned by the worker before every verification run).
+  std::size_t scratch_bytes = 0;
+};
+
+/// The parameters of one launch as bytes: one entry per kernel parameter, in order (what cuLaunchKernel's
+/// kernelParams point at; a __grid_constant__ struct or a 128-byte CUtensorMap is one entry).
+struct FamilyLaunchParams {
+  std::vector<std::vector<unsigned char>> params;
+  /// Appends a trivially copyable value as the next parameter.
+  template <class T> void add(const T& value) {
+    const unsigned char* p = reinterpret_cast<const unsigned char*>(&value);
+    params.emplace_back(p, p + sizeof(T));
+  }
+};
+
+/// What one run binds its launches to.
+struct FamilyRunBinding {
+  std::vector<unsigned long long> buffers;  ///< device pointer per def().buffers
+  unsigned long long scratch = 0;           ///< FamilyPlan::scratch_bytes of device memory (0 when none)
+  std::vector<double> scalars;              ///< value per def().scalars (the caller's, else the default)
+  int device = 0;                           ///< the CUDA device, whose context encodes tensor maps
+  int sm_count = 1;                         ///< its SMs
+};
+
+/// C++ launches for a family (FamilyDef::program): the library's built-in Hopper GEMM is one. The rest of
+/// the definition stays declarative (problem, params, buffers, scalars, reference, tolerance), and the
+/// engine, the tuner, the worker and `swz` serve it through the same code as every family.
+struct FamilyProgram {
+  /// The code's version (e.g. a hash of its sources): written as "program = ID" in the text form, so part
+  /// of definition_hash() and of the id stored winners are valid for.
+  std::string id;
+  /// The launches of one run of `config` on `problem` (dims, aligns, lets) on a device of `sm_count` SMs.
+  /// @throws Error(InvalidArgument) or Error(Unsupported) naming why `config` cannot run `problem`:
+  /// Family::check_config reports it, so such a configuration is out of the space.
+  std::function<FamilyPlan(const FamilyValues& config, const FamilyValues& problem, int sm_count)> plan;
+  /// The parameters of every launch of plan(config, problem, run.sm_count) for one run.
+  std::function<std::vector<FamilyLaunchParams>(const FamilyValues& config, const FamilyValues& problem,
+                                                const FamilyRunBinding& run)>
+      bind;
+  /// Optional: readies bound parameters for one more run (a fresh launch id for counters the kernels keep
+  /// in scratch). Called by the worker before each repeat of a run it bound once; the engine binds anew.
+  std::function<void(std::vector<FamilyLaunchParams>& bound)> renew;
+  /// Optional: the configuration used without tuning on a device of `sm_count` SMs (0: not known),
+  /// instead of the params' defaults. @throws Error(Unsupported) for a problem the family does not take.
+  std::function<FamilyValues(const FamilyValues& problem, int sm_count)> default_config;
+  /// Optional: the candidates of a tune (as FamilyDef::space_fn, for that device).
+  std::function<std::vector<FamilyValues>(const FamilyValues& problem, int sm_count)> space;
+  /// Optional: a static check of a configuration before its kernels are compiled (Engine::compile_family,
+  /// and the engine before it loads a configuration's kernels): throws (InvalidArgument naming what is
+  /// wrong) to refuse it. The Hopper GEMM proves there that its TMA boxes and wgmma descriptors agree.
+  std::function<void(const FamilyValues& config, const FamilyValues& problem)> before_compile;
 };
 
 /// One evaluated kernel argument: a buffer's pointer (by its index in FamilyDef::buffers), an integer,
@@ -361,7 +447,9 @@ class Family {
   /// Canonical text of a problem (dims in declaration order) / configuration (params in order).
   std::string problem_text(const FamilyValues& problem) const;
   std::string config_text(const FamilyValues& config) const;
-  /// Throws InvalidArgument naming the dim that is missing, unknown or negative.
+  /// Throws InvalidArgument naming the dim that is missing, unknown or negative. The device's SM count
+  /// (kFamilySmCount, with_sm_count) may come along: it is no dim, and the methods below that take a
+  /// problem pass it to a program's hooks (FamilyProgram), which size work to the device.
   void validate_problem(const FamilyValues& problem) const;
   /// "" when `config` is a point of the space that satisfies every constraint for `problem`, else why not.
   std::string check_config(const FamilyValues& config, const FamilyValues& problem) const;
@@ -375,14 +463,24 @@ class Family {
   /// Kernel (or reference) launch shape of `config` on `problem`. @throws InvalidArgument when an
   /// expression fails (division by zero, a value out of range).
   FamilyLaunchShape shape(const FamilyValues& config, const FamilyValues& problem) const;
+  /// Every launch of one run of `config` on `problem` and its scratch: the program's plan (FamilyProgram;
+  /// for the SM count `problem` carries, else 1), or the kernel and its `then` launches with the scratch
+  /// buffers' bytes. The engine, the tuner and the worker launch what this says.
+  FamilyPlan plan(const FamilyValues& config, const FamilyValues& problem) const;
+  /// A program family's parameters of every launch of plan(config, problem) for one run (FamilyProgram::bind,
+  /// given the problem with its lets). @throws InvalidArgument for a family without a program.
+  std::vector<FamilyLaunchParams> bind(const FamilyValues& config, const FamilyValues& problem,
+                                       const FamilyRunBinding& run) const;
   FamilyLaunchShape reference_shape(const FamilyValues& problem) const;
   /// The name expression of a configuration. Template arguments use params and type dims only, so the
-  /// problem is needed only when one names a type dim (InvalidArgument when it is then missing).
+  /// problem is needed only when one names a type dim (InvalidArgument when it is then missing); a
+  /// program's (FamilyDef::program) follows the problem, which it then needs.
   std::string name_expression(const FamilyValues& config, const FamilyValues& problem = {}) const;
   /// The kernel's (or reference's) arguments for `config` on `problem`, in order.
   std::vector<FamilyKernelArg> kernel_args(const FamilyValues& config, const FamilyValues& problem) const;
   std::vector<FamilyKernelArg> reference_args(const FamilyValues& problem) const;
-  /// The reference's name expression ("" when the family has no reference).
+  /// The reference's name expression ("" when the family has no reference). Its template arguments may use
+  /// any dim (it has no configuration), so give the problem when they do.
   std::string reference_name_expression(const FamilyValues& problem = {}) const;
   /// Elements of each buffer for `problem`, in the order of def().buffers. A scratch buffer's count may
   /// use params: it is evaluated for `config`, or for default_config(problem) when `config` is empty.
@@ -408,6 +506,9 @@ class Family {
   /// in `scalars` (the default when not given). @throws InvalidArgument for a name that is no scalar
   /// of the family, or a value that is not finite.
   std::vector<FamilyKernelArg> with_scalars(std::vector<FamilyKernelArg> args, const FamilyScalars& scalars) const;
+  /// The target this family's kernels are compiled for on `arch`: `arch` itself, or for a family that is
+  /// arch-specific (FamilyDef::arch_specific) its "a" variant ("sm_90" -> "sm_90a").
+  std::string target_arch(const std::string& arch) const;
   /// The tolerance an output buffer of element type `t` is compared with (dtype_tolerance, else tolerance).
   double tolerance_for(DType t) const;
 

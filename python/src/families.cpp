@@ -188,7 +188,9 @@ int arch_number(const std::string& arch) {
   return n;
 }
 
-nb::dict compile_dict(const swz::Family& f, const swz::FamilyValues& c, const std::string& arch) {
+nb::dict compile_dict(const swz::Family& f, const swz::FamilyValues& c, const std::string& arch_in,
+                      const swz::FamilyValues& problem) {
+  const std::string arch = f.target_arch(arch_in);  // sm_90 -> sm_90a for an arch-specific family
   if (!arch.empty()) {
     if (!swz::is_known_arch(arch)) {
       std::string allowed;
@@ -198,11 +200,14 @@ nb::dict compile_dict(const swz::Family& f, const swz::FamilyValues& c, const st
     if (arch_number(arch) < f.def().min_arch)
       throw swz::Error(swz::ErrorKind::Unsupported, f.name() + " needs sm_" + std::to_string(f.def().min_arch) +
                                                         " or newer; " + arch + " was asked for");
+    if (f.def().max_arch != 0 && arch_number(arch) > f.def().max_arch)
+      throw swz::Error(swz::ErrorKind::Unsupported, f.name() + " runs on sm_" + std::to_string(f.def().max_arch) +
+                                                        " at most; " + arch + " was asked for");
   }
   swz::CompileRequest req;
   req.source = f.def().source;
   req.source_name = f.def().source_name;
-  req.name_expression = f.name_expression(c);
+  req.name_expression = f.name_expression(c, problem);  // a program's kernel name follows the problem
   req.arch = arch;
   swz::CompiledKernel k;
   swz::CubinResources r;
@@ -279,7 +284,7 @@ void bind_families(nb::module_& m) {
     nb::dict d = shape_dict(f->shape(c, launch));
     d["config"] = f->config_text(c);
     d["buffer_elements"] = f->buffer_elements(p);
-    if (!f->reference_name_expression().empty()) d["reference"] = shape_dict(f->reference_shape(launch));
+    if (!f->def().reference.kernel.empty()) d["reference"] = shape_dict(f->reference_shape(launch));
     return d;
   });
   m.def("family_buffer_elements", [](const std::string& name, const std::string& problem) {
@@ -296,12 +301,14 @@ void bind_families(nb::module_& m) {
     const swz::FamilyValues c = chosen_config(*f, config, problem);
     // What `swz gen FAMILY` prints: a line naming the instantiation, then the translation unit.
     return "// " + f->def().source_name + "  (family " + f->name() + ", config " + f->config_text(c) +
-           ", name expression: " + f->name_expression(c) + ")\n" + f->def().source;
+           ", name expression: " + f->name_expression(c, problem.empty() ? swz::FamilyValues{} : f->parse_problem(problem)) +
+           ")\n" + f->def().source;
   });
   m.def("family_compile", [](const std::string& name, const std::string& config, const std::string& problem,
                              const std::string& arch) {
     const auto f = family(name);
-    return compile_dict(*f, chosen_config(*f, config, problem), arch);
+    return compile_dict(*f, chosen_config(*f, config, problem), arch,
+                        problem.empty() ? swz::FamilyValues{} : f->parse_problem(problem));
   });
 
   m.def("family_autotune", [](const std::string& name, int device, const std::string& problem, const nb::dict& options) {

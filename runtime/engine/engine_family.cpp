@@ -89,13 +89,27 @@ void check_buffers(const Family& f, const std::map<std::string, DevicePtr>& buff
 
 namespace detail {
 
+std::string family_compile_arch(const Family& family, const std::string& arch) { return family.target_arch(arch); }
+
+void check_family_arch(const Family& family, const std::string& arch, const std::string& what) {
+  const int n = detail::arch_number(arch);
+  const FamilyDef& d = family.def();
+  if (n < d.min_arch)
+    throw Error(ErrorKind::Unsupported, family.name() + " needs sm_" + std::to_string(d.min_arch) + " or newer; " +
+                                            what + " " + arch);
+  if (d.max_arch != 0 && n > d.max_arch)
+    throw Error(ErrorKind::Unsupported, family.name() + " runs on sm_" + std::to_string(d.min_arch) +
+                                            (d.max_arch != d.min_arch ? " to sm_" + std::to_string(d.max_arch) : std::string()) +
+                                            " only; " + what + " " + arch);
+}
+
 KernelEntry compile_family_kernel(Cache& cache, const Family& family, const std::string& name_expression,
                                   const std::string& arch, const std::function<void()>& on_compile) {
   CompileRequest req;
   req.source = family.def().source;
   req.source_name = family.def().source_name;
   req.name_expression = name_expression;
-  req.arch = arch;
+  req.arch = family_compile_arch(family, arch);
   // A source of nothing but the library's templates is keyed like the built-ins' generated ones (the
   // templates hash and the name expression), so both paths share their cache entries.
   return detail::compile_through_cache(cache, req, 0, 0, on_compile,
@@ -108,13 +122,12 @@ KernelEntry Engine::compile_family(const Family& family, const FamilyValues& con
                                    const FamilyValues& problem) {
   const std::string arch = arch_in.empty() ? impl_->arch() : arch_in;
   if (!is_known_arch(arch)) throw_invalid(family.name() + ": unknown arch \"" + arch + "\"");
-  if (detail::arch_number(arch) < family.def().min_arch)
-    throw Error(ErrorKind::Unsupported, family.name() + " needs sm_" + std::to_string(family.def().min_arch) +
-                                            " or newer; " + arch + " was asked for");
+  detail::check_family_arch(family, arch, "was asked for:");
   for (const FamilyParam& p : family.def().params) {
     const auto it = config.find(p.name);
     if (it == config.end()) throw_invalid(family.name() + " config: parameter " + p.name + " missing");
   }
+  if (family.def().program && family.def().program->before_compile) family.def().program->before_compile(config, problem);
   return detail::compile_family_kernel(*impl_->cache, family, family.name_expression(config, problem), arch,
                                [this] { ++impl_->compiles; });
 }
@@ -123,8 +136,11 @@ TuningProblemKey Engine::family_tuning_key(const Family& family, const FamilyVal
   return impl_->tuning_key("family:" + family.name(), family.problem_text(problem));
 }
 
-FamilyValues Engine::family_config(const Family& family, const FamilyValues& problem) {
-  family.validate_problem(problem);
+FamilyValues Engine::family_config(const Family& family, const FamilyValues& problem_in) {
+  family.validate_problem(problem_in);
+  // A program's default, space and plans follow the device (FamilyProgram): they see its SM count.
+  const FamilyValues problem =
+      family.def().program ? with_sm_count(problem_in, impl_->sm_count()) : problem_in;
   const std::string key = detail::family_choice_key(family, problem);
   {
     std::lock_guard<std::mutex> lock(impl_->mutex);
@@ -190,7 +206,7 @@ Kernel detail::family_kernel(Engine::Impl& impl, const Family& family, const std
   const std::string arch = impl.arch();
   const KernelEntry e =
       detail::compile_family_kernel(*impl.cache, family, name_expression, arch, [&impl] { ++impl.compiles; });
-  Module m(detail::to_compiled(e, arch, name_expression), impl.options.device);
+  Module m(detail::to_compiled(e, detail::family_compile_arch(family, arch), name_expression), impl.options.device);
   Kernel k = m.kernel();
   std::lock_guard<std::mutex> lock(impl.mutex);
   const auto placed = impl.family_kernels.emplace(id, k);
@@ -204,10 +220,28 @@ namespace {
 Engine::Impl::FamilyPrepared prepare_run(Engine::Impl& impl, const Family& family, const FamilyValues& cfg,
                                          const FamilyValues& problem_in) {
   const FamilyValues problem = with_sm_count(problem_in, impl.sm_count());  // launches may read sm_count
+  if (family.def().program) {
+    // The program's launches, loaded; each run binds them (FamilyProgram::bind) over its pointers.
+    const FamilyPlan plan = family.plan(cfg, problem);
+    if (family.def().program->before_compile) family.def().program->before_compile(cfg, problem);
+    std::vector<Kernel> kernels;
+    for (const FamilyPlannedLaunch& l : plan.launches) {
+      Kernel k = detail::family_kernel(impl, family, l.shape.name_expression);
+      if (l.shape.dynamic_smem > 48 * 1024) k.set_max_dynamic_smem(static_cast<int>(l.shape.dynamic_smem));
+      kernels.push_back(k);
+    }
+    Engine::Impl::FamilyPrepared p{kernels.front(), plan.launches.front().shape, {}, {}, {}, {}, 0, {}, {}, {}, {}, {}, {}, {}};
+    p.planned_kernels = std::move(kernels);
+    p.planned = plan.launches;
+    p.scratch_bytes = plan.scratch_bytes;
+    p.config = cfg;
+    p.problem = problem;
+    return p;
+  }
   const FamilyLaunchShape shape = family.shape(cfg, problem);
   Kernel kernel = detail::family_kernel(impl, family, shape.name_expression);
   if (shape.dynamic_smem > 48 * 1024) kernel.set_max_dynamic_smem(static_cast<int>(shape.dynamic_smem));
-  Engine::Impl::FamilyPrepared p{kernel, shape, family.kernel_args(cfg, problem), {}, {}, {}, 0, {}, {}, {}};
+  Engine::Impl::FamilyPrepared p{kernel, shape, family.kernel_args(cfg, problem), {}, {}, {}, 0, {}, {}, {}, {}, {}, {}, {}};
   p.maps = detail::tensor_map_shapes(family, p.args, cfg, problem);
   for (std::size_t i = 0; i < family.then_count(); ++i) {
     p.then_shapes.push_back(family.then_shape(i, cfg, problem));
@@ -242,6 +276,42 @@ void execute(Engine::Impl& impl, const Family& family, const Engine::Impl::Famil
                   "the scratch of family " + family.name() + " (free device memory, or lend a FamilyWorkspace)");
       scratch = own->ptr();
     }
+  }
+  if (family.def().program) {
+    FamilyRunBinding binding;
+    binding.buffers.assign(family.def().buffers.size(), 0);
+    for (std::size_t i = 0; i < binding.buffers.size(); ++i) {
+      const FamilyBuffer& b = family.def().buffers[i];
+      if (b.role == BufferRole::Scratch) continue;  // a program's scratch is the run's one allocation
+      const auto it = buffers.find(b.name);
+      if (it == buffers.end() || it->second == 0) throw_invalid(family.name() + ": no device pointer for buffer '" + b.name + "'");
+      binding.buffers[i] = it->second;
+    }
+    binding.scratch = scratch;
+    family.with_scalars({}, scalars);  // names an unknown scalar, refuses a value that is not finite
+    for (const FamilyScalar& sc : family.def().scalars) {
+      const auto it = scalars.find(sc.name);
+      binding.scalars.push_back(it == scalars.end() ? sc.default_value : it->second);
+    }
+    binding.device = impl.options.device;
+    binding.sm_count = static_cast<int>(p.problem.at(kFamilySmCount));
+    std::vector<FamilyLaunchParams> bound = family.bind(p.config, p.problem, binding);
+    if (bound.size() != p.planned.size())
+      throw Error(ErrorKind::Internal, family.name() + ": the program bound " + std::to_string(bound.size()) +
+                                           " launches of the " + std::to_string(p.planned.size()) + " it planned (please report)");
+    for (std::size_t i = 0; i < bound.size(); ++i) {
+      std::vector<void*> args;
+      for (auto& param : bound[i].params) args.push_back(param.data());
+      const FamilyLaunchShape& s = p.planned[i].shape;
+      const Dim3 grid{s.grid[0], s.grid[1], s.grid[2]}, block{s.block[0], s.block[1], s.block[2]};
+      if (p.planned[i].dependent && i > 0) {
+        p.planned_kernels[i].launch_dependent(grid, block, static_cast<unsigned>(s.dynamic_smem), stream, args.data());
+      } else {
+        p.planned_kernels[i].launch(grid, block, static_cast<unsigned>(s.dynamic_smem), stream, args.data());
+      }
+      ++impl.launches;
+    }
+    return;
   }
   const bool scaled = !family.def().scalars.empty();
   const auto run = [&](const Kernel& k, const FamilyLaunchShape& s, const std::vector<FamilyKernelArg>& list, bool packed,
@@ -320,14 +390,13 @@ void Engine::run_family(const Family& family, const FamilyValues& problem_in,
   FamilyValues cfg;
   if (config) {
     cfg = *config;
-    const std::string why = family.check_config(cfg, problem);
+    const std::string why =
+        family.check_config(cfg, family.def().program ? with_sm_count(problem, impl_->sm_count()) : problem);
     if (!why.empty()) throw_invalid(family.name() + " config " + family.config_text(cfg) + ": " + why);
   } else {
     cfg = family_config(family, problem);
   }
-  if (detail::arch_number(impl_->arch()) < family.def().min_arch)
-    throw Error(ErrorKind::Unsupported, family.name() + " needs sm_" + std::to_string(family.def().min_arch) +
-                                            " or newer; this GPU is " + impl_->arch());
+  detail::check_family_arch(family, impl_->arch(), "this GPU is");
   auto prepared = std::make_shared<const Impl::FamilyPrepared>(prepare_run(*impl_, family, cfg, problem));
   if (memo) {
     // Only a remembered choice is prepared (not the default a call runs while another thread tunes).
@@ -346,15 +415,17 @@ std::size_t Engine::family_workspace_size(const Family& family, const FamilyValu
     else if (!problem.count(a.name)) problem[a.name] = kFamilyMaxAlign;
   }
   family.validate_problem(problem);
-  if (std::none_of(family.def().buffers.begin(), family.def().buffers.end(),
-                   [](const FamilyBuffer& b) { return b.role == BufferRole::Scratch; }))
+  if (!family.def().program && std::none_of(family.def().buffers.begin(), family.def().buffers.end(),
+                                             [](const FamilyBuffer& b) { return b.role == BufferRole::Scratch; }))
     return 0;
+  // A program's scratch may follow the device (FamilyProgram::plan): sized for this one.
+  const FamilyValues sized = family.def().program ? with_sm_count(problem, impl_->sm_count()) : problem;
   if (config) {
-    const std::string why = family.check_config(*config, problem);
+    const std::string why = family.check_config(*config, sized);
     if (!why.empty()) throw_invalid(family.name() + " config " + family.config_text(*config) + ": " + why);
-    return family.scratch_bytes(*config, problem);
+    return family.scratch_bytes(*config, sized);
   }
-  return family.scratch_bytes(family_config(family, problem), problem);
+  return family.scratch_bytes(family_config(family, problem), sized);
 }
 
 void Engine::run_family_reference(const Family& family, const FamilyValues& problem,

@@ -34,6 +34,12 @@ inline CompiledKernel to_compiled(const KernelEntry& e, const std::string& arch,
 /// the entry records 0 and every launch evaluates them (runtime/engine/engine_family.cpp).
 KernelEntry compile_family_kernel(Cache& cache, const Family& family, const std::string& name_expression,
                                   const std::string& arch, const std::function<void()>& on_compile);
+/// The target a family's kernels are compiled for on `arch`: the arch itself, or its arch-specific
+/// variant ("sm_90" -> "sm_90a") for a family that asks for it (FamilyDef::arch_specific).
+std::string family_compile_arch(const Family& family, const std::string& arch);
+/// Throws Error(Unsupported) unless `arch` lies in the family's [min_arch, max_arch]; `what` says what the
+/// arch is ("this GPU is", "was asked for").
+void check_family_arch(const Family& family, const std::string& arch, const std::string& what);
 /// The key of a problem's remembered choice (Engine::Impl::family_choices).
 inline std::string family_choice_key(const Family& f, const FamilyValues& problem) {
   return f.definition_hash() + " " + f.problem_text(problem);
@@ -83,6 +89,11 @@ struct Engine::Impl {
     // encoded over the run's pointers at each run.
     std::vector<FamilyTensorMapShape> maps;
     std::vector<std::vector<FamilyTensorMapShape>> then_maps;
+    // A family with a program (FamilyDef::program): its plan's launches, loaded (then_* stay empty), and
+    // what each run binds them with.
+    std::vector<FamilyPlannedLaunch> planned;
+    std::vector<Kernel> planned_kernels;
+    FamilyValues config, problem;  // problem: with its aligns and the device's SM count
   };
   using FamilyProblemId = std::pair<std::string, std::vector<long long>>;
   std::map<FamilyProblemId, std::shared_ptr<const FamilyPrepared>> family_prepared;

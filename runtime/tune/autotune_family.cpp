@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "generator/families/registry.hpp"
 #include "runtime/engine/engine_impl.hpp"
 #include "runtime/jit/jit_cache.hpp"
 #include "runtime/tune/autotune_family_check.hpp"
@@ -41,10 +42,35 @@ KernelEntry compile_family_check_kernel(Cache& cache, const std::string& arch, c
 
 }  // namespace detail
 
-TuneReport autotune_family(Engine& engine, const Family& family, const FamilyValues& problem,
+namespace {
+
+// The SM count a tune sizes a program's space, default and grids for: the engine's device, or for a
+// compile-only tune without one an H100's 132 (what it warms is then the kernels such a GPU would run).
+int tune_sm_count(Engine& engine, const TuneOptions& options) {
+  if (!options.compile_only) return detail::EngineAccess::impl(engine).sm_count();
+  try {
+    return detail::EngineAccess::impl(engine).sm_count();
+  } catch (const Error&) {
+    return 132;
+  }
+}
+
+}  // namespace
+
+TuneReport autotune_family(Engine& engine, const Family& family, const FamilyValues& problem_in,
                            const TuneOptions& options) {
-  family.validate_problem(problem);
+  family.validate_problem(problem_in);
   detail::validate_tune_options(options);
+  FamilyValues problem = problem_in;
+  problem.erase(kFamilySmCount);
+  if (family.def().program) {
+    // Its launches are C++: the worker runs them from its own registry, which has the library's built-in
+    // families only (the same build's: the definition text must match).
+    if (!detail::is_builtin_family(family))
+      throw_invalid("autotune " + family.name() + ": the family's launches are C++ (FamilyDef::program), which the "
+                    "isolated worker process has only for the library's own families; run it with a config instead");
+    problem = with_sm_count(problem, tune_sm_count(engine, options));
+  }
   if (!options.inject.empty() && !family.def().stand_in)
     throw_invalid("autotune " + family.name() + ": inject needs the family's stand_in kernels (FamilyDef::stand_in)");
   if (family.def().reference.kernel.empty())
@@ -110,21 +136,34 @@ TuneReport autotune_family(Engine& engine, const Family& family, const FamilyVal
     f.compile = [&engine, &family, configs, problem](int i, const std::string& arch) {
       const FamilyValues& c = (*configs)[static_cast<std::size_t>(i)];
       KernelEntry e = engine.compile_family(family, c, arch, problem);
+      std::atomic<std::uint64_t>& compiles = detail::EngineAccess::impl(engine).compiles;
+      if (family.def().program) {
+        // The plan's helper kernels are part of the candidate; a config whose kernel spills registers would
+        // run far below its peers (the static filter: ptxas's spill report is what the cubin keeps).
+        if (e.spill_bytes > 0)
+          throw Error(ErrorKind::Compile, "spills " + std::to_string(e.spill_bytes) + " bytes to local memory");
+        const FamilyPlan plan = family.plan(c, problem);
+        for (std::size_t t = 1; t < plan.launches.size(); ++t)
+          detail::compile_family_kernel(engine.cache(), family, plan.launches[t].shape.name_expression, arch,
+                                        [&compiles] { ++compiles; });
+        return e;
+      }
       // The then launches are part of the candidate: compiled here, in the pool, so that shape() below
       // finds them in the cache.
-      std::atomic<std::uint64_t>& compiles = detail::EngineAccess::impl(engine).compiles;
       for (std::size_t t = 0; t < family.then_count(); ++t)
         detail::compile_family_kernel(engine.cache(), family, family.then_name_expression(t, c, problem), arch,
                                       [&compiles] { ++compiles; });
       return e;
     };
     f.threads = [&family, configs, problem](int i) {  // the block: the same on every device
-      return family.shape((*configs)[static_cast<std::size_t>(i)], with_sm_count(problem, 1)).threads;
+      const FamilyValues& c = (*configs)[static_cast<std::size_t>(i)];
+      return family.shape(c, family.def().program ? problem : with_sm_count(problem, 1)).threads;
     };
     f.shape = [&engine, &family, configs, problem](int i, detail::worker::BenchJob& job) {
       const FamilyValues& c = (*configs)[static_cast<std::size_t>(i)];
       // The grid for the device the worker runs it on: the engine's.
-      const FamilyLaunchShape s = family.shape(c, with_sm_count(problem, detail::EngineAccess::impl(engine).sm_count()));
+      const FamilyValues launch_problem = with_sm_count(problem, detail::EngineAccess::impl(engine).sm_count());
+      const FamilyLaunchShape s = family.shape(c, launch_problem);
       for (int d = 0; d < 3; ++d) {
         job.grid[d] = s.grid[d];
         job.block[d] = s.block[d];
@@ -134,6 +173,15 @@ TuneReport autotune_family(Engine& engine, const Family& family, const FamilyVal
       // shapes and arguments from the definition.
       job.then.clear();
       std::atomic<std::uint64_t>& compiles = detail::EngineAccess::impl(engine).compiles;
+      if (family.def().program) {  // the plan's launches after the first
+        const FamilyPlan plan = family.plan(c, launch_problem);
+        for (std::size_t t = 1; t < plan.launches.size(); ++t) {
+          const KernelEntry e = detail::compile_family_kernel(engine.cache(), family, plan.launches[t].shape.name_expression,
+                                                              job.kernel.arch, [&compiles] { ++compiles; });
+          job.then.push_back(detail::worker::KernelImage{e.image, e.is_ptx, job.kernel.arch, e.lowered_name});
+        }
+        return;
+      }
       for (std::size_t t = 0; t < family.then_count(); ++t) {
         const KernelEntry e = detail::compile_family_kernel(engine.cache(), family, family.then_name_expression(t, c, problem),
                                                             job.kernel.arch, [&compiles] { ++compiles; });

@@ -50,10 +50,22 @@ std::uint64_t next(std::uint64_t& s) {
   return z ^ (z >> 31);
 }
 
+// The family the tuner sent: rebuilt from its text, or, for one whose launches are C++ (a program), the
+// library's own built-in of the very same text (this process has the code; the text names its version).
+FamilyDef definition_of(const FamilyDesc& desc) {
+  FamilyDef d = FamilyDef::parse(desc.definition);
+  if (d.program_id.empty()) return d;
+  const std::shared_ptr<const Family> builtin = find_family(d.name);
+  if (!builtin || !builtin->def().program || builtin->def().to_text() != desc.definition)
+    throw_invalid("family " + d.name + ": its launches are C++ (program " + d.program_id + "), and this swz-worker's "
+                  "library has no built-in family of that definition; the tuner and swz-worker must come from the same build");
+  return builtin->def();
+}
+
 class FamilyTarget final : public Target {
  public:
   FamilyTarget(const FamilyDesc& desc, int device, CUstream stream)
-      : family_(FamilyDef::parse(desc.definition)), device_(device), stream_(stream), seed_(desc.seed),
+      : family_(definition_of(desc)), device_(device), stream_(stream), seed_(desc.seed),
         result_(sizeof(tpl::FamilyCheckResult), device), sm_count_(std::max(1, device_info(device).sm_count)) {
     problem_ = family_.parse_problem(desc.problem);
     launch_problem_ = with_sm_count(problem_, sm_count_);  // launches may read the device's SM count
@@ -148,10 +160,12 @@ class FamilyTarget final : public Target {
     auto it = prepared_.find(job.config);
     if (it == prepared_.end()) {
       const FamilyValues config = family_.parse_config(job.config);
-      if (grow_scratch(config)) prepared_.clear();  // their arguments point at the old scratch
+      const bool moved = family_.def().program ? grow_program_scratch(config) : grow_scratch(config);
+      if (moved) prepared_.clear();  // their arguments point at the old scratch
       it = prepared_.emplace(job.config, prepare_config(job, config)).first;
     }
     Prepared& p = *it->second;
+    if (family_.def().program) return launch_program(p, f, what);
     *what = "cuLaunchKernel";
     CUresult r = driver_api().cuLaunchKernel(f, job.grid[0], job.grid[1], job.grid[2], job.block[0], job.block[1],
                                              job.block[2], job.dynamic_smem, stream_, p.args.data(), nullptr);
@@ -168,6 +182,7 @@ class FamilyTarget final : public Target {
   void prepare() override {
     // Scratch too: a candidate that reads scratch it did not write this run sees NaN and fails. An
     // inout buffer gets back the values the reference started from (its guards stay poisoned).
+    if (program_scratch_.size() > 0) program_scratch_.memset8(kPoison, stream_);
     for (Buffer& b : buffers_) {
       if (!b.output && !b.scratch) continue;
       b.memory.memset8(kPoison, stream_);
@@ -212,13 +227,76 @@ class FamilyTarget final : public Target {
     FamilyLaunchShape shape;
     detail::PackedArgs args;
   };
-  // A config's kernel arguments and its then launches, loaded.
+  // A config's kernel arguments and its then launches, loaded; for a program, its plan and bound parameters
+  // (the launches after the first are `then`'s modules, their arguments unused).
   struct Prepared {
     detail::PackedArgs args;
     std::vector<Then> then;
+    FamilyPlan plan;
+    std::vector<FamilyLaunchParams> bound;
   };
 
+  // A program's run: its launches in plan order, each with its bound parameters (renewed first: a fresh
+  // launch id for counters a kernel keeps in scratch). The worker launches helpers plainly, not as
+  // programmatic dependents: the measured time is the same sequence of kernels.
+  CUresult launch_program(Prepared& p, CUfunction f, std::string* what) {
+    if (family_.def().program->renew) family_.def().program->renew(p.bound);
+    CUresult r = CUDA_SUCCESS;
+    for (std::size_t i = 0; i < p.plan.launches.size() && r == CUDA_SUCCESS; ++i) {
+      const FamilyLaunchShape& s = p.plan.launches[i].shape;
+      std::vector<void*> args;
+      for (auto& param : p.bound[i].params) args.push_back(param.data());
+      *what = i == 0 ? std::string("cuLaunchKernel") : "cuLaunchKernel (launch " + std::to_string(i + 1) + " of the plan)";
+      r = driver_api().cuLaunchKernel(i == 0 ? f : p.then[i - 1].function, s.grid[0], s.grid[1], s.grid[2], s.block[0],
+                                      s.block[1], s.block[2], static_cast<unsigned>(s.dynamic_smem), stream_, args.data(),
+                                      nullptr);
+    }
+    return r;
+  }
+
+  std::unique_ptr<Prepared> prepare_program(const BenchJob& job, const FamilyValues& config) {
+    auto p = std::make_unique<Prepared>();
+    p->plan = family_.plan(config, launch_problem_);
+    if (job.then.size() + 1 != p->plan.launches.size())
+      throw_invalid("family " + family_.name() + ": the tuner sent " + std::to_string(job.then.size()) + " helper kernels "
+                    "for a plan of " + std::to_string(p->plan.launches.size()) + " launches; the tuner and swz-worker must "
+                    "come from the same build");
+    for (std::size_t t = 0; t < job.then.size(); ++t) {
+      Then n;
+      n.module = std::make_unique<Module>(load_image(job.then[t], device_));
+      Kernel k = n.module->kernel();
+      n.shape = p->plan.launches[t + 1].shape;
+      if (n.shape.dynamic_smem > 48 * 1024) k.set_max_dynamic_smem(static_cast<int>(n.shape.dynamic_smem));
+      n.function = k.handle();
+      p->then.push_back(std::move(n));
+    }
+    FamilyRunBinding run;
+    for (const Buffer& b : buffers_) run.buffers.push_back(b.data);
+    run.scratch = p->plan.scratch_bytes > 0 ? program_scratch_.ptr() : 0;
+    for (const FamilyScalar& sc : family_.def().scalars) run.scalars.push_back(sc.default_value);
+    run.device = device_;
+    run.sm_count = sm_count_;
+    p->bound = family_.bind(config, launch_problem_, run);
+    if (p->bound.size() != p->plan.launches.size())
+      throw Error(ErrorKind::Internal, "family " + family_.name() + ": the program bound " + std::to_string(p->bound.size()) +
+                                           " of " + std::to_string(p->plan.launches.size()) + " launches (please report)");
+    return p;
+  }
+
+  // A program's scratch is one allocation: sized for the config at hand, grown (never shrunk); true when it moved.
+  bool grow_program_scratch(const FamilyValues& config) {
+    const std::size_t bytes = family_.plan(config, launch_problem_).scratch_bytes;
+    if (bytes <= program_scratch_.size()) return false;
+    if (bytes > (std::size_t{8} << 30)) throw_invalid("family " + family_.name() + ": scratch over 8 GiB for a tune");
+    check(driver_api().cuStreamSynchronize(stream_), "waiting for the family's queued work");
+    program_scratch_ = DeviceBuffer();
+    program_scratch_ = DeviceBuffer(round_up(bytes, 256), device_);
+    program_scratch_.memset8(kPoison, stream_);
+    return true;
+  }
+
   std::unique_ptr<Prepared> prepare_config(const BenchJob& job, const FamilyValues& config) {
+    if (family_.def().program) return prepare_program(job, config);
     if (job.then.size() != family_.then_count())
       throw_invalid("family " + family_.name() + ": the tuner sent " + std::to_string(job.then.size()) +
                     " then kernels for " + std::to_string(family_.then_count()) +
@@ -333,6 +411,7 @@ class FamilyTarget final : public Target {
   FamilyValues problem_;
   FamilyValues launch_problem_;  // problem_ and sm_count, what launches are evaluated with
   std::vector<Buffer> buffers_;
+  DeviceBuffer program_scratch_;  // a program's scratch (FamilyPlan::scratch_bytes), poisoned like scratch buffers
   std::unique_ptr<Module> reference_module_, check_module_;
   CUfunction check_ = nullptr;
   DeviceBuffer result_;  // one FamilyCheckResult
