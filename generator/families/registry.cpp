@@ -4,6 +4,7 @@
 #include "generator/families/registry.hpp"
 
 #define SWZ_BUILTIN_FAMILIES(X) \
+  X(gemm_sm90)                 \
   X(rowsum)                    \
   X(transpose)
 

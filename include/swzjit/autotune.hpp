@@ -112,8 +112,10 @@ TuneReport autotune_transpose(Engine& engine, const TransposeProblem& problem, i
 /// On an sm_90 GPU (or a compile-only tune for arch "sm_90"), for the problems the Hopper variant takes
 /// (EngineOptions::hopper_gemm), the space is that variant's instead, 15 to 28 configs around its default
 /// (few-tile problems: tile widths, K slices, the ways of summing them, short A stages and 64-row tiles; others: tile
-/// width, stage count, rasterization, clusters and the last wave in K slices), written "sm90:<config>",
-/// checked the same way; Engine::gemm runs its winner. Extra configs must then be "sm90:" ones.
+/// width, stage count, rasterization, clusters and the last wave in K slices): the tune is autotune_family
+/// on the built-in family gemm_sm90 (verified against its f64 reference in the worker, the winner stored
+/// under its definition hash, operation "family:gemm_sm90"), reported with every config written
+/// "sm90:<config>"; Engine::gemm runs its winner. Extra configs must then be "sm90:" ones.
 /// `options.inject` is for transposes only. @throws Error(InvalidArgument) for an empty problem,
 /// a batch above 65535 or a bad alignment; Error(Unsupported) for an unsupported dtype pair.
 TuneReport autotune_gemm(Engine& engine, const GemmProblem& problem, int max_vec_bytes,

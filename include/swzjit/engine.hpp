@@ -43,9 +43,10 @@ struct EngineOptions {
   /// and pitches, one matrix and enough work units (128x128 tiles, times K slices where few tiles make it
   /// split K; gemm_sm90_preferred) run the Hopper kernel (TMA, wgmma, warp-specialized, persistent,
   /// split-K through an f32 workspace; templates/gemm_sm90.cuh) instead of the mma.sync family,
-  /// unless a GemmConfig is passed. Its configuration is the tuned winner of the variant's own space
-  /// (autotune_gemm tunes that space for these problems on such a GPU; TuneOnMiss tunes on a miss), else
-  /// its default. Off: always the mma.sync family, and autotune_gemm tunes the mma.sync space.
+  /// unless a GemmConfig is passed. That kernel is the built-in family "gemm_sm90" (find_family), which
+  /// gemm() runs through run_family: its configuration is the family's tuned winner (autotune_gemm tunes
+  /// the family for these problems on such a GPU; TuneOnMiss tunes on a miss), else its default.
+  /// Off: always the mma.sync family, and autotune_gemm tunes the mma.sync space.
   bool hopper_gemm = true;
 };
 
@@ -221,7 +222,8 @@ class Engine {
   /// The trusted reference (templates/gemm_reference.cuh): one thread per element, f64 (or f32) sums.
   void gemm_reference(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c, float alpha, float beta,
                       CUstream stream, bool f64_accumulate = true);
-  /// Number of GEMM launches (fast kernels and reference) this engine made.
+  /// Number of GEMM launches (fast kernels and reference) this engine made; a call on the Hopper kernel
+  /// counts once, with its split-K reduction where it has one.
   std::uint64_t gemm_launches() const;
 
   // --- declared families (include/swzjit/family.hpp; runtime/engine/engine_family.cpp) -----------

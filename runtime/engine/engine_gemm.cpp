@@ -1,8 +1,9 @@
 // runtime: the Engine's GEMM half (include/swzjit/engine.hpp, "GEMM" sections): problem resolution and
 // the mapping of every public layout onto the kernels' frame, default configurations, compilation
-// through the cache, module loading and launches of the fast kernels (split-K: with a stream-ordered
+// through the cache, module loading and launches of the mma.sync kernels (split-K: with a stream-ordered
 // workspace and the reduction kernel) and of the reference kernel, and the choice of a config: the tuned
-// winner from the cache (runtime/autotune_gemm.cpp), else the default.
+// winner from the cache (runtime/autotune_gemm.cpp), else the default. On sm_90 the Hopper variant is the
+// built-in family gemm_sm90: a call it takes becomes that family's problem and runs through run_family.
 #include <algorithm>
 #include <atomic>
 #include <functional>
@@ -23,7 +24,7 @@
 #include "runtime/jit/jit_cache.hpp"
 #include "swzjit/error.hpp"
 #include "generator/families/gemm/gemm_pack.hpp"
-#include "generator/families/gemm_sm90/gemm_sm90.hpp"
+#include "generator/families/gemm_sm90/gemm_sm90_family.hpp"
 #include "generator/families/gemm_sm90/gemm_sm90_space.hpp"
 #include "generator/families/gemm/gemm_splitk.hpp"
 #include "templates/gemm_common.cuh"
@@ -42,8 +43,9 @@ struct GemmState {
   std::set<std::string> validated;            // configs passed to gemm() that validated (10-20 us each)
   TuneGate<std::string> tuning;               // TuneOnMiss: the problem keys being tuned now
   std::atomic<std::uint64_t> launches{0};
-  // gemm()'s Hopper variant per problem key: its config, or nullopt where the mma.sync family runs.
-  std::map<std::string, std::optional<Sm90GemmConfig>> sm90_choices;
+  // gemm()'s Hopper variant per problem key: the gemm_sm90 family's problem, or nullopt where the mma.sync
+  // family runs.
+  std::map<std::string, std::optional<FamilyValues>> sm90_problems;
   int sm_count = 0;  // filled with device_arch
   // The split-K workspaces' memory pool (created on first use): the engine's own, so it can keep its
   // memory across synchronizations (release threshold: unlimited) without changing the device's
@@ -422,107 +424,33 @@ void launch_split_gemm(Engine& engine, detail::GemmState& st, const Kernel& k, c
   }
 }
 
-// A tuned winner of the Hopper variant, as detail::tuned_or_default reads it ("sm90:" + config text).
-struct HopperWinner {
-  Sm90GemmConfig cfg;
-  static HopperWinner parse(const std::string& text) { return HopperWinner{parse_sm90_candidate(text)}; }
-  std::string to_string() const { return sm90_candidate_text(cfg); }
-};
-
-// The Hopper kernel (templates/gemm_sm90.cuh: TMA, wgmma, warp-specialized, persistent) for a problem on
-// an sm_90 device: its tuned winner (the tuning cache; under TuneOnMiss a fresh tune of the variant's
-// space), else its default; nullopt where the mma.sync family runs instead (sm90_default_choice says
-// where: problems the kernel does not take, too few tiles). Remembered per problem key, whose alignment
-// class covers TMA's 16-byte rule.
-std::optional<Sm90GemmConfig> hopper_choice(Engine& engine, detail::GemmState& st, const GemmProblem& p, DevicePtr a,
-                                            DevicePtr b) {
-  if (!engine.options().hopper_gemm || p.dtype == DType::F32 || p.k == 0) return std::nullopt;
-  if (engine_arch(st, engine.options().device) != "sm_90") return std::nullopt;
+// The Hopper variant (the built-in family gemm_sm90, generator/families/gemm_sm90/gemm_sm90_family.cpp) for
+// a call on an sm_90 device: the family's problem where the variant applies (sm90_default_choice: what the
+// kernel takes, and a shape where it beats the mma.sync family), else nullopt. Remembered per problem key,
+// whose alignment class covers TMA's 16-byte rule. The family's own path then chooses the config (its
+// stored winner, a tune under TuneOnMiss, else its default), loads and launches it.
+// The values live in the memo (its entries are never erased), so a call copies none of them.
+const FamilyValues* hopper_problem(Engine& engine, detail::GemmState& st, const GemmProblem& p, DevicePtr a, DevicePtr b) {
+  if (!engine.options().hopper_gemm || p.dtype == DType::F32 || p.k == 0) return nullptr;
+  if (engine_arch(st, engine.options().device) != "sm_90") return nullptr;
   const int align = p.max_vec_bytes(a, b);
   const std::string key = p.key(align);
   {
     std::lock_guard<std::mutex> lock(st.mutex);
-    const auto it = st.sm90_choices.find(key);
-    if (it != st.sm90_choices.end()) return it->second;
+    const auto it = st.sm90_problems.find(key);
+    if (it != st.sm90_problems.end()) return it->second ? &*it->second : nullptr;
   }
-  std::optional<Sm90GemmConfig> choice = sm90_default_choice(p, a, b, st.sm_count);
-  bool remember = true;
-  if (choice) {
-    auto& impl = detail::EngineAccess::impl(engine);
-    bool have = false;
-    const auto winner = engine.cache().load_winner(
-        engine.gemm_tuning_key(p, align), detail::gemm_hopper_space_id(p.dtype, p.out_dtype, p.kernel_layout(), align));
-    if (winner && is_sm90_candidate(winner->config)) {
-      try {
-        const Sm90GemmConfig tuned = parse_sm90_candidate(winner->config);
-        gemm_sm90_frame(tuned, p, a, b);  // it must take this call (dtypes, layout, alignment)
-        choice = tuned;
-        have = true;
-      } catch (const Error&) {
-        have = false;  // a stored winner this build cannot run is a miss
-      }
-    }
-    ++(have ? impl.tuned_hits : impl.tuned_misses);
-    if (!have && engine.options().policy == TunePolicy::TuneOnMiss) {
-      const Sm90GemmConfig fallback_cfg = *choice;
-      const std::function<HopperWinner()> fallback = [&] { return HopperWinner{fallback_cfg}; };
-      choice = st.tuning
-                   .choose<HopperWinner>(
-                       key,
-                       [&] {
-                         return detail::tuned_or_default<HopperWinner>(
-                             "gemm", key, [&] { return autotune_gemm(engine, p, align); }, fallback);
-                       },
-                       fallback, &remember)
-                   .cfg;
-    }
-  }
-  if (!remember) return choice;  // another thread is tuning this problem: its winner is remembered
+  std::optional<FamilyValues> v;
+  if (sm90_default_choice(p, a, b, st.sm_count)) v = detail::gemm_sm90_family_problem(p, align);
   std::lock_guard<std::mutex> lock(st.mutex);
-  return st.sm90_choices.emplace(key, choice).first->second;
+  const auto placed = st.sm90_problems.emplace(key, std::move(v)).first;
+  return placed->second ? &*placed->second : nullptr;
 }
 
-Kernel sm90_kernel(Engine& engine, detail::GemmState& st, const Sm90GemmConfig& cfg) {
-  const CompileRequest req = gemm_sm90_compile_request(cfg);
-  {
-    std::lock_guard<std::mutex> lock(st.mutex);
-    auto it = st.kernels.find(req.name_expression);
-    if (it != st.kernels.end()) return it->second;
-  }
-  const int smem = gemm_sm90_smem_bytes(cfg);
-  const KernelEntry e = build_entry(engine, req.source, req.source_name, req.name_expression, req.arch,
-                                    tpl::kSm90Threads, smem);
-  return load_entry(engine, st, e, req.arch, req.name_expression, engine.options().device, smem);
-}
-
-// One call on the Hopper kernel: split configs write their partials into the caller's workspace or a
-// stream-ordered one from the engine's pool, then the split-K reduction writes C.
-void launch_hopper(Engine& engine, detail::GemmState& st, const Sm90GemmConfig& cfg, const GemmProblem& p, DevicePtr a,
-                   DevicePtr b, DevicePtr c, float alpha, float beta, CUstream stream, const GemmWorkspace& workspace) {
-  const Kernel k = sm90_kernel(engine, st, cfg);
-  const int device = engine.options().device;
-  const std::size_t ws_bytes = gemm_sm90_workspace_bytes(cfg, p, st.sm_count);
-  std::optional<StreamScratch> own;
-  DevicePtr ws = 0;
-  if (ws_bytes > 0 && workspace.ptr != 0) {
-    if (workspace.bytes < ws_bytes)
-      throw_invalid("gemm: the workspace of " + bytes_text(static_cast<long long>(workspace.bytes)) +
-                    " is too small: this call needs " + bytes_text(static_cast<long long>(ws_bytes)) +
-                    " (Engine::gemm_workspace_size gives it)");
-    ws = workspace.ptr;
-  } else if (ws_bytes > 0) {
-    own.emplace(ws_bytes, device, stream, workspace_pool(st, device),
-                "the split-K workspace (free device memory, or pass a workspace)");
-    ws = own->ptr();
-  }
-  std::optional<Kernel> reduce;
-  if (cfg.uses_reduce_kernel())
-    reduce = support_kernel(engine, st, gemm_splitk_reduce_name_expression(p.out_dtype), tpl::kGemmSplitKBlock, [&] {
-      return std::make_pair(gemm_splitk_reduce_source(p.out_dtype), gemm_splitk_reduce_source_name(p.out_dtype));
-    });
-  const Sm90GemmLaunch l = gemm_sm90_prepare(cfg, p, a, b, c, alpha, beta, st.sm_count, device, ws);
-  gemm_sm90_launch(k, l, stream, /*raise_smem=*/false, reduce ? &*reduce : nullptr);  // raised when it was loaded
-  st.launches += (l.gemm ? 1 : 0) + (l.split ? 1 : 0);
+// The caller's A and B as the family's (a column-major C swaps them: C^T = B^T A^T), and C.
+std::map<std::string, DevicePtr> hopper_buffers(const GemmProblem& p, DevicePtr a, DevicePtr b, DevicePtr c) {
+  const bool swap = detail::gemm_sm90_swaps(p);
+  return {{"a", swap ? b : a}, {"b", swap ? a : b}, {"c", c}};
 }
 
 }  // namespace
@@ -702,8 +630,8 @@ std::size_t Engine::gemm_workspace_size(const GemmProblem& problem, DevicePtr a,
                                         const GemmConfig* config) {
   if (!config) {
     const GemmProblem p = problem.resolved();
-    if (const std::optional<Sm90GemmConfig> cfg = hopper_choice(*this, gemm_state(), p, a, b))
-      return gemm_sm90_workspace_bytes(*cfg, p, gemm_state().sm_count);
+    if (const FamilyValues* v = hopper_problem(*this, gemm_state(), p, a, b))
+      return family_workspace_size(*detail::gemm_sm90_builtin(), *v, hopper_buffers(p, a, b, 0));
   }
   return static_cast<std::size_t>(plan_gemm(*this, problem, a, b, config).bytes());
 }
@@ -725,8 +653,10 @@ void Engine::gemm(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePt
   if (!config && options().hopper_gemm) {
     detail::GemmState& st = gemm_state();
     const GemmProblem p = problem.resolved();
-    if (const std::optional<Sm90GemmConfig> cfg = hopper_choice(*this, st, p, a, b)) {
-      launch_hopper(*this, st, *cfg, p, a, b, c, alpha, beta, stream, workspace);
+    if (const FamilyValues* v = hopper_problem(*this, st, p, a, b)) {
+      run_family(*detail::gemm_sm90_builtin(), *v, hopper_buffers(p, a, b, c), FamilyScalars{{"alpha", alpha}, {"beta", beta}},
+                 stream, nullptr, FamilyWorkspace{workspace.ptr, workspace.bytes});
+      ++st.launches;  // the Hopper kernel (with its split-K reduction, where it has one)
       return;
     }
   }

@@ -1,6 +1,7 @@
 // runtime: the GEMM family of the autotuner (include/swzjit/autotune.hpp): the space after the bank
 // filter, candidates compiled by the engine, the worker's GEMM problem (templates/gemm_check.cuh fills and
 // compares, templates/gemm_reference.cuh is the trusted reference), and the engine's TuneOnMiss path.
+// Where the Hopper variant runs, the tune is the built-in family gemm_sm90's (autotune_family).
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -20,6 +21,7 @@
 #include "swzjit/error.hpp"
 #include "swzjit/log.hpp"
 #include "generator/families/gemm/gemm_splitk.hpp"
+#include "generator/families/gemm_sm90/gemm_sm90_family.hpp"
 #include "generator/families/gemm_sm90/gemm_sm90_space.hpp"
 #include "runtime/engine/engine_impl.hpp"
 #include "templates/gemm_common.cuh"
@@ -158,15 +160,6 @@ std::string gemm_space_id(DType in, DType out, GemmLayout layout, int max_vec_by
 
 namespace detail {
 
-std::string gemm_hopper_space_id(DType in, DType out, GemmLayout layout, int max_vec_bytes,
-                                 const std::vector<std::string>& extra_configs) {
-  std::vector<std::string> fields = {std::string("gemm-sm90-space/") + SWZJIT_GEMM_SPACE_HASH,
-                                     to_string(in) + ">" + to_string(out), to_string(layout),
-                                     "align=" + std::to_string(max_vec_bytes)};
-  for (const auto& e : extra_configs) fields.push_back("extra=" + e);
-  return search_space_hash(std::move(fields));
-}
-
 std::optional<Sm90GemmConfig> gemm_hopper_variant(const Engine& engine, const GemmProblem& resolved, int max_vec_bytes,
                                                   const std::string& arch, int sm_count) {
   if (!engine.options().hopper_gemm || arch != "sm_90") return std::nullopt;
@@ -200,58 +193,34 @@ void add_support(detail::TuneFamily& f, Engine& engine, const GemmProblem& probl
   f.tuning_key = [&engine, problem, max_vec_bytes] { return engine.gemm_tuning_key(problem, max_vec_bytes); };
 }
 
-// The Hopper variant's tune: its space around the problem's default (which is always a candidate and
-// re-timed with the best), compiled for sm_90a through the engine's cache; the worker runs a candidate
-// "sm90:..." with tensor maps over its A and B (runtime/worker/worker_gemm.cpp). Extra configs must be
-// Hopper candidates too: the stored winner is read back as one.
-detail::TuneSetup hopper_setup(Engine& engine, const GemmProblem& problem, int max_vec_bytes,
-                               const detail::GemmFrameDesc& frame, const Sm90GemmConfig& base, int sm_count,
-                               const TuneOptions& options) {
-  std::vector<Sm90GemmConfig> kept = sm90_gemm_space(base);
-  std::vector<std::pair<Sm90GemmConfig, std::string>> rejected;
+// The Hopper variant's tune: the built-in family gemm_sm90 (its space around the problem's default, compiled
+// for sm_90a, run in the worker's family target with the family's f64 reference), autotune_family's
+// report with every config written as the typed API reads them ("sm90:" + Sm90GemmConfig text). Extra
+// configs must be Hopper candidates of the problem's dtypes and layout.
+TuneReport hopper_tune(Engine& engine, const GemmProblem& problem, int max_vec_bytes, const TuneOptions& options) {
+  const std::shared_ptr<const Family> family = detail::gemm_sm90_builtin();
+  const FamilyValues fp = detail::gemm_sm90_family_problem(problem, max_vec_bytes);
+  TuneOptions o = options;
+  o.extra_configs.clear();
   for (const std::string& text : options.extra_configs) {
     if (!is_sm90_candidate(text))
       throw_invalid("extra config '" + text + "': on this sm_90 device the problem runs the Hopper GEMM variant, "
-                    "so extra configs are Hopper candidates (\"sm90:" + base.to_string() + "\"), or turn the "
-                    "variant off with EngineOptions::hopper_gemm = false");
+                    "so extra configs are Hopper candidates (\"sm90:" +
+                    family->config_text(family->default_config(fp)) + "\" in its family's terms is \"sm90:" +
+                    detail::gemm_sm90_config_of(family->default_config(fp), fp).to_string() +
+                    "\"), or turn the variant off with EngineOptions::hopper_gemm = false");
     const Sm90GemmConfig cfg = parse_sm90_candidate(text);
     gemm_sm90_frame(cfg, problem, DevicePtr{1} << 20, DevicePtr{1} << 20);  // dtypes and layout must match
-    detail::keep_config(kept, rejected, cfg);
+    o.extra_configs.push_back(family->config_text(detail::gemm_sm90_family_config(cfg)));
   }
-  const int default_index = detail::keep_config(kept, rejected, base);
-  detail::TuneSetup setup;
-  setup.problem = problem.key(max_vec_bytes);
-  setup.space_hash = detail::gemm_hopper_space_id(problem.dtype, problem.out_dtype, frame.layout, max_vec_bytes,
-                                                  options.extra_configs);
-  auto configs = std::make_shared<const std::vector<Sm90GemmConfig>>(std::move(kept));
-  detail::TuneFamily& f = setup.family;
-  for (const auto& c : *configs) f.configs.push_back(sm90_candidate_text(c));
-  f.default_index = default_index;
-  f.compile = [&engine, configs](int i, const std::string&) {
-    const Sm90GemmConfig& cfg = (*configs)[static_cast<std::size_t>(i)];
-    const CompileRequest req = gemm_sm90_compile_request(cfg);  // sm_90a whatever the device's name
-    const KernelEntry e = detail::compile_through_cache(engine.cache(), req, tpl::kSm90Threads, gemm_sm90_smem_bytes(cfg),
-                                                        [&engine] { ++detail::EngineAccess::impl(engine).compiles; });
-    // The static filter: a config whose registers spill would run far below its peers (and ptxas's spill
-    // report is the one resource fact the cubin keeps).
-    if (e.spill_bytes > 0)
-      throw Error(ErrorKind::Compile, "spills " + std::to_string(e.spill_bytes) + " bytes to local memory");
-    return e;
+  TuneReport r = autotune_family(engine, *family, fp, o);
+  const auto typed = [&](const std::string& text) {
+    return text.empty() ? text : sm90_candidate_text(detail::gemm_sm90_config_of(family->parse_config(text), fp));
   };
-  f.threads = [](int) { return tpl::kSm90Threads; };
-  f.shape = [configs, frame, sm_count, k = problem.k, batch = problem.batch](int i, detail::worker::BenchJob& job) {
-    const Sm90GemmConfig& cfg = (*configs)[static_cast<std::size_t>(i)];
-    const LaunchShape s = gemm_sm90_launch_shape(cfg, frame.m, frame.n, k, sm_count, batch);
-    for (int d = 0; d < 3; ++d) {
-      job.grid[d] = s.grid[d];
-      job.block[d] = s.block[d];
-    }
-    job.dynamic_smem = static_cast<std::uint32_t>(gemm_sm90_smem_bytes(cfg));
-  };
-  const bool any_split =
-      std::any_of(configs->begin(), configs->end(), [](const Sm90GemmConfig& c) { return c.uses_reduce_kernel(); });
-  add_support(f, engine, problem, frame.layout, max_vec_bytes, any_split);
-  return setup;
+  r.winner = typed(r.winner);
+  r.default_config = typed(r.default_config);
+  for (TuneCandidate& c : r.candidates) c.config = typed(c.config);
+  return r;
 }
 
 // The arch and SM count a tune targets: the engine's device, or for a compile-only tune the asked-for
@@ -315,8 +284,15 @@ TuneReport autotune_gemm_variant(Engine& engine, const GemmProblem& problem_in, 
   const std::optional<Sm90GemmConfig> hopper =
       allow_hopper ? detail::gemm_hopper_variant(engine, problem, max_vec_bytes, target.first, target.second)
                    : std::nullopt;
+  if (hopper) {
+    TuneReport r = hopper_tune(engine, problem, max_vec_bytes, options);
+    r.problem = problem.key(max_vec_bytes);
+    const double flops = 2.0 * static_cast<double>(problem.m) * static_cast<double>(problem.n) *
+                         static_cast<double>(problem.k) * static_cast<double>(problem.batch);
+    r.winner_tflops = r.winner_ms > 0 ? flops / (r.winner_ms * 1e9) : 0;
+    return r;
+  }
   const auto prepare = [&] {
-    if (hopper) return hopper_setup(engine, problem, max_vec_bytes, frame, *hopper, target.second, options);
     detail::GemmTuningSpace space = detail::select_gemm_space(problem.dtype, problem.out_dtype, frame.layout,
                                                               max_vec_bytes, options.keep_conflicted,
                                                               options.extra_configs);

@@ -12,7 +12,6 @@
 #include "swzjit/error.hpp"
 #include "swzjit/gemm.hpp"
 #include "generator/families/gemm/gemm_splitk.hpp"
-#include "generator/families/gemm_sm90/gemm_sm90_space.hpp"
 #include "templates/gemm_check.cuh"
 #include "templates/gemm_splitk.cuh"
 
@@ -115,62 +114,6 @@ void GemmTarget::support(const SupportRequest& req) {
 
 CUresult GemmTarget::launch(const BenchJob& job, CUfunction f, std::string* what) {
   const DriverApi& api = driver_api();
-  if (is_sm90_candidate(job.config)) {
-    auto it = sm90_.find(job.config);
-    if (it == sm90_.end()) {
-      // The worker's problem in GemmProblem terms: C row-major (the frame), A row-major when K-contiguous,
-      // B column-major when K-contiguous.
-      GemmProblem p;
-      p.dtype = d_.in_kind == tpl::kGemmF16 ? DType::F16 : DType::BF16;
-      p.out_dtype = d_.out_kind == tpl::kGemmF16 ? DType::F16 : d_.out_kind == tpl::kGemmBF16 ? DType::BF16 : DType::F32;
-      if (d_.in_kind == tpl::kGemmF32) throw_invalid("candidate " + job.config + " needs f16 or bf16 inputs");
-      p.m = d_.m;
-      p.n = d_.n;
-      p.k = d_.k;
-      p.a_order = d_.a_kmajor ? MatrixOrder::RowMajor : MatrixOrder::ColMajor;
-      p.b_order = d_.b_kmajor ? MatrixOrder::ColMajor : MatrixOrder::RowMajor;
-      p.c_order = MatrixOrder::RowMajor;
-      p.lda = d_.lda;
-      p.ldb = d_.ldb;
-      p.ldc = d_.ldc;
-      p.batch = d_.batch;
-      if (d_.batch > 1) {
-        p.stride_a = d_.stride_a;
-        p.stride_b = d_.stride_b;
-        p.stride_c = d_.stride_c;
-      }
-      const Sm90GemmConfig cfg = parse_sm90_candidate(job.config);
-      // A split candidate's f32 partials go into the worker's split-K workspace, grown when a candidate
-      // needs more (the launches prepared over the old one are dropped and prepared again when next run).
-      const std::size_t ws_bytes = gemm_sm90_workspace_bytes(cfg, p, sm_count_);
-      if (cfg.uses_reduce_kernel() && ws_bytes > 0 && !splitk_)
-        throw_invalid("candidate " + job.config + " splits K, but the Support request had no reduction kernel");
-      if (workspace_.size() < ws_bytes) {
-        check(api.cuStreamSynchronize(stream_), "finishing the runs that use the old split-K workspace");
-        workspace_ = DeviceBuffer();
-        workspace_ = DeviceBuffer(ws_bytes, device_);
-        sm90_.clear();  // they pointed into the old workspace
-      }
-      it = sm90_.emplace(job.config, gemm_sm90_prepare(cfg, p, a_.ptr(), b_.ptr(), c_.ptr() + kGuardBytes,
-                                                       static_cast<float>(d_.alpha), static_cast<float>(d_.beta),
-                                                       sm_count_, device_, ws_bytes > 0 ? workspace_.ptr() : 0))
-               .first;
-    }
-    Sm90GemmLaunch& l = it->second;
-    if (l.empty) return CUDA_SUCCESS;
-    if (l.gemm) {
-      gemm_sm90_renew(l);  // reduce=fixup: a fresh launch id for its tile flags
-      std::array<void*, 4> args = gemm_sm90_args(l);
-      *what = "cuLaunchKernel (Hopper GEMM)";
-      const CUresult r = api.cuLaunchKernel(f, l.grid.x, l.grid.y, l.grid.z, l.block.x, l.block.y, l.block.z,
-                                            l.smem_bytes, stream_, args.data(), nullptr);
-      if (r != CUDA_SUCCESS || !l.split) return r;
-    }
-    void* rargs[] = {&l.reduce};
-    *what = "cuLaunchKernel (Hopper split-K reduction)";
-    return api.cuLaunchKernel(splitk_, l.reduce_grid.x, l.reduce_grid.y, l.reduce_grid.z, l.reduce_block.x,
-                              l.reduce_block.y, l.reduce_block.z, 0, stream_, rargs, nullptr);
-  }
   if (job.k_splits <= 1) {
     void* args[] = {&params_};
     *what = "cuLaunchKernel";
@@ -191,7 +134,6 @@ CUresult GemmTarget::launch(const BenchJob& job, CUfunction f, std::string* what
     check(api.cuStreamSynchronize(stream_), "finishing the runs that use the old split-K workspace");
     workspace_ = DeviceBuffer();  // free the smaller one first
     workspace_ = DeviceBuffer(bytes, device_);
-    sm90_.clear();  // prepared Hopper launches pointed into the old one
   }
   tpl::GemmParams gp = params_;
   gp.c = reinterpret_cast<void*>(workspace_.ptr());

@@ -8,7 +8,6 @@
 #include <optional>
 #include <string>
 
-#include "generator/families/gemm_sm90/gemm_sm90.hpp"
 #include "runtime/driver/driver_api.hpp"
 #include "runtime/worker/worker_protocol.hpp"
 #include "runtime/worker/worker_target.hpp"
@@ -30,8 +29,8 @@ class GemmTarget final : public Target {
   /// Loads the check and reference kernels, fills A and B and computes the reference C (once).
   void support(const SupportRequest& req) override;
   /// Enqueues one run of a candidate: its kernel with the problem's GemmParams, or for split-K
-  /// (job.k_splits > 1) its kernel into the f32 workspace and then the reduction into C, or for a Hopper
-  /// candidate (job.config "sm90:...") its kernel with the tensor maps of A and B. Returns the
+  /// (job.k_splits > 1) its kernel into the f32 workspace and then the reduction into C. (The Hopper
+  /// variant's candidates are the family gemm_sm90's, run by the family target.) Returns the
   /// first failing launch's result (CUDA_SUCCESS when all launched) and names that launch in `what`.
   /// @throws Error(InvalidArgument) for a split-K job the worker cannot run (no reduction kernel, a grid
   /// that does not match), Error from CUDA when the workspace cannot be allocated.
@@ -56,8 +55,6 @@ class GemmTarget final : public Target {
   CUfunction check_ = nullptr, reference_ = nullptr, splitk_ = nullptr;
   DeviceBuffer workspace_;  // split-K partial sums: grown to the largest split candidate, then reused
   tpl::GemmParams params_{};
-  // Hopper candidates ("sm90:..."): their tensor maps and parameters, encoded once per config.
-  std::map<std::string, Sm90GemmLaunch> sm90_;
 };
 
 }  // namespace worker

@@ -31,8 +31,10 @@ constexpr std::uint32_t kMagic = 0x57575A53u;  // "SZWW" in memory order: 'S' 'Z
 // 3: split-K (BenchJob k_splits/k_slice, Support splitk_reduce); 4: Retime warmup_rounds;
 // 5: declared families (ProblemKind::Family, FamilyDesc); 6: no transpose kind (transposes are the
 // built-in family "transpose"; kind 0 and ProblemDesc are gone); 7: BenchJob then (a family's later launches);
-// 8: a family's buffers may be "inout" (an older worker would refuse the definition)
-constexpr std::uint16_t kProtocolVersion = 8;
+// 8: a family's buffers may be "inout" (an older worker would refuse the definition); 9: a family may name a
+// C++ program ("program = ID", FamilyDef::program) that the worker takes from its own built-ins (the Hopper
+// GEMM's candidates are the family gemm_sm90's, no longer "sm90:" GEMM jobs)
+constexpr std::uint16_t kProtocolVersion = 9;
 constexpr std::size_t kHeaderBytes = 16;
 constexpr std::uint64_t kMaxPayloadBytes = std::uint64_t{256} << 20;  // kernel images are far smaller
 

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <string>
 
+#include "swzjit/jit.hpp"
 #include "tests/generator/core/family_fixtures.hpp"
 #include "tests/runtime/cache/cache_test_util.hpp"
 #include "tests/tools/cli_support.hpp"
@@ -71,4 +72,44 @@ TEST_CASE("swz autotune FAMILY --compile-only fills the cache once; a .family fi
   r = run_swz("gen " + (dir / "missing.family"), env);
   CHECK(r.code == 2);
   CHECK(r.err.find("cannot read") != std::string::npos);
+}
+
+TEST_CASE("swz family ls lists gemm_sm90 (a program); swz autotune gemm_sm90 --compile-only warms its sm_90a kernels") {
+  swz_cache_test::TempDir dir;
+  const std::string env = "SWZJIT_CACHE_DIR=" + (dir / "cache");
+  auto r = run_swz("family ls", env);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("gemm_sm90") != std::string::npos);
+  r = run_swz("family show gemm_sm90", env);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("program = gemm_sm90/") != std::string::npos);
+  // A .family file naming a program cannot be built outside the library (the code is not in the text).
+  {
+    std::ofstream f(dir / "copy.family");
+    f << "family = my_copy\ndims = n\nparam P = 1\nbuffer out = f32 [n] output\nprogram = gemm_sm90/x\n"
+         "--- source\n#include \"common.cuh\"\n";
+  }
+  r = run_swz("family show " + (dir / "copy.family"), env);
+  CHECK(r.code != 0);
+  CHECK(r.err.find("C++ code") != std::string::npos);
+  std::string why;
+  if (!swz::nvrtc_available(&why)) {
+    MESSAGE("skipped the compile-only tune: NVRTC not available: " << why);
+    return;
+  }
+  const std::string problem =
+      " --problem in=f16,out=f16,a_mn=0,b_mn=0,m=128,n=4096,k=4096,lda=4096,ldb=4096,ldc=4096,batch=1,"
+      "stride_a=0,stride_b=0,stride_c=0,align_a=16,align_b=16";
+  r = run_swz("autotune gemm_sm90" + problem + " --compile-only --arch sm_90 --max-candidates 1", env);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("(sm_90)") != std::string::npos);
+  CHECK(r.out.find("compiles 3") != std::string::npos);  // the default, the reference and the check kernel
+  r = run_swz("autotune gemm_sm90" + problem + " --compile-only --arch sm_90 --max-candidates 1", env);
+  CHECK(r.out.find("compiles 0, kernel cache hits 3") != std::string::npos);
+  // Misaligned: the requirement says why no configuration fits.
+  r = run_swz("autotune gemm_sm90 --problem in=f16,out=f16,a_mn=0,b_mn=0,m=128,n=4096,k=4096,lda=4096,ldb=4096,"
+              "ldc=4096,batch=1,stride_a=0,stride_b=0,stride_c=0,align_a=8,align_b=16 --compile-only --arch sm_90",
+              env);
+  CHECK(r.code != 0);
+  CHECK(r.err.find("align_a >= 16") != std::string::npos);
 }

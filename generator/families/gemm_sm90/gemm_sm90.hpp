@@ -247,6 +247,8 @@ std::array<void*, 4> gemm_sm90_args(const Sm90GemmLaunch& launch);
 /// Gives a prepared reduce=fixup launch a launch id no earlier launch in this process had (its tile flags
 /// in the workspace then count afresh); nothing for other launches.
 void gemm_sm90_renew(Sm90GemmLaunch& launch);
+/// The same for the kernel's parameters alone (a copy of Sm90GemmLaunch::params).
+void gemm_sm90_renew(tpl::Sm90GemmParams& params);
 
 /// Launches a prepared GEMM on `stream` with `kernel` (compiled from gemm_sm90_compile_request(cfg) of
 /// the same cfg), then for a split launch the reduction with `reduce` as a programmatic dependent launch

@@ -207,8 +207,10 @@ Sm90GemmLaunch gemm_sm90_prepare(const Sm90GemmConfig& cfg, const GemmProblem& p
   return l;
 }
 
-void gemm_sm90_renew(Sm90GemmLaunch& launch) {
-  if (launch.params.flags != nullptr) launch.params.launch_id = next_launch_id();
+void gemm_sm90_renew(Sm90GemmLaunch& launch) { gemm_sm90_renew(launch.params); }
+
+void gemm_sm90_renew(tpl::Sm90GemmParams& params) {
+  if (params.flags != nullptr) params.launch_id = next_launch_id();
 }
 
 std::array<void*, 4> gemm_sm90_args(const Sm90GemmLaunch& launch) {

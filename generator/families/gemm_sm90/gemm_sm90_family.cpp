@@ -1,0 +1,255 @@
+// generator/families/gemm_sm90: the Hopper GEMM (templates/gemm_sm90.cuh) as the built-in family
+// "gemm_sm90" on the family contract. The problem, params, buffers, scalars, requirements and the f64
+// reference are declarative; the launches are a program (FamilyProgram) over the kernel's host code
+// (gemm_sm90.cpp, gemm_sm90_launch.cpp, gemm_sm90_space.cpp): their tensor maps follow the config, their
+// parameters the pointers' alignment, beta and the SM count, and a split config adds the split-K reduction.
+// The engine, the tuner, the worker and `swz` serve it through the code every family goes through; the
+// typed Engine::gemm runs it where the variant applies (runtime/engine/engine_gemm.cpp).
+#include "generator/families/gemm_sm90/gemm_sm90_family.hpp"
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "generator/families/gemm/gemm_splitk.hpp"
+#include "generator/families/gemm_sm90/gemm_sm90_space.hpp"
+#include "swzjit/error.hpp"
+#include "swzjit_space_hashes.hpp"  // generated: SWZJIT_GEMM_SPACE_HASH (this file's hash among others)
+
+namespace swz {
+namespace detail {
+namespace {
+
+// Indexes in the definition below (buffers a, b, c; scalars alpha, beta).
+constexpr std::size_t kBufA = 0, kBufB = 1, kBufC = 2;
+constexpr std::size_t kAlpha = 0, kBeta = 1;
+
+long long value(const FamilyValues& v, const char* name) {
+  const auto it = v.find(name);
+  if (it == v.end()) throw_invalid(std::string("gemm_sm90: no value for ") + name);
+  return it->second;
+}
+
+// Stand-in operand pointers of TMA's 16-byte alignment (the requirements hold the real ones to it).
+constexpr DevicePtr kAligned = DevicePtr{1} << 20;
+
+// The launches of one run: the kernel, and for K slices through the workspace the split-K reduction as a
+// programmatic dependent (it waits for the kernel's partials at griddepcontrol.wait).
+FamilyPlan plan_of(const FamilyValues& config, const FamilyValues& problem, int sm_count) {
+  const Sm90GemmConfig cfg = gemm_sm90_config_of(config, problem);
+  const GemmProblem p = gemm_sm90_frame_problem(problem);
+  const Sm90Frame f = gemm_sm90_frame(cfg, p, kAligned, kAligned);  // throws for a config that cannot run p
+  FamilyPlan plan;
+  FamilyPlannedLaunch main;
+  main.shape.name_expression = gemm_sm90_name_expression(cfg);
+  const LaunchShape s = gemm_sm90_launch_shape(cfg, f.m, f.n, f.k, sm_count, f.batch);
+  for (int d = 0; d < 3; ++d) {
+    main.shape.grid[d] = s.grid[d];
+    main.shape.block[d] = s.block[d];
+  }
+  main.shape.threads = static_cast<int>(s.block[0] * s.block[1] * s.block[2]);
+  main.shape.dynamic_smem = gemm_sm90_smem_bytes(cfg);
+  plan.launches.push_back(main);
+  if (cfg.uses_reduce_kernel()) {
+    FamilyPlannedLaunch reduce;
+    reduce.shape.name_expression = gemm_splitk_reduce_name_expression(p.out_dtype);
+    const LaunchShape r = gemm_splitk_reduce_launch_shape(f.m, f.n, f.batch);
+    for (int d = 0; d < 3; ++d) {
+      reduce.shape.grid[d] = r.grid[d];
+      reduce.shape.block[d] = r.block[d];
+    }
+    reduce.shape.threads = static_cast<int>(r.block[0] * r.block[1] * r.block[2]);
+    reduce.dependent = true;
+    plan.launches.push_back(reduce);
+  }
+  plan.scratch_bytes = gemm_sm90_workspace_bytes(cfg, p, sm_count);
+  return plan;
+}
+
+std::vector<FamilyLaunchParams> bind_of(const FamilyValues& config, const FamilyValues& problem,
+                                        const FamilyRunBinding& run) {
+  const Sm90GemmConfig cfg = gemm_sm90_config_of(config, problem);
+  const Sm90GemmLaunch l =
+      gemm_sm90_prepare(cfg, gemm_sm90_frame_problem(problem), run.buffers.at(kBufA), run.buffers.at(kBufB),
+                        run.buffers.at(kBufC), static_cast<float>(run.scalars.at(kAlpha)),
+                        static_cast<float>(run.scalars.at(kBeta)), run.sm_count, run.device, run.scratch);
+  std::vector<FamilyLaunchParams> out(1);
+  out[0].add(l.map_a);
+  out[0].add(l.map_b);
+  out[0].add(l.map_c);
+  out[0].add(l.params);
+  if (l.split) {
+    out.emplace_back();
+    out[1].add(l.reduce);
+  }
+  return out;
+}
+
+// A bound run repeated (the worker's timing): reduce=fixup and the tail count slices in tile flags that
+// must see a new launch id each launch.
+void renew_of(std::vector<FamilyLaunchParams>& bound) {
+  if (bound.empty() || bound[0].params.size() != 4 || bound[0].params[3].size() != sizeof(tpl::Sm90GemmParams)) return;
+  tpl::Sm90GemmParams p;
+  std::memcpy(&p, bound[0].params[3].data(), sizeof p);
+  gemm_sm90_renew(p);
+  std::memcpy(bound[0].params[3].data(), &p, sizeof p);
+}
+
+// The SM count a default or a space is sized for: the device's, else an H100's (what a compile-only tune
+// of a machine without a GPU warms).
+int sms_or_h100(int sm_count) { return sm_count > 0 ? sm_count : 132; }
+
+std::string definition_text(const std::string& program_id) {
+  return R"(family = gemm_sm90
+about = C = alpha * A * B + beta * C on sm_90a: TMA loads with the 128-byte swizzle, wgmma, warp-specialized, persistent; f16/bf16 in, f16/bf16/f32 out; C row-major (the kernel's frame), A K- or M-contiguous (a_mn), B K- or N-contiguous (b_mn); C is read only where beta is not 0
+dims = in:type out:type a_mn b_mn m n k lda ldb ldc batch stride_a stride_b stride_c
+align align_a = a
+align align_b = b
+# Sm90GemmConfig's fields (generator/families/gemm_sm90/gemm_sm90.hpp); the program's default and space
+# pick from them per problem and device, and its plan refuses what the kernel cannot run
+param BN = 32 64 128 256 ; default 256
+param STAGES = 2..64 ; default 4
+param RASTER = 1..64 ; default 8
+param PERSISTENT = 0 1 ; default 1
+param INFLIGHT = 0 1 ; default 1
+param CLUSTER = 1 2 ; default 1
+param SPLITS = 1..32 ; default 1
+param REDUCE = 0 1 2 ; default 0          # K slices summed by: 0 the reduction kernel, 1 the kernel (fixup), 2 a cluster
+param EPILOGUE = 0 1 ; default 0        # 1: C through shared memory and TMA stores (where beta is 0)
+param TAIL = 1 2 4 ; default 1          # the last partial wave of tiles in up to TAIL K slices
+param AROWS = 16 32 64 128 ; default 128  # rows of A a stage holds (16..64: one short tile row, or 64-row tiles)
+scalar alpha = 1
+scalar beta = 0
+require = in != 0 && m >= 1 && n >= 1 && k >= 1 && batch >= 1 && a_mn <= 1 && b_mn <= 1
+require = align_a >= 16 && align_b >= 16
+require = lda * elem_bytes(in) % 16 == 0 && ldb * elem_bytes(in) % 16 == 0
+require = batch <= 1 || (stride_a * elem_bytes(in) % 16 == 0 && stride_b * elem_bytes(in) % 16 == 0)
+require = ldc >= n && lda >= a_mn * m + (1 - a_mn) * k && ldb >= b_mn * n + (1 - b_mn) * k
+buffer a = in [(max(1, batch) - 1) * stride_a + a_mn * (max(0, k - 1) * lda + m) + (1 - a_mn) * (max(0, m - 1) * lda + k)] input
+buffer b = in [(max(1, batch) - 1) * stride_b + b_mn * (max(0, k - 1) * ldb + n) + (1 - b_mn) * (max(0, n - 1) * ldb + k)] input
+buffer c = out [(max(1, batch) - 1) * stride_c + max(0, m - 1) * ldc + n] output
+program = )" + program_id + R"(
+reference = swz::tpl::gemm_reference_kernel<(in == 2) + 2 * (in == 0), (out == 2) + 2 * (out == 0), 1 - a_mn, 1 - b_mn, 1>({a, b, c, int:m, int:n, int:k, lda, ldb, ldc, batch, stride_a, stride_b, stride_c, float:alpha, float:beta, int:0, int:0})
+reference.grid = max(1, ceil_div(n, 16)), max(1, min(ceil_div(m, 16), 65535)), max(1, min(batch, 65535))
+reference.block = 16, 16
+tolerance = 1e-2
+min_arch = 90
+max_arch = 90
+arch_specific = 1
+source_name = gemm_sm90.cu
+--- source
+#include "gemm_sm90.cuh"
+#include "gemm_splitk.cuh"
+#include "gemm_reference.cuh"
+)";
+}
+
+}  // namespace
+
+bool gemm_sm90_swaps(const GemmProblem& resolved) { return resolved.c_order == MatrixOrder::ColMajor; }
+
+FamilyValues gemm_sm90_family_problem(const GemmProblem& p, int align) {
+  const bool a_row = p.a_order == MatrixOrder::RowMajor, b_row = p.b_order == MatrixOrder::RowMajor;
+  FamilyValues v;
+  v["in"] = static_cast<long long>(p.dtype);
+  v["out"] = static_cast<long long>(p.out_dtype);
+  v["k"] = p.k;
+  v["ldc"] = p.ldc;
+  v["batch"] = p.batch;
+  const bool batched = p.batch > 1;  // a single matrix's strides mean nothing: one key for every value given
+  v["stride_c"] = batched ? p.stride_c : 0;
+  if (!gemm_sm90_swaps(p)) {
+    v["a_mn"] = a_row ? 0 : 1, v["b_mn"] = b_row ? 1 : 0;
+    v["m"] = p.m, v["n"] = p.n, v["lda"] = p.lda, v["ldb"] = p.ldb;
+    v["stride_a"] = batched ? p.stride_a : 0, v["stride_b"] = batched ? p.stride_b : 0;
+  } else {
+    // C^T (n x m, row-major with pitch ldc) = B^T A^T: the frame's A is B^T (M-contiguous where B is
+    // row-major), its B is A^T (K-contiguous where A is row-major).
+    v["a_mn"] = b_row ? 1 : 0, v["b_mn"] = a_row ? 0 : 1;
+    v["m"] = p.n, v["n"] = p.m, v["lda"] = p.ldb, v["ldb"] = p.lda;
+    v["stride_a"] = batched ? p.stride_b : 0, v["stride_b"] = batched ? p.stride_a : 0;
+  }
+  v["align_a"] = v["align_b"] = std::min(16, std::max(1, align));
+  return v;
+}
+
+GemmProblem gemm_sm90_frame_problem(const FamilyValues& v) {
+  GemmProblem p;
+  p.dtype = static_cast<DType>(value(v, "in"));
+  p.out_dtype = static_cast<DType>(value(v, "out"));
+  p.m = value(v, "m"), p.n = value(v, "n"), p.k = value(v, "k");
+  p.a_order = value(v, "a_mn") ? MatrixOrder::ColMajor : MatrixOrder::RowMajor;
+  p.b_order = value(v, "b_mn") ? MatrixOrder::RowMajor : MatrixOrder::ColMajor;
+  p.c_order = MatrixOrder::RowMajor;
+  p.lda = value(v, "lda"), p.ldb = value(v, "ldb"), p.ldc = value(v, "ldc");
+  p.batch = value(v, "batch");
+  p.stride_a = value(v, "stride_a"), p.stride_b = value(v, "stride_b"), p.stride_c = value(v, "stride_c");
+  return p;
+}
+
+FamilyValues gemm_sm90_family_config(const Sm90GemmConfig& c) {
+  return {{"BN", c.bn},
+          {"STAGES", c.stages},
+          {"RASTER", c.raster},
+          {"PERSISTENT", c.persistent ? 1 : 0},
+          {"INFLIGHT", c.inflight},
+          {"CLUSTER", c.cluster},
+          {"SPLITS", c.splits},
+          {"REDUCE", c.reduce_fixup ? 1 : c.reduce_cluster ? 2 : 0},
+          {"EPILOGUE", c.tma_epilogue ? 1 : 0},
+          {"TAIL", c.tail},
+          {"AROWS", c.arows}};
+}
+
+Sm90GemmConfig gemm_sm90_config_of(const FamilyValues& config, const FamilyValues& problem) {
+  Sm90GemmConfig c;
+  c.in = static_cast<DType>(value(problem, "in"));
+  c.out = static_cast<DType>(value(problem, "out"));
+  c.layout = std::string(value(problem, "a_mn") ? "T" : "N") + (value(problem, "b_mn") ? "N" : "T");
+  c.bn = static_cast<int>(value(config, "BN"));
+  c.stages = static_cast<int>(value(config, "STAGES"));
+  c.raster = static_cast<int>(value(config, "RASTER"));
+  c.persistent = value(config, "PERSISTENT") != 0;
+  c.inflight = static_cast<int>(value(config, "INFLIGHT"));
+  c.cluster = static_cast<int>(value(config, "CLUSTER"));
+  c.splits = static_cast<int>(value(config, "SPLITS"));
+  c.reduce_fixup = value(config, "REDUCE") == 1;
+  c.reduce_cluster = value(config, "REDUCE") == 2;
+  c.tma_epilogue = value(config, "EPILOGUE") != 0;
+  c.tail = static_cast<int>(value(config, "TAIL"));
+  c.arows = static_cast<int>(value(config, "AROWS"));
+  return c;
+}
+
+FamilyDef gemm_sm90_family() {
+  auto program = std::make_shared<FamilyProgram>();
+  // The code behind the launches, default and space: any edit of it retires the stored winners.
+  program->id = std::string("gemm_sm90/") + SWZJIT_GEMM_SPACE_HASH;
+  program->plan = plan_of;
+  program->bind = bind_of;
+  program->renew = renew_of;
+  program->default_config = [](const FamilyValues& problem, int sm_count) {
+    return gemm_sm90_family_config(choose_sm90_gemm_config(gemm_sm90_frame_problem(problem), sms_or_h100(sm_count)));
+  };
+  program->space = [](const FamilyValues& problem, int sm_count) {
+    const Sm90GemmConfig base = choose_sm90_gemm_config(gemm_sm90_frame_problem(problem), sms_or_h100(sm_count));
+    std::vector<FamilyValues> out;
+    for (const Sm90GemmConfig& c : sm90_gemm_space(base)) out.push_back(gemm_sm90_family_config(c));
+    return out;
+  };
+  // The layout proof (gemm_sm90_compile_request proves a config once per process before it compiles).
+  program->before_compile = [](const FamilyValues& config, const FamilyValues& problem) {
+    gemm_sm90_compile_request(gemm_sm90_config_of(config, problem));
+  };
+  FamilyDef d = FamilyDef::parse(definition_text(program->id));
+  d.program = std::move(program);
+  return d;
+}
+
+std::shared_ptr<const Family> gemm_sm90_builtin() {
+  static const std::shared_ptr<const Family> f = get_family("gemm_sm90");
+  return f;
+}
+
+}  // namespace detail
+}  // namespace swz
