@@ -83,6 +83,7 @@ void exercise_definition(const std::string& text) {
         (void)f.check_config(space[i], problem);
         (void)f.name_expression(space[i]);
         (void)f.shape(space[i], problem);
+        (void)f.plan(space[i], problem);
         (void)f.kernel_args(space[i], problem);
         (void)f.analyze(space[i]);
       } catch (const swz::Error&) {
@@ -90,6 +91,7 @@ void exercise_definition(const std::string& text) {
     }
     try {
       (void)f.reference_shape(problem);
+      (void)f.reference_name_expression(problem);  // its template arguments may use dims
       (void)f.reference_args(problem);
     } catch (const swz::Error&) {
     }
