@@ -128,6 +128,11 @@ Family::Family(FamilyDef def) : impl_(std::make_unique<Impl>()) {
   if (def.min_arch < 50 || def.min_arch > 200) throw_invalid("family.min_arch: 50..200 (80 = sm_80)");
   if (def.max_arch != 0 && (def.max_arch < def.min_arch || def.max_arch > 200))
     throw_invalid("family.max_arch: 0 (no bound) or min_arch.." + std::to_string(200) + " (90 = sm_90)");
+  // Architecture-specific code (sm_90a) runs on that one architecture: say which.
+  if (def.arch_specific && (def.max_arch == 0 || def.max_arch != def.min_arch || !is_known_arch(
+                                "sm_" + std::to_string(def.min_arch) + "a")))
+    throw_invalid("family.arch_specific: code for an architecture-specific target runs on that architecture alone: set "
+                  "min_arch = max_arch to one that has such a target (90: sm_90a)");
   if (def.program && def.program_id.empty()) def.program_id = def.program->id;
   if (!def.program_id.empty()) {
     // The launches are C++: a definition read from text names them, and only the process that has the code

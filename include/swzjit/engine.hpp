@@ -144,6 +144,8 @@ struct EngineCounters {
   std::uint64_t tuned_misses = 0;    ///< problems with no cached winner
   std::uint64_t tunes = 0;           ///< autotuner runs
   std::uint64_t benchmark_runs = 0;  ///< candidate benchmarks (all tunes)
+  /// Kernels launched for transposes and declared families (a Hopper GEMM call's kernels count here, being
+  /// the family gemm_sm90's; the mma.sync GEMM's count in Engine::gemm_launches()).
   std::uint64_t launches = 0;
 };
 
@@ -202,6 +204,7 @@ class Engine {
   /// problem's dtypes and kernel layout and fit its alignment, after staging (InvalidArgument says which
   /// vec would). Narrow operands are staged (EngineOptions::stage_narrow_operands; GemmProblem::staged).
   /// M or N = 0 (or batch = 0) does nothing; K = 0 writes beta * C (beta = 0: zeros, C never read).
+  /// A NaN or infinite alpha or beta is an InvalidArgument error, before any device work.
   void gemm(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c, float alpha, float beta,
             CUstream stream, const GemmConfig* config = nullptr);
   /// gemm() using the caller's `workspace` for its scratch (staged copies of narrow operands, the split-K
@@ -229,9 +232,11 @@ class Engine {
   // --- declared families (include/swzjit/family.hpp; runtime/engine/engine_family.cpp) -----------
 
   /// Compile `config` of `family` for `arch` ("" = this engine's device), from the cache when possible
-  /// (the key covers the family's source bytes); works without a GPU when `arch` is given. `problem` is
-  /// needed only when a template argument names a type dim (its element type).
-  /// @throws Error(Unsupported) below the family's min_arch, Error(Compile) with NVRTC's log.
+  /// (the key covers the family's source bytes); works without a GPU when `arch` is given (an
+  /// arch-specific family compiles for its "a" target: sm_90a). `problem` is needed when a template
+  /// argument names a type dim (its element type), and always for a family with a program (its kernel's
+  /// name follows the problem; FamilyProgram::before_compile runs first).
+  /// @throws Error(Unsupported) outside the family's min_arch..max_arch, Error(Compile) with NVRTC's log.
   KernelEntry compile_family(const Family& family, const FamilyValues& config, const std::string& arch = {},
                              const FamilyValues& problem = {});
   /// The configuration run_family() would use: the cached tuned winner for this exact definition, else
@@ -240,8 +245,9 @@ class Engine {
   /// Launches the family's kernel on `stream` with `buffers` (a device pointer for every buffer of the
   /// definition, by name). `config` overrides the choice (it must satisfy the constraints). The family's
   /// aligns are computed from the pointers (a value `problem` gives for one may only lower it).
-  /// The kernel is followed on `stream` by the family's `then` launches (FamilyDef::then). Its scalars
-  /// take their defaults; scratch buffers come from the engine's stream-ordered pool.
+  /// The kernel is followed on `stream` by the family's `then` launches (FamilyDef::then); a family with a
+  /// program launches what its plan says, bound over these pointers. Its scalars take their defaults;
+  /// scratch comes from the engine's stream-ordered pool.
   void run_family(const Family& family, const FamilyValues& problem, const std::map<std::string, DevicePtr>& buffers,
                   CUstream stream, const FamilyValues* config = nullptr);
   /// run_family() with the values of the family's scalars (FamilyScalar: alpha, beta, ...; one not given
@@ -253,7 +259,8 @@ class Engine {
                   const FamilyScalars& scalars, CUstream stream, const FamilyValues* config = nullptr,
                   const FamilyWorkspace& workspace = {});
   /// Bytes of scratch the run_family() call with these arguments needs (0 for a family without scratch
-  /// buffers): the scratch of the configuration it would use (`config`, else family_config()). `buffers`
+  /// buffers, or whose program plans none): the scratch of the configuration it would use (`config`, else
+  /// family_config()), for this engine's device. `buffers`
   /// gives the pointers the family's aligns are measured from, as in run_family (an align whose buffer
   /// is not given takes the problem's value for it, else 16).
   std::size_t family_workspace_size(const Family& family, const FamilyValues& problem,

@@ -247,6 +247,12 @@ struct FamilyProgram;  // below: C++ launches, for the library's own families
 ///
 ///     tensormap tin = in dims [cols, rows] strides [cols] box [TILE, TILE] swizzle 128
 ///     kernel  = my::tile_kernel<TILE>(tin, out, rows, cols)   # tin: a const __grid_constant__ map
+///
+/// and for the architecture and C++ launches (FamilyProgram; no kernel, grid, block, smem or then lines):
+///
+///     max_arch      = 90                      # the highest compute capability it runs on (0: none)
+///     arch_specific = 1                       # compiled for sm_90a on sm_90 (then min_arch = max_arch)
+///     program       = gemm_sm90/<version>     # the C++ launches' id (FamilyDef::program)
 struct FamilyDef {
   std::string name;
   std::string about;
@@ -286,7 +292,8 @@ struct FamilyDef {
   /// on instructions a later architecture dropped (wgmma exists on sm_90 only).
   int max_arch = 0;
   /// Compiled for the device's architecture-specific target (text "arch_specific = 1"): sm_90a on an sm_90
-  /// GPU, whose wgmma and setmaxnreg exist only there; such code runs on that exact architecture alone.
+  /// GPU, whose wgmma and setmaxnreg exist only there; such code runs on that exact architecture alone, so
+  /// min_arch and max_arch must both name it.
   bool arch_specific = false;
   /// C++ launches instead of `launch` and `then` (FamilyProgram): for a family whose launch shapes and
   /// arguments are more than expressions can say (tensor maps whose boxes follow the configuration,

@@ -5,6 +5,7 @@
 // winner from the cache (runtime/autotune_gemm.cpp), else the default. On sm_90 the Hopper variant is the
 // built-in family gemm_sm90: a call it takes becomes that family's problem and runs through run_family.
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <functional>
 #include <map>
@@ -431,7 +432,8 @@ void launch_split_gemm(Engine& engine, detail::GemmState& st, const Kernel& k, c
 // stored winner, a tune under TuneOnMiss, else its default), loads and launches it.
 // The values live in the memo (its entries are never erased), so a call copies none of them.
 const FamilyValues* hopper_problem(Engine& engine, detail::GemmState& st, const GemmProblem& p, DevicePtr a, DevicePtr b) {
-  if (!engine.options().hopper_gemm || p.dtype == DType::F32 || p.k == 0) return nullptr;
+  if (!engine.options().hopper_gemm || p.dtype == DType::F32 || p.k == 0 || p.m == 0 || p.n == 0 || p.batch == 0)
+    return nullptr;  // nothing to launch (gemm() returns first; gemm_workspace_size says 0), or beta * C only
   if (engine_arch(st, engine.options().device) != "sm_90") return nullptr;
   const int align = p.max_vec_bytes(a, b);
   const std::string key = p.key(align);
@@ -643,6 +645,8 @@ void Engine::gemm(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePt
 
 void Engine::gemm(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c, float alpha, float beta,
                   CUstream stream, const GemmConfig* config, const GemmWorkspace& workspace) {
+  // Refused on every device and path alike (a NaN or infinite factor would make all of C NaN anyway).
+  if (!std::isfinite(alpha) || !std::isfinite(beta)) throw_invalid("gemm: alpha and beta must be finite numbers");
   {
     const GemmProblem p = problem.resolved();
     if (p.m == 0 || p.n == 0 || p.batch == 0) return;
@@ -654,8 +658,16 @@ void Engine::gemm(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePt
     detail::GemmState& st = gemm_state();
     const GemmProblem p = problem.resolved();
     if (const FamilyValues* v = hopper_problem(*this, st, p, a, b)) {
-      run_family(*detail::gemm_sm90_builtin(), *v, hopper_buffers(p, a, b, c), FamilyScalars{{"alpha", alpha}, {"beta", beta}},
-                 stream, nullptr, FamilyWorkspace{workspace.ptr, workspace.bytes});
+      const std::map<std::string, DevicePtr> bufs = hopper_buffers(p, a, b, c);
+      if (workspace.ptr != 0) {  // said in the GEMM's terms (run_family would name the family's)
+        const std::size_t need = family_workspace_size(*detail::gemm_sm90_builtin(), *v, bufs);
+        if (workspace.bytes < need)
+          throw_invalid("gemm: the workspace of " + bytes_text(static_cast<long long>(workspace.bytes)) +
+                        " is too small: this call needs " + bytes_text(static_cast<long long>(need)) +
+                        " (Engine::gemm_workspace_size gives it)");
+      }
+      run_family(*detail::gemm_sm90_builtin(), *v, bufs, FamilyScalars{{"alpha", alpha}, {"beta", beta}}, stream, nullptr,
+                 FamilyWorkspace{workspace.ptr, workspace.bytes});
       ++st.launches;  // the Hopper kernel (with its split-K reduction, where it has one)
       return;
     }

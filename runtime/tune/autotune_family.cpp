@@ -45,9 +45,11 @@ KernelEntry compile_family_check_kernel(Cache& cache, const std::string& arch, c
 namespace {
 
 // The SM count a tune sizes a program's space, default and grids for: the engine's device, or for a
-// compile-only tune without one an H100's 132 (what it warms is then the kernels such a GPU would run).
+// compile-only tune for a named arch an H100's 132 (what it warms is then the kernels such a GPU would run,
+// as the GEMM's variant choice assumes there too), as also when there is no GPU to ask.
 int tune_sm_count(Engine& engine, const TuneOptions& options) {
   if (!options.compile_only) return detail::EngineAccess::impl(engine).sm_count();
+  if (!options.arch.empty()) return 132;
   try {
     return detail::EngineAccess::impl(engine).sm_count();
   } catch (const Error&) {

@@ -205,9 +205,9 @@ TuneReport hopper_tune(Engine& engine, const GemmProblem& problem, int max_vec_b
   for (const std::string& text : options.extra_configs) {
     if (!is_sm90_candidate(text))
       throw_invalid("extra config '" + text + "': on this sm_90 device the problem runs the Hopper GEMM variant, "
-                    "so extra configs are Hopper candidates (\"sm90:" +
-                    family->config_text(family->default_config(fp)) + "\" in its family's terms is \"sm90:" +
-                    detail::gemm_sm90_config_of(family->default_config(fp), fp).to_string() +
+                    "so extra configs are Hopper candidates (its default is \"" +
+                    sm90_candidate_text(detail::gemm_sm90_config_of(family->default_config(fp), fp)) +
+                    "\", in the family gemm_sm90's terms \"" + family->config_text(family->default_config(fp)) +
                     "\"), or turn the variant off with EngineOptions::hopper_gemm = false");
     const Sm90GemmConfig cfg = parse_sm90_candidate(text);
     gemm_sm90_frame(cfg, problem, DevicePtr{1} << 20, DevicePtr{1} << 20);  // dtypes and layout must match

@@ -105,6 +105,7 @@ TEST_CASE("swz family ls lists gemm_sm90 (a program); swz autotune gemm_sm90 --c
   CHECK(r.out.find("(sm_90)") != std::string::npos);
   CHECK(r.out.find("compiles 3") != std::string::npos);  // the default, the reference and the check kernel
   r = run_swz("autotune gemm_sm90" + problem + " --compile-only --arch sm_90 --max-candidates 1", env);
+  CHECK(r.code == 0);
   CHECK(r.out.find("compiles 0, kernel cache hits 3") != std::string::npos);
   // Misaligned: the requirement says why no configuration fits.
   r = run_swz("autotune gemm_sm90 --problem in=f16,out=f16,a_mn=0,b_mn=0,m=128,n=4096,k=4096,lda=4096,ldb=4096,"

@@ -124,9 +124,13 @@ require = in != 0 && m >= 1 && n >= 1 && k >= 1 && batch >= 1 && a_mn <= 1 && b_
 require = align_a >= 16 && align_b >= 16
 require = lda * elem_bytes(in) % 16 == 0 && ldb * elem_bytes(in) % 16 == 0
 require = batch <= 1 || (stride_a * elem_bytes(in) % 16 == 0 && stride_b * elem_bytes(in) % 16 == 0)
+# matrices of a batch: each its own (0 is not "packed" here: Engine::gemm passes resolved strides), C's apart
+require = batch <= 1 || (stride_a > 0 && stride_b > 0 && stride_c >= max(0, m - 1) * ldc + n)
 require = ldc >= n && lda >= a_mn * m + (1 - a_mn) * k && ldb >= b_mn * n + (1 - b_mn) * k
 buffer a = in [(max(1, batch) - 1) * stride_a + a_mn * (max(0, k - 1) * lda + m) + (1 - a_mn) * (max(0, m - 1) * lda + k)] input
 buffer b = in [(max(1, batch) - 1) * stride_b + b_mn * (max(0, k - 1) * ldb + n) + (1 - b_mn) * (max(0, n - 1) * ldb + k)] input
+# C is read where beta is not 0, yet an output here: tuning runs at the scalars' defaults (beta 0, the case
+# the TMA-store epilogue serves), so the worker poisons C and checks every element the reference writes
 buffer c = out [(max(1, batch) - 1) * stride_c + max(0, m - 1) * ldc + n] output
 program = )" + program_id + R"(
 reference = swz::tpl::gemm_reference_kernel<(in == 2) + 2 * (in == 0), (out == 2) + 2 * (out == 0), 1 - a_mn, 1 - b_mn, 1>({a, b, c, int:m, int:n, int:k, lda, ldb, ldc, batch, stride_a, stride_b, stride_c, float:alpha, float:beta, int:0, int:0})

@@ -1,6 +1,9 @@
-// tests/runtime: which GEMM operands Engine::gemm stages (GemmProblem::staged) and the staging kernel's
-// generated source (CPU only; the copies themselves run in gemm_gpu_test.cpp).
+// tests/runtime: which GEMM operands Engine::gemm stages (GemmProblem::staged), the staging kernel's
+// generated source, and the arguments Engine::gemm refuses before any device work (CPU only; the copies
+// themselves run in gemm_gpu_test.cpp).
 #include <doctest/doctest.h>
+
+#include <cmath>
 
 #include "swzjit/engine.hpp"
 #include "swzjit/error.hpp"
@@ -125,4 +128,15 @@ TEST_CASE("gemm workspace size: 0 unsplit and aligned, split-K partials for a sp
   CHECK(engine.gemm_workspace_size(p, a, b, &split8) == 0);
   p.m = 0;
   CHECK(engine.gemm_workspace_size(p, a, b, &split8) == 0);
+}
+
+TEST_CASE("gemm: alpha and beta must be finite, refused before any device work, on every path") {
+  Engine engine(EngineOptions{0, TunePolicy::Default, "", false});
+  GemmProblem p;
+  p.dtype = p.out_dtype = DType::F16;
+  p.m = p.n = p.k = 64;
+  for (const float bad : {std::nanf(""), INFINITY, -INFINITY}) {
+    CHECK_THROWS_WITH_AS(engine.gemm(p, 256, 512, 768, bad, 0.0f, nullptr), doctest::Contains("finite"), Error);
+    CHECK_THROWS_WITH_AS(engine.gemm(p, 256, 512, 768, 1.0f, bad, nullptr), doctest::Contains("finite"), Error);
+  }
 }

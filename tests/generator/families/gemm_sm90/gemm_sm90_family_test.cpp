@@ -40,8 +40,14 @@ GemmProblem random_problem(std::mt19937_64& rng) {
   const auto pitch = [&](long long line) { return (line + 7) / 8 * 8 + 8 * pick(rng); };  // 16-byte multiples
   p.lda = pitch(p.a_order == MatrixOrder::RowMajor ? p.k : p.m);
   p.ldb = pitch(p.b_order == MatrixOrder::RowMajor ? p.n : p.k);
-  p.ldc = p.c_order == MatrixOrder::RowMajor ? p.n : p.m;
+  p.ldc = (p.c_order == MatrixOrder::RowMajor ? p.n : p.m) + (coin(rng) ? 0 : 8);
   p.batch = coin(rng) ? 1 : 3;
+  if (p.batch > 1 && coin(rng)) {  // explicit batch strides with gaps (16-byte multiples), else packed
+    const GemmProblem packed = p.resolved();
+    p.stride_a = packed.stride_a + 8 * pick(rng);
+    p.stride_b = packed.stride_b + 8 * pick(rng);
+    p.stride_c = packed.stride_c + pick(rng);
+  }
   return p.resolved();
 }
 
@@ -89,6 +95,12 @@ TEST_CASE("gemm_sm90 family: registered, its text names its program, and only th
   FamilyDef other = d;
   other.program_id = "something-else";
   CHECK_THROWS_WITH_AS(Family{other}, doctest::Contains("program"), Error);
+  // Architecture-specific code runs on one architecture: min_arch and max_arch must both name one with an
+  // "a" target.
+  FamilyDef loose = d;
+  loose.name = "loose_gemm";
+  loose.max_arch = 0;
+  CHECK_THROWS_WITH_AS(Family{loose}, doctest::Contains("arch_specific"), Error);
   std::string with_kernel = text;
   with_kernel.insert(with_kernel.find("program = "), "kernel = k<1>(a)\n");
   CHECK_THROWS_WITH_AS(FamilyDef::parse(with_kernel), doctest::Contains("both given"), Error);
@@ -108,7 +120,32 @@ TEST_CASE("gemm_sm90 family: every layout maps onto the kernel's frame, and defa
     // The frame is the problem's own for a row-major C; a column-major C swaps A and B (C^T = B^T A^T).
     CHECK(detail::gemm_sm90_swaps(p) == (p.c_order == MatrixOrder::ColMajor));
     CHECK(gemm_sm90_layout(frame) == gemm_sm90_layout(p));
-    CHECK(frame.m == (detail::gemm_sm90_swaps(p) ? p.n : p.m));
+    // The kernel's host code frames the caller's problem and the family's alike, field by field.
+    const DevicePtr aligned = DevicePtr{1} << 20;
+    const Sm90GemmConfig base = choose_sm90_gemm_config(p, 132);
+    const Sm90Frame want = gemm_sm90_frame(base, p, aligned, aligned), got = gemm_sm90_frame(base, frame, aligned, aligned);
+    CHECK(got.m == want.m);
+    CHECK(got.n == want.n);
+    CHECK(got.k == want.k);
+    CHECK(got.lda == want.lda);
+    CHECK(got.ldb == want.ldb);
+    CHECK(got.ldc == want.ldc);
+    CHECK(got.a_mn == want.a_mn);
+    CHECK(got.b_mn == want.b_mn);
+    CHECK(got.batch == want.batch);
+    if (p.batch > 1) {
+      CHECK(got.stride_a == want.stride_a);
+      CHECK(got.stride_b == want.stride_b);
+      CHECK(got.stride_c == want.stride_c);
+    }
+    // Each buffer reaches exactly its operand's last element (the frame's A is the caller's B where swapped).
+    const std::vector<long long> e = f->buffer_elements(v);
+    const auto last = [&](long long lines, long long line, long long ld, long long stride) {
+      return (p.batch - 1) * stride + (lines - 1) * ld + line;
+    };
+    CHECK(e[0] == last(want.a_mn ? want.k : want.m, want.a_mn ? want.m : want.k, want.lda, want.stride_a));
+    CHECK(e[1] == last(want.b_mn ? want.k : want.n, want.b_mn ? want.n : want.k, want.ldb, want.stride_b));
+    CHECK(e[2] == last(want.m, want.n, want.ldc, want.stride_c));
     for (const int sms : {132, 114, 8}) {
       const Sm90GemmConfig typed = choose_sm90_gemm_config(p, sms);
       const FamilyValues def = f->default_config(with_sm_count(v, sms));
@@ -188,6 +225,14 @@ TEST_CASE("gemm_sm90 family: requirements refuse what TMA cannot load, configs t
   big.m = 128;
   const FamilyValues vb = with_sm_count(detail::gemm_sm90_family_problem(big.resolved(), 16), 132);
   CHECK(contains(f->check_config(def, vb), "arows="));
+  // A batch whose operands all sit at one place (stride 0) is not the kernel's (Engine::gemm passes resolved,
+  // packed strides): refused by name rather than read past the buffers the family sizes.
+  FamilyValues zero = v;
+  zero["batch"] = 3;
+  zero["stride_a"] = 0;
+  zero["stride_b"] = p.n * p.k;
+  zero["stride_c"] = p.m * p.n;
+  CHECK(contains(f->check_config(def, zero), "stride_a > 0"));
   // A param value outside its list.
   FamilyValues bad = def;
   bad["BN"] = 96;
@@ -232,10 +277,11 @@ TEST_CASE("gemm_sm90 family: compiled for sm_90a through the engine (its layout 
   CHECK(e.spill_bytes == 0);
   CHECK(e.registers > 0);
   CHECK(contains(e.lowered_name, "gemm_sm90"));
-  // The same kernel through the typed request: the one cache entry (the source is templates only).
+  // Asked for sm_90 or sm_90a: one target, so one cache entry.
   CHECK(engine.compile_family(*f, def, "sm_90a", v).image == e.image);
-  // sm_80 and sm_100 have no wgmma: refused before any compile.
+  // sm_80 has no wgmma, nor has sm_100 (max_arch): refused before any compile.
   CHECK_THROWS_WITH_AS(engine.compile_family(*f, def, "sm_80", v), doctest::Contains("sm_90"), Error);
+  CHECK_THROWS_WITH_AS(engine.compile_family(*f, def, "sm_100", v), doctest::Contains("sm_90 only"), Error);
   // An application's family with a program compiles and runs in its process, but is not tuned in the worker.
   FamilyDef mine = f->def();
   mine.name = "my_gemm";
