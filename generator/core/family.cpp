@@ -739,6 +739,7 @@ double Family::tolerance_for(DType t) const {
 
 FamilyBankReport Family::analyze(const FamilyValues& config, const FamilyValues& problem) const {
   FamilyBankReport r;
+  if (impl_->def.program && impl_->def.program->analyze) return impl_->def.program->analyze(config, impl_->full(problem));
   if (!impl_->def.smem_accesses) return r;
   r.analysed = true;
   FamilyValues values = config;

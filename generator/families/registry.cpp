@@ -5,7 +5,9 @@
 
 #define SWZ_BUILTIN_FAMILIES(X) \
   X(gemm_sm90)                 \
+  X(hgemm)                     \
   X(rowsum)                    \
+  X(sgemm)                     \
   X(transpose)
 
 namespace swz {

@@ -376,6 +376,14 @@ struct FamilyRunBinding {
   int sm_count = 1;                         ///< its SMs
 };
 
+/// The static bank analysis of one configuration (empty when the family gives no SmemAccessMap).
+struct FamilyBankReport {
+  bool analysed = false;
+  int instructions = 0;
+  int wavefronts = 0, ideal_wavefronts = 0, excess_wavefronts = 0;
+  std::vector<BankReport> per_instruction;
+};
+
 /// C++ launches for a family (FamilyDef::program): the library's built-in Hopper GEMM is one. The rest of
 /// the definition stays declarative (problem, params, buffers, scalars, reference, tolerance), and the
 /// engine, the tuner, the worker and `swz` serve it through the same code as every family.
@@ -403,6 +411,10 @@ struct FamilyProgram {
   /// and the engine before it loads a configuration's kernels): throws (InvalidArgument naming what is
   /// wrong) to refuse it. The Hopper GEMM proves there that its TMA boxes and wgmma descriptors agree.
   std::function<void(const FamilyValues& config, const FamilyValues& problem)> before_compile;
+  /// Optional: the static bank analysis of a configuration (Family::analyze), for a program whose kernels'
+  /// shared-memory index maps live in C++ (the mma.sync GEMM's analyze_gemm); a tune drops configurations
+  /// with excess wavefronts, as for an SmemAccessMap.
+  std::function<FamilyBankReport(const FamilyValues& config, const FamilyValues& problem)> analyze;
 };
 
 /// One evaluated kernel argument: a buffer's pointer (by its index in FamilyDef::buffers), an integer,
@@ -417,13 +429,6 @@ struct FamilyKernelArg {
   int tensor_map = -1;
 };
 
-/// The static bank analysis of one configuration (empty when the family gives no SmemAccessMap).
-struct FamilyBankReport {
-  bool analysed = false;
-  int instructions = 0;
-  int wavefronts = 0, ideal_wavefronts = 0, excess_wavefronts = 0;
-  std::vector<BankReport> per_instruction;
-};
 
 /// A registered family: its definition checked once, with what the engine, the tuner, the worker and
 /// the `swz` tool ask of every family.

@@ -370,7 +370,21 @@ void Engine::run_family(const Family& family, const FamilyValues& problem_in,
                         const std::map<std::string, DevicePtr>& buffers, const FamilyScalars& scalars, CUstream stream,
                         const FamilyValues* config, const FamilyWorkspace& workspace) {
   Impl::FamilyProblemId id;
-  const bool memo = config == nullptr && problem_id(family, problem_in, buffers, &id);
+  bool memo = problem_id(family, problem_in, buffers, &id);
+  if (memo && config) {
+    // A configuration the caller names (the typed Engine::gemm's choice on every call): remembered under
+    // the problem and its values, after a marker no problem value takes.
+    memo = config->size() == family.def().params.size();
+    id.second.push_back(-1);
+    for (const FamilyParam& fp : family.def().params) {
+      const auto it = config->find(fp.name);
+      if (it == config->end()) {
+        memo = false;
+        break;
+      }
+      id.second.push_back(it->second);
+    }
+  }
   if (memo) {
     std::shared_ptr<const Impl::FamilyPrepared> prepared;
     {
@@ -399,9 +413,10 @@ void Engine::run_family(const Family& family, const FamilyValues& problem_in,
   detail::check_family_arch(family, impl_->arch(), "this GPU is");
   auto prepared = std::make_shared<const Impl::FamilyPrepared>(prepare_run(*impl_, family, cfg, problem));
   if (memo) {
-    // Only a remembered choice is prepared (not the default a call runs while another thread tunes).
+    // Only a named or remembered choice is prepared (not the default a call runs while another thread tunes).
     std::lock_guard<std::mutex> lock(impl_->mutex);
-    if (impl_->family_choices.count(detail::family_choice_key(family, problem)) > 0) impl_->family_prepared.emplace(id, prepared);
+    if (config || impl_->family_choices.count(detail::family_choice_key(family, problem)) > 0)
+      impl_->family_prepared.emplace(id, prepared);
   }
   execute(*impl_, family, *prepared, buffers, scalars, stream, workspace);
 }

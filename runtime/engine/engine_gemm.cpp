@@ -24,6 +24,7 @@
 #include "runtime/engine/stream_scratch.hpp"
 #include "runtime/jit/jit_cache.hpp"
 #include "swzjit/error.hpp"
+#include "generator/families/gemm/gemm_family.hpp"
 #include "generator/families/gemm/gemm_pack.hpp"
 #include "generator/families/gemm_sm90/gemm_sm90_family.hpp"
 #include "generator/families/gemm_sm90/gemm_sm90_space.hpp"
@@ -68,9 +69,6 @@ namespace {
 // SMs of the GPU the defaults are sized for (H100 SXM; A100 has 108): default_gemm_config takes no
 // device, so its wave arithmetic uses this.
 constexpr long long kDefaultSmCount = 132;
-// A split-K launch's f32 workspace stays under this (huge batches go in more launches), unless one
-// matrix alone needs more.
-constexpr long long kMaxSplitWorkspaceBytes = 256LL << 20;
 
 const char* order_name(MatrixOrder o) { return o == MatrixOrder::RowMajor ? "row" : "col"; }
 
@@ -348,81 +346,12 @@ CUmemoryPool workspace_pool(detail::GemmState& st, int device) {
 
 using detail::StreamScratch;
 
-// Split-K: per launch of up to `per_launch` matrices, the HGEMM writes each slice's f32 partials into the
-// workspace (alpha = 1, beta = 0, pitch gemm_splitk_workspace_ld), then the reduction sums the slices into
-// C with the caller's alpha and beta. K = 0 needs no products: the reduction alone writes beta * C.
-// The split-K f32 workspace of one launch's matrix, and how many matrices a launch takes when the engine
-// allocates it (0, 0 when `cfg` is unsplit or K = 0: no products, no workspace).
-struct SplitNeed {
-  long long matrix_bytes = 0, per_launch = 0;
-};
-SplitNeed split_need(const GemmConfig& cfg, const GemmProblem& p) {
-  const int splits = gemm_k_splits(cfg);
-  if (splits <= 1 || p.k == 0 || p.m == 0 || p.n == 0 || p.batch == 0) return {};
-  const Frame f = to_frame(p, 0, 0);
-  const long long stride_w = gemm_splitk_workspace_stride(f.m, f.n);
-  const long long matrix_bytes = detail::checked_mul(detail::checked_mul(splits, stride_w, "gemm split-K workspace"),
-                                                     static_cast<long long>(sizeof(float)), "gemm split-K workspace bytes");
-  const long long per_launch = std::min(
-      p.batch, std::min(gemm_max_batch_per_launch(cfg), std::max(1LL, kMaxSplitWorkspaceBytes / matrix_bytes)));
-  return {matrix_bytes, per_launch};
-}
-
 std::string bytes_text(long long n) { return std::to_string(n) + " bytes"; }
 
-void launch_split_gemm(Engine& engine, detail::GemmState& st, const Kernel& k, const GemmConfig& cfg,
-                       const GemmProblem& p, const Frame& f, DevicePtr c, float alpha, float beta, CUstream stream,
-                       const GemmWorkspace& workspace) {
-  const Kernel reduce = support_kernel(engine, st, gemm_splitk_reduce_name_expression(p.out_dtype), tpl::kGemmSplitKBlock, [&] {
-    return std::make_pair(gemm_splitk_reduce_source(p.out_dtype), gemm_splitk_reduce_source_name(p.out_dtype));
-  });
-  const int splits = gemm_k_splits(cfg);
-  const bool empty_k = p.k == 0;
-  const long long ldw = gemm_splitk_workspace_ld(f.n), stride_w = gemm_splitk_workspace_stride(f.m, f.n);
-  const SplitNeed need = split_need(cfg, p);
-  long long per_launch = std::max(1LL, need.per_launch);
-  std::optional<StreamScratch> own;
-  DevicePtr ws = 0;
-  if (!empty_k && workspace.ptr != 0) {
-    // The caller's workspace: as many matrices per launch as fit (at least one must).
-    const long long fit = static_cast<long long>(workspace.bytes / static_cast<std::size_t>(need.matrix_bytes));
-    if (fit < 1)
-      throw_invalid("gemm: the workspace of " + bytes_text(static_cast<long long>(workspace.bytes)) + " is too small for " +
-                    "config " + cfg.to_string() + ", which needs at least " + bytes_text(need.matrix_bytes) +
-                    " (Engine::gemm_workspace_size gives the size for the call)");
-    per_launch = std::min(per_launch, fit);
-    ws = workspace.ptr;
-  } else if (!empty_k) {
-    own.emplace(static_cast<std::size_t>(per_launch * need.matrix_bytes), engine.options().device, stream,
-                workspace_pool(st, engine.options().device),
-                "the split-K workspace (free device memory, pass a workspace, or pass an unsplit config)");
-    ws = own->ptr();
-  }
-  const long long eb_in = dtype_bytes(p.dtype), eb_out = dtype_bytes(p.out_dtype);
-  for (long long b0 = 0; b0 < p.batch; b0 += per_launch) {
-    const long long nb = std::min(per_launch, p.batch - b0);
-    if (!empty_k) {
-      // The workspace is reused by every launch: stream order puts each reduction before the next HGEMM.
-      tpl::GemmParams params{reinterpret_cast<const void*>(f.a + static_cast<DevicePtr>(b0 * f.stride_a * eb_in)),
-                             reinterpret_cast<const void*>(f.b + static_cast<DevicePtr>(b0 * f.stride_b * eb_in)),
-                             reinterpret_cast<void*>(ws), static_cast<int>(f.m), static_cast<int>(f.n),
-                             static_cast<int>(p.k), f.lda, f.ldb, ldw, nb, f.stride_a, f.stride_b, stride_w,
-                             1.0f, 0.0f, splits, gemm_k_slice(cfg, p.k)};
-      void* args[] = {&params};
-      const LaunchShape s = gemm_launch_shape(cfg, f.m, f.n, nb);
-      k.launch(Dim3{s.grid[0], s.grid[1], s.grid[2]}, Dim3{s.block[0], 1, 1},
-               static_cast<unsigned>(cfg.dynamic_smem_bytes()), stream, args);
-      ++st.launches;
-    }
-    tpl::GemmSplitKParams rp{ws ? reinterpret_cast<const float*>(ws) : nullptr,
-                             reinterpret_cast<void*>(c + static_cast<DevicePtr>(b0 * p.stride_c * eb_out)),
-                             static_cast<int>(f.m), static_cast<int>(f.n), ldw, stride_w, p.ldc, p.stride_c, nb,
-                             empty_k ? 0 : splits, alpha, beta};
-    void* rargs[] = {&rp};
-    const LaunchShape rs = gemm_splitk_reduce_launch_shape(f.m, f.n, nb);
-    reduce.launch(Dim3{rs.grid[0], rs.grid[1], rs.grid[2]}, Dim3{rs.block[0], 1, 1}, 0, stream, rargs);
-    ++st.launches;
-  }
+// The split-K workspace of `cfg` on the resolved `p` (0, 0 when unsplit or K = 0).
+detail::GemmSplitNeed split_need(const GemmConfig& cfg, const GemmProblem& p) {
+  if (p.m == 0 || p.n == 0 || p.batch == 0) return {};
+  return detail::gemm_mma_split_need(cfg, detail::gemm_family_frame(detail::gemm_family_problem(p, 16)));
 }
 
 // The Hopper variant (the built-in family gemm_sm90, generator/families/gemm_sm90/gemm_sm90_family.cpp) for
@@ -443,7 +372,7 @@ const FamilyValues* hopper_problem(Engine& engine, detail::GemmState& st, const 
     if (it != st.sm90_problems.end()) return it->second ? &*it->second : nullptr;
   }
   std::optional<FamilyValues> v;
-  if (sm90_default_choice(p, a, b, st.sm_count)) v = detail::gemm_sm90_family_problem(p, align);
+  if (sm90_default_choice(p, a, b, st.sm_count)) v = detail::gemm_family_problem(p, align);
   std::lock_guard<std::mutex> lock(st.mutex);
   const auto placed = st.sm90_problems.emplace(key, std::move(v)).first;
   return placed->second ? &*placed->second : nullptr;
@@ -451,7 +380,7 @@ const FamilyValues* hopper_problem(Engine& engine, detail::GemmState& st, const 
 
 // The caller's A and B as the family's (a column-major C swaps them: C^T = B^T A^T), and C.
 std::map<std::string, DevicePtr> hopper_buffers(const GemmProblem& p, DevicePtr a, DevicePtr b, DevicePtr c) {
-  const bool swap = detail::gemm_sm90_swaps(p);
+  const bool swap = detail::gemm_family_swaps(p);
   return {{"a", swap ? b : a}, {"b", swap ? a : b}, {"c", c}};
 }
 
@@ -467,15 +396,12 @@ KernelEntry Engine::compile_gemm(const GemmConfig& cfg, const std::string& arch_
 }
 
 Kernel Engine::gemm_kernel(const GemmConfig& cfg) {
-  detail::GemmState& st = gemm_state();
-  const std::string expr = gemm_name_expression(cfg);
-  {
-    std::lock_guard<std::mutex> lock(st.mutex);
-    auto it = st.kernels.find(expr);
-    if (it != st.kernels.end()) return it->second;
-  }
-  const KernelEntry e = compile_gemm(cfg);
-  return load_entry(*this, st, e, engine_arch(st, options().device), expr, options().device, cfg.dynamic_smem_bytes());
+  cfg.validate();
+  engine_arch(gemm_state(), options().device);  // says which GPUs the kernels need
+  // The kernel of the mma.sync family's run (the same module run_family launches).
+  Kernel k = detail::family_kernel(*impl_, *detail::gemm_mma_builtin(cfg.in_dtype()), gemm_name_expression(cfg));
+  if (cfg.dynamic_smem_bytes() > 48 * 1024) k.set_max_dynamic_smem(cfg.dynamic_smem_bytes());
+  return k;
 }
 
 GemmConfig Engine::gemm_config(const GemmProblem& problem, DevicePtr a, DevicePtr b) {
@@ -541,25 +467,43 @@ void Engine::launch_gemm(const GemmConfig& cfg, const GemmProblem& problem, Devi
     throw_invalid("gemm: config layout " + to_string(cfg.layout()) + " does not match the problem's kernel layout " +
                   to_string(f.layout) + " (A " + order_name(p.a_order) + ", B " + order_name(p.b_order) + ", C " +
                   order_name(p.c_order) + "-major)");
-  const Kernel k = gemm_kernel(cfg);
-  if (gemm_k_splits(cfg) > 1) {
-    launch_split_gemm(*this, gemm_state(), k, cfg, p, f, c, alpha, beta, stream, workspace);
-    return;
+  engine_arch(gemm_state(), options().device);  // says which GPUs the kernels need
+  // The built-in family sgemm or hgemm runs it (generator/families/gemm/gemm_family.cpp): the call in the
+  // kernels' frame, A and B swapped for a column-major C.
+  const FamilyValues fp = detail::gemm_family_problem(p, p.max_vec_bytes(a, b));
+  const GemmProblem frame = detail::gemm_family_frame(fp);
+  const std::shared_ptr<const Family> family = detail::gemm_mma_builtin(p.dtype);
+  const FamilyValues fc = detail::gemm_mma_family_config(cfg);
+  const bool swap = detail::gemm_family_swaps(p);
+  const DevicePtr fa = swap ? b : a, fb = swap ? a : b;
+  const FamilyScalars scalars{{"alpha", alpha}, {"beta", beta}};
+  // A lent workspace holds the split-K partials of as many matrices as fit (at least one must): the batch
+  // then runs in pieces of that many.
+  long long step = p.batch;
+  const detail::GemmSplitNeed need = detail::gemm_mma_split_need(cfg, frame);
+  if (workspace.ptr != 0 && need.matrix_bytes > 0) {
+    const long long fit = static_cast<long long>(workspace.bytes / static_cast<std::size_t>(need.matrix_bytes));
+    if (fit < 1)
+      throw_invalid("gemm: the workspace of " + bytes_text(static_cast<long long>(workspace.bytes)) + " is too small for " +
+                    "config " + cfg.to_string() + ", which needs at least " + bytes_text(need.matrix_bytes) +
+                    " (Engine::gemm_workspace_size gives the size for the call)");
+    step = std::min(step, std::min(fit, need.per_launch));
   }
   const long long eb_in = dtype_bytes(p.dtype), eb_out = dtype_bytes(p.out_dtype);
-  // Batches past the grid's z limit go in several launches, each starting further into the arrays.
-  for (long long b0 = 0; b0 < p.batch; b0 += 65535) {
-    const long long nb = std::min(65535LL, p.batch - b0);
-    tpl::GemmParams params{reinterpret_cast<const void*>(f.a + static_cast<DevicePtr>(b0 * f.stride_a * eb_in)),
-                           reinterpret_cast<const void*>(f.b + static_cast<DevicePtr>(b0 * f.stride_b * eb_in)),
-                           reinterpret_cast<void*>(c + static_cast<DevicePtr>(b0 * p.stride_c * eb_out)),
-                           static_cast<int>(f.m), static_cast<int>(f.n), static_cast<int>(p.k), f.lda, f.ldb, p.ldc,
-                           nb, f.stride_a, f.stride_b, p.stride_c, alpha, beta, 0, 0};
-    void* args[] = {&params};
-    const LaunchShape s = gemm_launch_shape(cfg, f.m, f.n, nb);
-    k.launch(Dim3{s.grid[0], s.grid[1], s.grid[2]}, Dim3{s.block[0], 1, 1},
-             static_cast<unsigned>(cfg.dynamic_smem_bytes()), stream, args);
-    ++gemm_state().launches;
+  for (long long b0 = 0; b0 < p.batch; b0 += step) {
+    const long long nb = std::min(step, p.batch - b0);
+    FamilyValues piece = fp;
+    GemmProblem piece_frame = frame;
+    if (nb != p.batch) {
+      piece["batch"] = piece_frame.batch = nb;
+      if (nb == 1) piece["stride_a"] = piece["stride_b"] = piece["stride_c"] = 0;  // as gemm_family_problem writes one matrix
+    }
+    const std::map<std::string, DevicePtr> bufs = {
+        {"a", fa + static_cast<DevicePtr>(b0 * frame.stride_a * eb_in)},
+        {"b", fb + static_cast<DevicePtr>(b0 * frame.stride_b * eb_in)},
+        {"c", c + static_cast<DevicePtr>(b0 * frame.stride_c * eb_out)}};
+    run_family(*family, piece, bufs, scalars, stream, &fc, FamilyWorkspace{workspace.ptr, workspace.bytes});
+    gemm_state().launches += static_cast<std::uint64_t>(detail::gemm_mma_launch_count(cfg, piece_frame));
   }
 }
 
@@ -620,7 +564,7 @@ GemmCallPlan plan_gemm(Engine& engine, const GemmProblem& problem, DevicePtr a, 
   const auto round256 = [](long long x) { return (x + 255) / 256 * 256; };
   plan.a_bytes = plan.sa ? round256(p.batch * plan.ps.stride_a * eb) : 0;
   plan.b_bytes = plan.sb ? round256(p.batch * plan.ps.stride_b * eb) : 0;
-  const SplitNeed need = split_need(plan.cfg, plan.ps);
+  const detail::GemmSplitNeed need = split_need(plan.cfg, plan.ps);
   plan.split_matrix_bytes = need.matrix_bytes;
   plan.split_per_launch = need.per_launch;
   return plan;

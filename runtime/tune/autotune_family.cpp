@@ -99,7 +99,24 @@ TuneReport autotune_family(Engine& engine, const Family& family, const FamilyVal
 
     std::vector<FamilyValues> kept;
     std::set<std::string> names;
+    // Configurations whose shared memory exceeds this device's opt-in limit (a space may reach sm_90's 227 KiB).
+    const long long smem_limit = options.compile_only ? 0 : device_info(engine.options().device).max_smem_per_block_optin;
+    const FamilyValues sized = family.def().program ? problem : with_sm_count(problem, 1);
     for (const FamilyValues& c : family.space(problem)) {
+      if (smem_limit > 0) {
+        long long smem = 0;
+        try {
+          smem = family.shape(c, sized).dynamic_smem;
+        } catch (const Error&) {
+          smem = 0;  // the candidate's compile or launch says what is wrong with it
+        }
+        if (smem > smem_limit) {
+          setup.rejected.emplace_back(family.config_text(c), "shared memory " + std::to_string(smem) +
+                                                                 " bytes exceeds this device's opt-in limit (" +
+                                                                 std::to_string(smem_limit) + " bytes)");
+          continue;
+        }
+      }
       const FamilyBankReport bank = family.analyze(c, problem);
       if (bank.analysed && bank.excess_wavefronts > 0 && !options.keep_conflicted) {
         setup.rejected.emplace_back(family.config_text(c), "bank analysis: " + std::to_string(bank.excess_wavefronts) +

@@ -59,31 +59,6 @@ const std::vector<std::pair<GemmConfig, long long>>& analyzed_gemm_space(DType i
 
 namespace detail {
 
-// Split-K configs pay off only where the unsplit grid leaves most of the GPU idle and K is long; the
-// space does not know the problem, so the tuner drops them elsewhere (tuning big shapes stays as fast as
-// before). One wave of a large GPU (H100: 132 SMs) is the bar; slices must keep 4 k-tiles of 32.
-constexpr long long kSplitMaxTiles = 132;
-constexpr long long kSplitMinSlice = 128;
-
-std::string gemm_split_mismatch(const GemmConfig& cfg, const GemmProblem& resolved, bool requested) {
-  const long long splits = gemm_k_splits(cfg);
-  if (splits <= 1) return "";
-  const GemmProblem& p = resolved;
-  if (p.batch * splits > 65535)
-    return "split-K: batch x splits = " + std::to_string(p.batch * splits) +
-           " exceeds the grid's 65535 (tune a smaller batch)";
-  if (requested) return "";
-  const GemmFrameDesc f = gemm_frame(p);
-  const GemmTileShape t = cfg.tile();
-  const long long tiles = ((f.m + t.bm - 1) / t.bm) * ((f.n + t.bn - 1) / t.bn) * p.batch;
-  if (tiles >= kSplitMaxTiles)
-    return "split-K: " + std::to_string(tiles) + " block tiles already fill the GPU without splitting K";
-  if (p.k < splits * kSplitMinSlice)
-    return "split-K: K = " + std::to_string(p.k) + " in " + std::to_string(splits) + " slices is under " +
-           std::to_string(kSplitMinSlice) + " per slice";
-  return "";
-}
-
 GemmTuningSpace select_gemm_space(DType in, DType out, GemmLayout layout, int max_vec_bytes, bool keep_conflicted,
                                   const std::vector<std::string>& extra_configs) {
   check_gemm_dtypes(in, out);
@@ -199,7 +174,7 @@ void add_support(detail::TuneFamily& f, Engine& engine, const GemmProblem& probl
 // configs must be Hopper candidates of the problem's dtypes and layout.
 TuneReport hopper_tune(Engine& engine, const GemmProblem& problem, int max_vec_bytes, const TuneOptions& options) {
   const std::shared_ptr<const Family> family = detail::gemm_sm90_builtin();
-  const FamilyValues fp = detail::gemm_sm90_family_problem(problem, max_vec_bytes);
+  const FamilyValues fp = detail::gemm_family_problem(problem, max_vec_bytes);
   TuneOptions o = options;
   o.extra_configs.clear();
   for (const std::string& text : options.extra_configs) {

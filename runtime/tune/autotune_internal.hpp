@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "generator/families/gemm/gemm_family.hpp"  // gemm_split_mismatch
 #include "swzjit/autotune.hpp"
 #include "swzjit/cache.hpp"
 #include "swzjit/engine.hpp"
@@ -121,11 +122,8 @@ using GemmTuningSpace = TunedSpace<GemmConfig>;
 GemmTuningSpace select_gemm_space(DType in, DType out, GemmLayout layout, int max_vec_bytes, bool keep_conflicted,
                                   const std::vector<std::string>& extra_configs = {});
 
-/// Why a tune of `resolved` leaves out the split-K config `cfg` ("" when it stays; always "" for configs
-/// that do not split): batch x splits over the grid's 65535, or, unless the user asked for it
-/// (`requested`: an extra config), a problem with enough block tiles already or too short a K for the
-/// slices. The reason goes into the report's rejected list.
-std::string gemm_split_mismatch(const GemmConfig& cfg, const GemmProblem& resolved, bool requested);
+/// gemm_split_mismatch: generator/families/gemm/gemm_family.hpp.
+
 
 /// The GEMM autotuner's helper kernels, compiled through the kernel cache like candidates.
 enum class GemmSupportKernel {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "generator/families/gemm/gemm_family.hpp"
 #include "generator/families/gemm/gemm_splitk.hpp"
 #include "generator/families/gemm_sm90/gemm_sm90_space.hpp"
 #include "swzjit/error.hpp"
@@ -37,7 +38,7 @@ constexpr DevicePtr kAligned = DevicePtr{1} << 20;
 // programmatic dependent (it waits for the kernel's partials at griddepcontrol.wait).
 FamilyPlan plan_of(const FamilyValues& config, const FamilyValues& problem, int sm_count) {
   const Sm90GemmConfig cfg = gemm_sm90_config_of(config, problem);
-  const GemmProblem p = gemm_sm90_frame_problem(problem);
+  const GemmProblem p = gemm_family_frame(problem);
   const Sm90Frame f = gemm_sm90_frame(cfg, p, kAligned, kAligned);  // throws for a config that cannot run p
   FamilyPlan plan;
   FamilyPlannedLaunch main;
@@ -70,7 +71,7 @@ std::vector<FamilyLaunchParams> bind_of(const FamilyValues& config, const Family
                                         const FamilyRunBinding& run) {
   const Sm90GemmConfig cfg = gemm_sm90_config_of(config, problem);
   const Sm90GemmLaunch l =
-      gemm_sm90_prepare(cfg, gemm_sm90_frame_problem(problem), run.buffers.at(kBufA), run.buffers.at(kBufB),
+      gemm_sm90_prepare(cfg, gemm_family_frame(problem), run.buffers.at(kBufA), run.buffers.at(kBufB),
                         run.buffers.at(kBufC), static_cast<float>(run.scalars.at(kAlpha)),
                         static_cast<float>(run.scalars.at(kBeta)), run.sm_count, run.device, run.scratch);
   std::vector<FamilyLaunchParams> out(1);
@@ -102,9 +103,6 @@ int sms_or_h100(int sm_count) { return sm_count > 0 ? sm_count : 132; }
 std::string definition_text(const std::string& program_id) {
   return R"(family = gemm_sm90
 about = C = alpha * A * B + beta * C on sm_90a: TMA loads with the 128-byte swizzle, wgmma, warp-specialized, persistent; f16/bf16 in, f16/bf16/f32 out; C row-major (the kernel's frame), A K- or M-contiguous (a_mn), B K- or N-contiguous (b_mn); C is read only where beta is not 0
-dims = in:type out:type a_mn b_mn m n k lda ldb ldc batch stride_a stride_b stride_c
-align align_a = a
-align align_b = b
 # Sm90GemmConfig's fields (generator/families/gemm_sm90/gemm_sm90.hpp); the program's default and space
 # pick from them per problem and device, and its plan refuses what the kernel cannot run
 param BN = 32 64 128 256 ; default 256
@@ -118,25 +116,11 @@ param REDUCE = 0 1 2 ; default 0          # K slices summed by: 0 the reduction 
 param EPILOGUE = 0 1 ; default 0        # 1: C through shared memory and TMA stores (where beta is 0)
 param TAIL = 1 2 4 ; default 1          # the last partial wave of tiles in up to TAIL K slices
 param AROWS = 16 32 64 128 ; default 128  # rows of A a stage holds (16..64: one short tile row, or 64-row tiles)
-scalar alpha = 1
-scalar beta = 0
-require = in != 0 && m >= 1 && n >= 1 && k >= 1 && batch >= 1 && a_mn <= 1 && b_mn <= 1
+require = in != 0 && m >= 1 && n >= 1 && k >= 1 && batch >= 1
 require = align_a >= 16 && align_b >= 16
 require = lda * elem_bytes(in) % 16 == 0 && ldb * elem_bytes(in) % 16 == 0
 require = batch <= 1 || (stride_a * elem_bytes(in) % 16 == 0 && stride_b * elem_bytes(in) % 16 == 0)
-# matrices of a batch: each its own (0 is not "packed" here: Engine::gemm passes resolved strides), C's apart
-require = batch <= 1 || (stride_a > 0 && stride_b > 0 && stride_c >= max(0, m - 1) * ldc + n)
-require = ldc >= n && lda >= a_mn * m + (1 - a_mn) * k && ldb >= b_mn * n + (1 - b_mn) * k
-buffer a = in [(max(1, batch) - 1) * stride_a + a_mn * (max(0, k - 1) * lda + m) + (1 - a_mn) * (max(0, m - 1) * lda + k)] input
-buffer b = in [(max(1, batch) - 1) * stride_b + b_mn * (max(0, k - 1) * ldb + n) + (1 - b_mn) * (max(0, n - 1) * ldb + k)] input
-# C is read where beta is not 0, yet an output here: tuning runs at the scalars' defaults (beta 0, the case
-# the TMA-store epilogue serves), so the worker poisons C and checks every element the reference writes
-buffer c = out [(max(1, batch) - 1) * stride_c + max(0, m - 1) * ldc + n] output
-program = )" + program_id + R"(
-reference = swz::tpl::gemm_reference_kernel<(in == 2) + 2 * (in == 0), (out == 2) + 2 * (out == 0), 1 - a_mn, 1 - b_mn, 1>({a, b, c, int:m, int:n, int:k, lda, ldb, ldc, batch, stride_a, stride_b, stride_c, float:alpha, float:beta, int:0, int:0})
-reference.grid = max(1, ceil_div(n, 16)), max(1, min(ceil_div(m, 16), 65535)), max(1, min(batch, 65535))
-reference.block = 16, 16
-tolerance = 1e-2
+program = )" + program_id + "\n" + gemm_family_frame_lines() + R"(tolerance = 1e-2
 min_arch = 90
 max_arch = 90
 arch_specific = 1
@@ -149,47 +133,6 @@ source_name = gemm_sm90.cu
 }
 
 }  // namespace
-
-bool gemm_sm90_swaps(const GemmProblem& resolved) { return resolved.c_order == MatrixOrder::ColMajor; }
-
-FamilyValues gemm_sm90_family_problem(const GemmProblem& p, int align) {
-  const bool a_row = p.a_order == MatrixOrder::RowMajor, b_row = p.b_order == MatrixOrder::RowMajor;
-  FamilyValues v;
-  v["in"] = static_cast<long long>(p.dtype);
-  v["out"] = static_cast<long long>(p.out_dtype);
-  v["k"] = p.k;
-  v["ldc"] = p.ldc;
-  v["batch"] = p.batch;
-  const bool batched = p.batch > 1;  // a single matrix's strides mean nothing: one key for every value given
-  v["stride_c"] = batched ? p.stride_c : 0;
-  if (!gemm_sm90_swaps(p)) {
-    v["a_mn"] = a_row ? 0 : 1, v["b_mn"] = b_row ? 1 : 0;
-    v["m"] = p.m, v["n"] = p.n, v["lda"] = p.lda, v["ldb"] = p.ldb;
-    v["stride_a"] = batched ? p.stride_a : 0, v["stride_b"] = batched ? p.stride_b : 0;
-  } else {
-    // C^T (n x m, row-major with pitch ldc) = B^T A^T: the frame's A is B^T (M-contiguous where B is
-    // row-major), its B is A^T (K-contiguous where A is row-major).
-    v["a_mn"] = b_row ? 1 : 0, v["b_mn"] = a_row ? 0 : 1;
-    v["m"] = p.n, v["n"] = p.m, v["lda"] = p.ldb, v["ldb"] = p.lda;
-    v["stride_a"] = batched ? p.stride_b : 0, v["stride_b"] = batched ? p.stride_a : 0;
-  }
-  v["align_a"] = v["align_b"] = std::min(16, std::max(1, align));
-  return v;
-}
-
-GemmProblem gemm_sm90_frame_problem(const FamilyValues& v) {
-  GemmProblem p;
-  p.dtype = static_cast<DType>(value(v, "in"));
-  p.out_dtype = static_cast<DType>(value(v, "out"));
-  p.m = value(v, "m"), p.n = value(v, "n"), p.k = value(v, "k");
-  p.a_order = value(v, "a_mn") ? MatrixOrder::ColMajor : MatrixOrder::RowMajor;
-  p.b_order = value(v, "b_mn") ? MatrixOrder::RowMajor : MatrixOrder::ColMajor;
-  p.c_order = MatrixOrder::RowMajor;
-  p.lda = value(v, "lda"), p.ldb = value(v, "ldb"), p.ldc = value(v, "ldc");
-  p.batch = value(v, "batch");
-  p.stride_a = value(v, "stride_a"), p.stride_b = value(v, "stride_b"), p.stride_c = value(v, "stride_c");
-  return p;
-}
 
 FamilyValues gemm_sm90_family_config(const Sm90GemmConfig& c) {
   return {{"BN", c.bn},
@@ -233,10 +176,10 @@ FamilyDef gemm_sm90_family() {
   program->bind = bind_of;
   program->renew = renew_of;
   program->default_config = [](const FamilyValues& problem, int sm_count) {
-    return gemm_sm90_family_config(choose_sm90_gemm_config(gemm_sm90_frame_problem(problem), sms_or_h100(sm_count)));
+    return gemm_sm90_family_config(choose_sm90_gemm_config(gemm_family_frame(problem), sms_or_h100(sm_count)));
   };
   program->space = [](const FamilyValues& problem, int sm_count) {
-    const Sm90GemmConfig base = choose_sm90_gemm_config(gemm_sm90_frame_problem(problem), sms_or_h100(sm_count));
+    const Sm90GemmConfig base = choose_sm90_gemm_config(gemm_family_frame(problem), sms_or_h100(sm_count));
     std::vector<FamilyValues> out;
     for (const Sm90GemmConfig& c : sm90_gemm_space(base)) out.push_back(gemm_sm90_family_config(c));
     return out;

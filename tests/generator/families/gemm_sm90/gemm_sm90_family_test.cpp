@@ -113,12 +113,12 @@ TEST_CASE("gemm_sm90 family: every layout maps onto the kernel's frame, and defa
   for (int i = 0; i < 300; ++i) {
     const GemmProblem p = random_problem(rng);
     CAPTURE(p.key(16));
-    const FamilyValues v = detail::gemm_sm90_family_problem(p, 16);
+    const FamilyValues v = detail::gemm_family_problem(p, 16);
     f->validate_problem(v);
-    const GemmProblem frame = detail::gemm_sm90_frame_problem(v);
+    const GemmProblem frame = detail::gemm_family_frame(v);
     CHECK(frame.c_order == MatrixOrder::RowMajor);
     // The frame is the problem's own for a row-major C; a column-major C swaps A and B (C^T = B^T A^T).
-    CHECK(detail::gemm_sm90_swaps(p) == (p.c_order == MatrixOrder::ColMajor));
+    CHECK(detail::gemm_family_swaps(p) == (p.c_order == MatrixOrder::ColMajor));
     CHECK(gemm_sm90_layout(frame) == gemm_sm90_layout(p));
     // The kernel's host code frames the caller's problem and the family's alike, field by field.
     const DevicePtr aligned = DevicePtr{1} << 20;
@@ -169,7 +169,7 @@ TEST_CASE("gemm_sm90 family: every layout maps onto the kernel's frame, and defa
 TEST_CASE("gemm_sm90 family: the plan is the kernel's launch shape, a split config adds the reduction, scratch sized") {
   const std::shared_ptr<const Family> f = detail::gemm_sm90_builtin();
   const GemmProblem p = problem(DType::BF16, DType::BF16, 2048, 11008, 4096);
-  const FamilyValues v = with_sm_count(detail::gemm_sm90_family_problem(p, 16), 132);
+  const FamilyValues v = with_sm_count(detail::gemm_family_problem(p, 16), 132);
   // The default there: 128 x 256 tiles with the last wave in K slices (a workspace that follows the SMs).
   const FamilyValues def = f->default_config(v);
   const Sm90GemmConfig cfg = detail::gemm_sm90_config_of(def, v);
@@ -205,7 +205,7 @@ TEST_CASE("gemm_sm90 family: the plan is the kernel's launch shape, a split conf
 TEST_CASE("gemm_sm90 family: requirements refuse what TMA cannot load, configs the kernel cannot run are out") {
   const std::shared_ptr<const Family> f = detail::gemm_sm90_builtin();
   const GemmProblem p = problem(DType::F16, DType::F16, 16, 4096, 4096);
-  FamilyValues v = with_sm_count(detail::gemm_sm90_family_problem(p, 16), 132);
+  FamilyValues v = with_sm_count(detail::gemm_family_problem(p, 16), 132);
   const FamilyValues def = f->default_config(v);
   CHECK(detail::gemm_sm90_config_of(def, v).arows == 16);  // one short tile row: short A stages
   // Eight-byte pointers: out of the family (the typed API runs the mma.sync family there).
@@ -223,7 +223,7 @@ TEST_CASE("gemm_sm90 family: requirements refuse what TMA cannot load, configs t
   // Short A stages of 16 rows cannot hold M = 128: the plan says which arows would.
   GemmProblem big = p;
   big.m = 128;
-  const FamilyValues vb = with_sm_count(detail::gemm_sm90_family_problem(big.resolved(), 16), 132);
+  const FamilyValues vb = with_sm_count(detail::gemm_family_problem(big.resolved(), 16), 132);
   CHECK(contains(f->check_config(def, vb), "arows="));
   // A batch whose operands all sit at one place (stride 0) is not the kernel's (Engine::gemm passes resolved,
   // packed strides): refused by name rather than read past the buffers the family sizes.
@@ -243,7 +243,7 @@ TEST_CASE("gemm_sm90 family: the reference is declarative (f64 sums, the frame's
   const std::shared_ptr<const Family> f = detail::gemm_sm90_builtin();
   // frame TN: A M-, B N-contiguous
   const GemmProblem p = problem(DType::BF16, DType::F32, 100, 200, 64, MatrixOrder::ColMajor, MatrixOrder::RowMajor);
-  const FamilyValues v = detail::gemm_sm90_family_problem(p, 16);
+  const FamilyValues v = detail::gemm_family_problem(p, 16);
   CHECK(v.at("a_mn") == 1);
   CHECK(v.at("b_mn") == 1);
   CHECK(f->reference_name_expression(v) == "swz::tpl::gemm_reference_kernel<1, 2, 0, 0, 1>");
@@ -267,7 +267,7 @@ TEST_CASE("gemm_sm90 family: compiled for sm_90a through the engine (its layout 
   }
   const std::shared_ptr<const Family> f = detail::gemm_sm90_builtin();
   const GemmProblem p = problem(DType::F16, DType::F16, 128, 4096, 4096);
-  const FamilyValues v = with_sm_count(detail::gemm_sm90_family_problem(p, 16), 132);
+  const FamilyValues v = with_sm_count(detail::gemm_family_problem(p, 16), 132);
   const swz_cache_test::TempDir dir;
   EngineOptions eo;
   eo.cache_dir = dir.path();
