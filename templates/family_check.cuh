@@ -11,7 +11,9 @@ namespace tpl {
 /// kFamilyCheckCompare: guards, untouched elements, non-finite values, the error sums and the largest
 /// difference. kFamilyCheckFindWorst: the first element whose difference equals `worst_bits` (only run
 /// when the error is above the tolerance, so a passing candidate costs one pass).
-enum FamilyCheckMode { kFamilyCheckCompare = 0, kFamilyCheckFindWorst = 1 };
+/// kFamilyCheckFill: writes the inputs instead (element i of `got` + head_bytes: a value in [-1, 1) hashed
+/// from `seed` and i, so the same for every candidate and every run), no result.
+enum FamilyCheckMode { kFamilyCheckCompare = 0, kFamilyCheckFindWorst = 1, kFamilyCheckFill = 2 };
 
 /// Element types, numbered as swz::DType (include/swzjit/types.hpp).
 enum FamilyCheckType { kFamilyCheckF32 = 0, kFamilyCheckF16 = 1, kFamilyCheckBF16 = 2 };
@@ -50,6 +52,7 @@ struct FamilyCheckParams {
   long long elems;
   unsigned long long worst_bits;  // kFamilyCheckFindWorst: the maximum the compare pass found
   FamilyCheckResult* result;
+  unsigned long long seed;        // kFamilyCheckFill
 };
 
 #if SWZ_DEVICE_CODE
@@ -161,7 +164,51 @@ __device__ __forceinline__ void family_check_guards(const FamilyCheckParams& p) 
   if ((threadIdx.x & 31) == 0 && first != kFamilyCheckNone) atomicMin(&p.result->first_guard, first);
 }
 
+// Element i's input value: splitmix64's finalizer over the seed and i, as a double in [-1, 1) rounded to f32.
+__device__ __forceinline__ float family_fill_value(unsigned long long seed, long long i) {
+  unsigned long long z = seed + (static_cast<unsigned long long>(i) + 1) * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return static_cast<float>(static_cast<double>(z >> 11) * 0x1.0p-53 * 2.0 - 1.0);
+}
+
+template <int DT> __device__ __forceinline__ typename FamilyCheckBits<DT>::type family_fill_bits(float v);
+template <> __device__ __forceinline__ unsigned family_fill_bits<kFamilyCheckF32>(float v) { return __float_as_uint(v); }
+template <> __device__ __forceinline__ unsigned short family_fill_bits<kFamilyCheckF16>(float v) {
+  unsigned short h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
+  return h;
+}
+template <> __device__ __forceinline__ unsigned short family_fill_bits<kFamilyCheckBF16>(float v) {
+  const unsigned u = __float_as_uint(v);  // finite: round to nearest even
+  return static_cast<unsigned short>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+
+template <int DT>
+__device__ __forceinline__ void family_fill_elements(const FamilyCheckParams& p) {
+  typedef typename FamilyCheckBits<DT>::type W;
+  unsigned char* out = const_cast<unsigned char*>(p.got) + p.head_bytes;  // the fill mode's buffer is written
+  const bool aligned = (reinterpret_cast<unsigned long long>(out) % sizeof(W)) == 0;
+  const long long step = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < p.elems; i += step) {
+    const W bits = family_fill_bits<DT>(family_fill_value(p.seed, i));
+    if (aligned) {
+      reinterpret_cast<W*>(out)[i] = bits;
+    } else {
+      unsigned char* at = out + i * static_cast<long long>(sizeof(W));
+      for (int b = 0; b < static_cast<int>(sizeof(W)); ++b) at[b] = static_cast<unsigned char>(bits >> (8 * b));
+    }
+  }
+}
+
 __global__ void __launch_bounds__(kFamilyCheckThreads) family_check_kernel(const __grid_constant__ FamilyCheckParams p) {
+  if (p.mode == kFamilyCheckFill) {
+    if (p.dtype == kFamilyCheckF32) family_fill_elements<kFamilyCheckF32>(p);
+    else if (p.dtype == kFamilyCheckF16) family_fill_elements<kFamilyCheckF16>(p);
+    else family_fill_elements<kFamilyCheckBF16>(p);
+    return;
+  }
   if (p.mode == kFamilyCheckCompare) family_check_guards(p);
   if (p.dtype == kFamilyCheckF32) family_check_elements<kFamilyCheckF32>(p);
   else if (p.dtype == kFamilyCheckF16) family_check_elements<kFamilyCheckF16>(p);

@@ -144,8 +144,8 @@ struct EngineCounters {
   std::uint64_t tuned_misses = 0;    ///< problems with no cached winner
   std::uint64_t tunes = 0;           ///< autotuner runs
   std::uint64_t benchmark_runs = 0;  ///< candidate benchmarks (all tunes)
-  /// Kernels launched for transposes and declared families (a Hopper GEMM call's kernels count here, being
-  /// the family gemm_sm90's; the mma.sync GEMM's count in Engine::gemm_launches()).
+  /// Kernels launched for transposes and declared families: every GEMM kernel counts here too, being the
+  /// built-in families' (gemm_sm90, sgemm, hgemm); the staging copies and the reference do not.
   std::uint64_t launches = 0;
 };
 
@@ -225,8 +225,9 @@ class Engine {
   /// The trusted reference (templates/gemm_reference.cuh): one thread per element, f64 (or f32) sums.
   void gemm_reference(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c, float alpha, float beta,
                       CUstream stream, bool f64_accumulate = true);
-  /// Number of GEMM launches (fast kernels and reference) this engine made; a call on the Hopper kernel
-  /// counts once, with its split-K reduction where it has one.
+  /// Number of GEMM launches (fast kernels and reference) this engine made: an mma.sync call counts each
+  /// kernel (one per 65535 matrices, and with split-K the reduction after each); a call on the Hopper
+  /// kernel counts once, with its split-K reduction where it has one.
   std::uint64_t gemm_launches() const;
 
   // --- declared families (include/swzjit/family.hpp; runtime/engine/engine_family.cpp) -----------

@@ -1,9 +1,9 @@
 // runtime: the Engine's GEMM half (include/swzjit/engine.hpp, "GEMM" sections): problem resolution and
-// the mapping of every public layout onto the kernels' frame, default configurations, compilation
-// through the cache, module loading and launches of the mma.sync kernels (split-K: with a stream-ordered
-// workspace and the reduction kernel) and of the reference kernel, and the choice of a config: the tuned
-// winner from the cache (runtime/autotune_gemm.cpp), else the default. On sm_90 the Hopper variant is the
-// built-in family gemm_sm90: a call it takes becomes that family's problem and runs through run_family.
+// the mapping of every public layout onto the kernels' frame, default configurations, staging of narrow
+// operands, the reference kernel, and the choice of a config: the tuned winner from the cache
+// (runtime/autotune_gemm.cpp), else the default. The launches are the built-in families': the mma.sync
+// kernels' (sgemm, hgemm: generator/families/gemm/gemm_family.cpp) through run_family with the chosen
+// config, and on sm_90 the Hopper variant's (gemm_sm90), whose problems run through run_family as well.
 #include <algorithm>
 #include <cmath>
 #include <atomic>
@@ -40,7 +40,7 @@ namespace detail {
 struct GemmState {
   std::mutex mutex;
   std::string device_arch;                 // filled on first GPU use
-  std::map<std::string, Kernel> kernels;   // by generated name expression (one device per engine)
+  std::map<std::string, Kernel> kernels;   // support kernels (pack, reference) by name expression
   std::map<std::string, GemmConfig> choices;  // gemm_config's answers, by problem key
   std::set<std::string> validated;            // configs passed to gemm() that validated (10-20 us each)
   TuneGate<std::string> tuning;               // TuneOnMiss: the problem keys being tuned now
@@ -49,7 +49,7 @@ struct GemmState {
   // family runs.
   std::map<std::string, std::optional<FamilyValues>> sm90_problems;
   int sm_count = 0;  // filled with device_arch
-  // The split-K workspaces' memory pool (created on first use): the engine's own, so it can keep its
+  // The staged copies' memory pool (created on first use): the engine's own, so it can keep its
   // memory across synchronizations (release threshold: unlimited) without changing the device's
   // default pool, which the application owns.
   CUmemoryPool pool = nullptr;

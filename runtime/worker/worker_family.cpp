@@ -8,7 +8,9 @@
 // is placed at exactly that alignment. Scratch buffers are allocated (grown when a candidate's needs
 // more), poisoned before every verification run, and neither filled nor compared; a candidate's `then`
 // launches run after its kernel, verified and timed together. Scalars take the definition's defaults.
-// An inout buffer is guarded and compared like an output, but filled like an input: the reference's
+// Inputs are filled on the GPU by the check kernel's fill mode (values hashed from the seed, the buffer and
+// the element: the same for every candidate), so a tune of a large problem does not wait on the host.
+// An inout buffer is guarded and compared like an output, but filled like an input (on the host): the reference's
 // twin starts from the same values, and they are restored before every verification run (a timing run
 // may leave it changed, and the next candidate must start from the values the reference saw).
 #include "runtime/worker/worker_family.hpp"
@@ -105,31 +107,33 @@ class FamilyTarget final : public Target {
 
   void support(const SupportRequest& req) override {
     if (req.reference.image.empty()) throw_invalid("family " + family_.name() + ": no reference kernel to check against");
-    // Random inputs in [-1, 1): the same for every candidate. Inout buffers draw theirs in the same
-    // pass (in declaration order), so a family without one sees the values it always did.
+    if (req.check.image.empty())
+      throw_invalid("family " + family_.name() + ": the tuner sent no check kernel (templates/family_check.cuh); "
+                    "the tuner and swz-worker must come from the same build");
+    check_module_ = std::make_unique<Module>(load_image(req.check, device_));
+    check_ = check_module_->kernel().handle();
+    // Random inputs in [-1, 1): the same for every candidate. Input buffers are filled on the GPU (the check
+    // kernel's fill mode: a value hashed from the seed, the buffer's index and the element's); inout buffers
+    // on the host (splitmix64 in declaration order), whose values are restored before each verification run.
     std::uint64_t s = seed_;
-    for (Buffer& b : buffers_) {
+    for (std::size_t index = 0; index < buffers_.size(); ++index) {
+      Buffer& b = buffers_[index];
       if ((b.output && !b.inout) || b.scratch) continue;
+      if (!b.inout) {
+        fill(b, seed_ + 0xD1B54A32D192ED03ull * (index + 1));
+        continue;
+      }
       std::vector<unsigned char> host(b.bytes);
       const int eb = dtype_bytes(b.dtype);
       for (long long i = 0; i < b.elems; ++i) {
         const float v = static_cast<float>(static_cast<double>(next(s) >> 11) * 0x1.0p-53 * 2.0 - 1.0);
         store_element(b.dtype, host.data() + static_cast<std::size_t>(i) * eb, v);
       }
-      if (b.inout) {
-        // Restored before each verification run (prepare()); set now too, so that no run ever sees
-        // uninitialized memory in it.
-        b.memory.copy_from_host(host.data(), b.bytes, kGuardBytes + b.offset, stream_);
-        b.initial = std::move(host);
-        continue;
-      }
-      b.memory.copy_from_host(host.data(), b.bytes, b.offset, stream_);
+      // Restored before each verification run (prepare()); set now too, so that no run ever sees
+      // uninitialized memory in it.
+      b.memory.copy_from_host(host.data(), b.bytes, kGuardBytes + b.offset, stream_);
+      b.initial = std::move(host);
     }
-    if (req.check.image.empty())
-      throw_invalid("family " + family_.name() + ": the tuner sent no check kernel (templates/family_check.cuh); "
-                    "the tuner and swz-worker must come from the same build");
-    check_module_ = std::make_unique<Module>(load_image(req.check, device_));
-    check_ = check_module_->kernel().handle();
     reference_module_ = std::make_unique<Module>(load_image(req.reference, device_));
     Kernel ref = reference_module_->kernel();
     const FamilyLaunchShape shape = family_.reference_shape(launch_problem_);
@@ -356,6 +360,22 @@ class FamilyTarget final : public Target {
 
   // One pass of the check kernel over output `b`: `got` is an allocation of `total` bytes whose bytes
   // [head, tail) hold the buffer (the candidate's guarded one, or the reference's twin against itself).
+  // An input buffer's values (the check kernel's fill mode), in stream order before the reference.
+  void fill(const Buffer& b, std::uint64_t seed) {
+    if (b.elems <= 0) return;
+    tpl::FamilyCheckParams p{};
+    p.mode = tpl::kFamilyCheckFill;
+    p.dtype = static_cast<int>(b.dtype);
+    p.got = reinterpret_cast<const unsigned char*>(b.memory.ptr());
+    p.head_bytes = b.offset;
+    p.elems = b.elems;
+    p.seed = seed;
+    void* args[] = {&p};
+    const long long wanted = (b.elems + tpl::kFamilyCheckThreads - 1) / tpl::kFamilyCheckThreads;
+    const unsigned blocks = static_cast<unsigned>(std::max(1LL, std::min<long long>(wanted, 16LL * sm_count_)));
+    check(driver_api().cuLaunchKernel(check_, blocks, 1, 1, tpl::kFamilyCheckThreads, 1, 1, 0, stream_, args, nullptr),
+          "filling the family's inputs");
+  }
   tpl::FamilyCheckResult run_check(const Buffer& b, int mode, unsigned long long worst_bits, DevicePtr got,
                                    std::size_t head, std::size_t tail, std::size_t total) {
     tpl::FamilyCheckResult r{};

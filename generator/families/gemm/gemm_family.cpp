@@ -174,7 +174,7 @@ GemmLayout layout_of(const FamilyValues& problem) {
 
 std::string program_text(bool sgemm, const std::string& program_id) {
   std::string t = std::string("family = ") + (sgemm ? "sgemm" : "hgemm") + "\n";
-  t += sgemm ? "about = C = alpha * A * B + beta * C in f32 on CUDA cores (mma.sync's sibling): warp-tiled, A and B "
+  t += sgemm ? "about = C = alpha * A * B + beta * C in f32 on CUDA cores (FMA, the mma.sync kernels' f32 sibling): warp-tiled, A and B "
                "tiles swizzled in shared memory; C row-major (the kernel's frame), A K- or M-contiguous (a_mn), B K- "
                "or N-contiguous (b_mn); split-K through an f32 scratch\n"
              : "about = C = alpha * A * B + beta * C on tensor cores (mma.sync, ldmatrix from swizzled tiles, cp.async "

@@ -209,3 +209,42 @@ TEST_CASE("family program: the mma.sync families sgemm and hgemm through run_fam
   };
   for (const Case& c : hg) check_case(engine, *h, c, DType::BF16, rng, 1e-4);
 }
+
+TEST_CASE("family program: the GEMM reference covers M past the grid's 65535 x 16 rows") {
+  std::string why;
+  if (!driver_available(&why)) {
+    MESSAGE("skipped: " << why);
+    return;
+  }
+  const swz_cache_test::TempDir dir;
+  Engine engine(EngineOptions{0, TunePolicy::Default, dir.path(), true});
+  const std::shared_ptr<const Family> s = detail::gemm_mma_builtin(DType::F32);
+  // f32 NT, M = 65535 * 16 + 37 rows: small integers, so every sum is exact.
+  GemmProblem p;
+  p.dtype = p.out_dtype = DType::F32;
+  p.m = 65535LL * 16 + 37, p.n = 3, p.k = 5;
+  p.a_order = MatrixOrder::RowMajor, p.b_order = MatrixOrder::ColMajor;
+  p = p.resolved();
+  const FamilyValues v = detail::gemm_family_problem(p, 16);
+  std::mt19937_64 rng(std::random_device{}());
+  std::uniform_int_distribution<int> small(-4, 4);
+  std::vector<float> ha(static_cast<std::size_t>(p.m * p.k)), hb(static_cast<std::size_t>(p.n * p.k));
+  for (auto& x : ha) x = static_cast<float>(small(rng));
+  for (auto& x : hb) x = static_cast<float>(small(rng));
+  DeviceBuffer da(ha.size() * 4), db(hb.size() * 4), dc(static_cast<std::size_t>(p.m * p.n) * 4);
+  da.copy_from_host(ha.data(), ha.size() * 4);
+  db.copy_from_host(hb.data(), hb.size() * 4);
+  dc.memset8(0xFF, nullptr);  // NaN: a row the reference skips stays NaN
+  engine.run_family_reference(*s, v, {{"a", da.ptr()}, {"b", db.ptr()}, {"c", dc.ptr()}}, FamilyScalars{{"alpha", 2.0}}, nullptr);
+  synchronize(nullptr);
+  std::vector<float> got(static_cast<std::size_t>(p.m * p.n));
+  dc.copy_to_host(got.data(), got.size() * 4);
+  long long wrong = 0;
+  for (long long i = 0; i < p.m; ++i)
+    for (long long j = 0; j < p.n; ++j) {
+      float want = 0;
+      for (long long k = 0; k < p.k; ++k) want += ha[static_cast<std::size_t>(i * p.k + k)] * hb[static_cast<std::size_t>(j * p.k + k)];
+      wrong += got[static_cast<std::size_t>(i * p.n + j)] != 2.0f * want;
+    }
+  CHECK(wrong == 0);
+}
