@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "generator/core/checked_arith.hpp"
 #include "generator/families/gemm/gemm_splitk.hpp"
 #include "swzjit/error.hpp"
 #include "swzjit_space_hashes.hpp"  // generated: SWZJIT_GEMM_SPACE_HASH (this file's hash among others)
@@ -48,7 +49,10 @@ using SplitNeed = GemmSplitNeed;
 SplitNeed split_need(const GemmConfig& cfg, const GemmProblem& f) {
   const int splits = gemm_k_splits(cfg);
   if (splits <= 1 || f.k == 0) return {};
-  const long long matrix_bytes = splits * gemm_splitk_workspace_stride(f.m, f.n) * static_cast<long long>(sizeof(float));
+  // NOTE: checked, so an enormous M x N is an InvalidArgument, not a wrapped (tiny) workspace size.
+  const long long matrix_bytes =
+      checked_mul(checked_mul(splits, gemm_splitk_workspace_stride(f.m, f.n), "gemm split-K workspace"),
+                  static_cast<long long>(sizeof(float)), "gemm split-K workspace bytes");
   return {matrix_bytes, std::min(f.batch, std::min(gemm_max_batch_per_launch(cfg),
                                                    std::max(1LL, kMaxSplitWorkspaceBytes / matrix_bytes)))};
 }

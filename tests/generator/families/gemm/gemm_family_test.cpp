@@ -179,6 +179,10 @@ TEST_CASE("gemm families: the plan is the typed launch sequence (65535 matrices 
   CHECK_FALSE(ps.launches[1].dependent);
   CHECK(ps.scratch_bytes == static_cast<std::size_t>(3 * 8 * gemm_splitk_workspace_stride(100, 60) * 4));
   CHECK(detail::gemm_mma_split_need(sc, thin).per_launch == 3);
+  // An enormous M x N: the workspace size is refused, never wrapped.
+  GemmProblem huge = thin;
+  huge.m = huge.n = 2000000000;
+  CHECK_THROWS_AS(detail::gemm_mma_split_need(sc, huge), Error);
   CHECK(h->scratch_bytes(st, vt) == ps.scratch_bytes);
   // K = 0 with a split config: no products, the reduction alone writes beta * C, no scratch.
   GemmProblem empty_k = thin;
