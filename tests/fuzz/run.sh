@@ -37,6 +37,7 @@ echo "== sanitizers: CPU suite"
 # SWZJIT_ASAN_FULL_SUITE=1 runs them too.
 slow_cases="split-K in the default spaces*,every config of every default gemm space*,NVRTC compiles the default gemm spaces*"
 slow_cases+=",NVRTC compiles the split-K reduction*,choosing swizzle and pad parameters*"
+slow_cases+=",gemm families: configs round-trip, default and space are the typed ones*"
 exclude=(-tce="$slow_cases")
 [ "${SWZJIT_ASAN_FULL_SUITE:-0}" = 1 ] && exclude=()
 (cd "$BUILD_DIR/tests" && timeout 1800 ./swzjit_tests "${exclude[@]}")
