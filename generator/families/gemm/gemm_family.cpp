@@ -13,6 +13,7 @@
 
 #include "generator/core/checked_arith.hpp"
 #include "generator/families/gemm/gemm_splitk.hpp"
+#include "runtime/jit/jit_cache.hpp"  // access_alignment: the rule GemmProblem::max_vec_bytes uses
 #include "swzjit/error.hpp"
 #include "swzjit_space_hashes.hpp"  // generated: SWZJIT_GEMM_SPACE_HASH (this file's hash among others)
 #include "templates/gemm_common.cuh"
@@ -37,12 +38,6 @@ long long value(const FamilyValues& v, const char* name) {
   const auto it = v.find(name);
   if (it == v.end()) throw_invalid(std::string("gemm: no value for ") + name);
   return it->second;
-}
-
-int pow2_align(unsigned long long v) {
-  int a = 16;
-  while (a > 1 && v % static_cast<unsigned long long>(a) != 0) a /= 2;
-  return a;
 }
 
 using SplitNeed = GemmSplitNeed;
@@ -305,13 +300,12 @@ GemmProblem gemm_family_frame(const FamilyValues& v) {
 }
 
 int gemm_family_access_align(const FamilyValues& v) {
-  const unsigned long long eb = static_cast<unsigned long long>(dtype_bytes(static_cast<DType>(value(v, "in"))));
-  int a = std::min(pow2_align(static_cast<unsigned long long>(value(v, "align_a"))),
-                   pow2_align(static_cast<unsigned long long>(value(v, "align_b"))));
-  std::vector<long long> pitches = {value(v, "lda"), value(v, "ldb")};
-  if (value(v, "batch") > 1) pitches.insert(pitches.end(), {value(v, "stride_a"), value(v, "stride_b")});
-  for (long long ld : pitches) a = std::min(a, pow2_align(static_cast<unsigned long long>(ld) * eb));
-  return std::max(a, static_cast<int>(eb));
+  // GemmProblem::max_vec_bytes's rule, with the aligns standing in for the pointers.
+  const int eb = dtype_bytes(static_cast<DType>(value(v, "in")));
+  const auto a = static_cast<unsigned long long>(value(v, "align_a")), b = static_cast<unsigned long long>(value(v, "align_b"));
+  const long long lda = value(v, "lda"), ldb = value(v, "ldb");
+  return value(v, "batch") > 1 ? access_alignment({a, b}, {lda, ldb, value(v, "stride_a"), value(v, "stride_b")}, eb)
+                               : access_alignment({a, b}, {lda, ldb}, eb);
 }
 
 FamilyDef sgemm_family() { return mma_family(true); }
