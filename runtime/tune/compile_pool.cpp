@@ -5,6 +5,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
@@ -22,6 +23,7 @@ namespace detail {
 namespace {
 
 constexpr std::size_t kDefaultMaxCompileThreads = 8;
+constexpr double kExitWaitSeconds = 2;
 
 class CompileExecutor {
  public:
@@ -40,16 +42,28 @@ class CompileExecutor {
                        CompileExecutor* x = instance_ptr();
                        x->mu_ = new std::mutex();  // the old ones stay allocated: the child never touches them
                        x->cv_ = new std::condition_variable();
+                       x->idle_cv_ = new std::condition_variable();
                        x->threads_ = 0;
                        x->idle_ = 0;
                        x->jobs_.clear();
                      });
+      // At exit, give the threads a moment to finish what they run (bounded): exit()'s static destructors
+      // (NVRTC's among them) must not run under a compile, and a thread still releasing a finished job's
+      // state is not yet back in its wait. Registered after the sanitizers' own handlers, so it runs first.
+      std::atexit([] { instance_ptr()->wait_idle(kExitWaitSeconds); });
       return e;
     }();
     return *executor;
   }
 
   std::size_t capacity() const noexcept { return capacity_; }
+
+  /// True once no job is queued or running (every thread waits for work), false after `timeout_s`.
+  bool wait_idle(double timeout_s) {
+    std::unique_lock<std::mutex> lock(*mu_);
+    return idle_cv_->wait_for(lock, std::chrono::duration<double>(timeout_s),
+                              [&] { return jobs_.empty() && idle_ == threads_; });
+  }
 
   void post(std::function<void()> job) {
     std::unique_lock<std::mutex> lock(*mu_);
@@ -93,6 +107,7 @@ class CompileExecutor {
     std::unique_lock<std::mutex> lock(*mu_);
     for (;;) {
       ++idle_;
+      idle_cv_->notify_all();
       cv_->wait(lock, [&] { return !jobs_.empty(); });
       --idle_;
       std::function<void()> job = std::move(jobs_.front());
@@ -108,6 +123,7 @@ class CompileExecutor {
   // Pointers, so that a forked child can take new ones (pthread_atfork above); never freed.
   std::mutex* mu_ = new std::mutex();
   std::condition_variable* cv_ = new std::condition_variable();
+  std::condition_variable* idle_cv_ = new std::condition_variable();  // wait_idle's
   std::deque<std::function<void()>> jobs_;
   std::size_t threads_ = 0;  // started (each serves until the process ends)
   std::size_t idle_ = 0;     // waiting for a job

@@ -35,6 +35,11 @@ inline RunResult run_swz(const std::string& args, const std::string& env = "") {
     fclose(e);
   }
   unlink(err_path);
+  // swz never exits above 3 by itself: 134 is an abort (a sanitizer report under ASan's abort_on_error), -1
+  // a signal. The checks only see the code, so the log gets the stderr that says why.
+  if (r.code < 0 || r.code > 3) {
+    std::fprintf(stderr, "swz %s: exit %d; its stderr:\n%s\n", args.c_str(), r.code, r.err.c_str());
+  }
   return r;
 }
 

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -301,4 +302,37 @@ TEST_CASE("compile pool: a child forked after the compile threads started gets t
   }
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
+}
+
+TEST_CASE("compile pool: exit() waits (bounded) for a compile thread's job before static destructors run") {
+  // A child starts a 300 ms job on a compile thread and calls exit() at once: the job still finishes (it
+  // writes to a pipe as its last act), so a process never tears down NVRTC or its sanitizer checks under a
+  // running compile. A job longer than the bound (2 s) does not hold exit up beyond it.
+  int fds[2];
+  REQUIRE(pipe(fds) == 0);
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    close(fds[0]);
+    const int w = fds[1];
+    swz::detail::post_compile_job([w] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      const char done = 'x';
+      (void)!write(w, &done, 1);
+    });
+    swz::detail::post_compile_job([] { std::this_thread::sleep_for(std::chrono::seconds(60)); });
+    std::exit(0);
+  }
+  close(fds[1]);
+  const auto t0 = Clock::now();
+  char got = 0;
+  const ssize_t n = read(fds[0], &got, 1);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const double waited = std::chrono::duration<double>(Clock::now() - t0).count();
+  CHECK(n == 1);
+  CHECK(got == 'x');
+  CHECK(WIFEXITED(status));
+  CHECK(waited < 20);  // the 60 s job was left behind after the bound
 }
