@@ -33,11 +33,12 @@ for step in "$@"; do
       rest=$?; wait $!; tune=$?
       summary+=("gpu suite (tuning cases): rc=$tune $(grep -E '^\[doctest\] test cases' "$OUT/gpu_suite_tune.log" | tail -1)")
       summary+=("gpu suite (the rest): rc=$rest $(grep -E '^\[doctest\] test cases' "$OUT/gpu_suite_rest.log" | tail -1)") ;;
-    suite4|suite5)
+    suite3|suite4|suite5)
       # The GPU suite as four processes at once (tuning, GEMM, Hopper kernel, the rest), line-buffered so a
       # timeout still leaves the log of what ran; doctest prints each case's duration. suite5 runs the Hopper
       # kernel's narrow-tile and short-A-stage cases in a fifth process (the Hopper process alone reached 560 s
-      # beside the other three, ninth session).
+      # beside the other three, ninth session). suite3 leaves the Hopper kernel's cases out (the tuning
+      # process still runs its tunes): for a change that leaves the Hopper kernels alone.
       t=${SUITE_TIMEOUT:-540}
       SWZJIT_CACHE_DIR=$(mktemp -d) timeout $t stdbuf -oL build/tests/swzjit_gpu_tests --duration=true \
         -tc='*tune*,*Tune*' >"$OUT/gpu_suite_tune.log" 2>&1 &
@@ -46,22 +47,33 @@ for step in "$@"; do
         -tc='gemm*' -tce='*tune*,*Tune*,*sm90*' >"$OUT/gpu_suite_gemm.log" 2>&1 &
       p2=$!
       thin='*narrow tiles*,*short A stages*,*64-row tiles*'
+      p3=
       p5=
       if [ "$step" = suite5 ]; then
         SWZJIT_CACHE_DIR=$(mktemp -d) timeout $t stdbuf -oL build/tests/swzjit_gpu_tests --duration=true \
           -tc="$thin" -tce='*tune*,*Tune*' >"$OUT/gpu_suite_sm90thin.log" 2>&1 &
         p5=$!
       fi
-      SWZJIT_CACHE_DIR=$(mktemp -d) timeout $t stdbuf -oL build/tests/swzjit_gpu_tests --duration=true \
-        -tc='*sm90*,*wgmma*,*TMA*' -tce="*tune*,*Tune*${p5:+,$thin}" >"$OUT/gpu_suite_sm90.log" 2>&1 &
-      p3=$!
+      if [ "$step" != suite3 ]; then
+        SWZJIT_CACHE_DIR=$(mktemp -d) timeout $t stdbuf -oL build/tests/swzjit_gpu_tests --duration=true \
+          -tc='*sm90*,*wgmma*,*TMA*' -tce="*tune*,*Tune*${p5:+,$thin}" >"$OUT/gpu_suite_sm90.log" 2>&1 &
+        p3=$!
+      fi
       SWZJIT_CACHE_DIR=$(mktemp -d) timeout $t stdbuf -oL build/tests/swzjit_gpu_tests --duration=true \
         -tce='*tune*,*Tune*,gemm*,*sm90*,*wgmma*,*TMA*' >"$OUT/gpu_suite_rest.log" 2>&1
-      rest=$?; wait $p1; tune=$?; wait $p2; gemm=$?; wait $p3; sm90=$?
-      parts="tune:$tune gemm:$gemm sm90:$sm90 rest:$rest"
+      rest=$?; wait $p1; tune=$?; wait $p2; gemm=$?
+      parts="tune:$tune gemm:$gemm rest:$rest"
+      if [ -n "$p3" ]; then wait $p3; parts+=" sm90:$?"; fi
       if [ -n "$p5" ]; then wait $p5; parts+=" sm90thin:$?"; fi
       for part in $parts; do
         summary+=("gpu suite (${part%%:*}): rc=${part##*:} $(grep -E '^\[doctest\] test cases' "$OUT/gpu_suite_${part%%:*}.log" | tail -1)")
+      done ;;
+    gemm_f32)
+      # The mma.sync path on an sm_90 GPU (f32 has no Hopper variant), untuned and tuned beside cuBLAS.
+      for shape in ${F32_SHAPES:-4096x4096x4096 127x129x4100}; do
+        timeout ${BENCH_TIMEOUT:-150} build/bench/swz_bench_gemm --tuned --dtype f32 --layout NN --shape $shape \
+          --reps 10 >"$OUT/gemm_f32_$shape.log" 2>&1
+        summary+=("gemm --tuned f32 $shape: rc=$? $(grep -E '^geometric mean' "$OUT/gemm_f32_$shape.log")")
       done ;;
     memcheck)
       SWZJIT_CACHE_DIR=$(mktemp -d) timeout ${MEMCHECK_TIMEOUT:-330} compute-sanitizer --tool memcheck --error-exitcode 3 \

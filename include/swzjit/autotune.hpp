@@ -104,11 +104,15 @@ TuneReport autotune_transpose(Engine& engine, const TransposeProblem& problem, i
                               const TuneOptions& options = {});
 
 /// Tune the GEMM `problem` (with the A/B alignment of `max_vec_bytes`: 2..16 bytes, at least one
-/// element) on the engine's device: the space is gemm_search_space() for the problem's dtypes, kernel
-/// layout and alignment, less the configs the bank analysis shows conflicted (unless keep_conflicted);
-/// each candidate's C (alpha = 1, beta = 0, C NaN-poisoned, guards around it) is checked against the
-/// reference kernel's (f64 sums) on random A and B: relative Frobenius error at most 1e-5 for f32
-/// inputs, 1e-2 for f16/bf16. The winner is stored under gemm_space_id(); Engine::gemm_config uses it.
+/// element; the problem's pitches and strides may narrow it) on the engine's device: autotune_family on
+/// the built-in family sgemm (f32) or hgemm (f16/bf16), the mma.sync kernels, on the problem in the
+/// kernels' frame. The space is gemm_search_space() for the problem's dtypes, kernel layout and alignment,
+/// less the configs the bank analysis shows conflicted (unless keep_conflicted) and the split-K configs
+/// that cannot pay off on the problem (both listed as skipped-static with the reason); each candidate's C
+/// (alpha = 1, beta = 0, C NaN-poisoned, guards around it) is checked against the reference kernel's (f64
+/// sums) on random A and B: relative Frobenius error at most 1e-5 for f32 inputs, 1e-2 for f16/bf16. The
+/// report's configs are GemmConfig text; extra configs too. The winner is stored under the family's
+/// tuning key (Engine::gemm_tuning_key) and definition hash; Engine::gemm_config uses it.
 /// On an sm_90 GPU (or a compile-only tune for arch "sm_90"), for the problems the Hopper variant takes
 /// (EngineOptions::hopper_gemm), the space is that variant's instead, 15 to 28 configs around its default
 /// (few-tile problems: tile widths, K slices, the ways of summing them, short A stages and 64-row tiles; others: tile

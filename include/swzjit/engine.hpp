@@ -193,12 +193,13 @@ class Engine {
   /// The kernel of `cfg`, loaded on this engine's device (dynamic shared memory limit raised).
   Kernel gemm_kernel(const GemmConfig& cfg);
   /// The mma.sync configuration gemm() would use for a problem (after staging narrow operands, so for the
-  /// staged problem when there are any): the cached tuned winner (autotune_gemm), else
-  /// (TunePolicy::TuneOnMiss) a fresh tune, else default_gemm_config for the device's arch. The choice
-  /// is remembered per problem key for the engine's life. (Where the Hopper variant runs instead, see
+  /// staged problem when there are any): the built-in family sgemm's or hgemm's choice (family_config):
+  /// the cached tuned winner (autotune_gemm), else (TunePolicy::TuneOnMiss) a fresh tune, else
+  /// default_gemm_config. The choice is remembered per problem for the engine's life. (Where the Hopper variant runs instead, see
   /// EngineOptions::hopper_gemm, this is what would run with it off.)
   GemmConfig gemm_config(const GemmProblem& problem, DevicePtr a, DevicePtr b);
-  /// The tuning key of a GEMM problem on this engine's device (operation "gemm").
+  /// The tuning key of a GEMM problem's mma.sync winners on this engine's device: the built-in family
+  /// sgemm's or hgemm's (operation "family:sgemm" / "family:hgemm", the problem in the kernels' frame).
   TuningProblemKey gemm_tuning_key(const GemmProblem& problem, int max_vec_bytes);
   /// C = alpha * A * B + beta * C on `stream`. `config` overrides the choice; it must match the
   /// problem's dtypes and kernel layout and fit its alignment, after staging (InvalidArgument says which

@@ -415,6 +415,11 @@ struct FamilyProgram {
   /// shared-memory index maps live in C++ (the mma.sync GEMM's analyze_gemm); a tune drops configurations
   /// with excess wavefronts, as for an SmemAccessMap.
   std::function<FamilyBankReport(const FamilyValues& config, const FamilyValues& problem)> analyze;
+  /// Optional: why a tune leaves `config`, a point of the space that could run `problem`, out of its
+  /// candidates ("" keeps it): a static judgement such as the mma.sync GEMM's split-K on a problem whose
+  /// tiles already fill the GPU. The report lists it as skipped-static with this reason; the default
+  /// config and extra configs are candidates whatever it says.
+  std::function<std::string(const FamilyValues& config, const FamilyValues& problem)> skip;
 };
 
 /// One evaluated kernel argument: a buffer's pointer (by its index in FamilyDef::buffers), an integer,

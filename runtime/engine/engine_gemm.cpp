@@ -20,7 +20,6 @@
 #include "runtime/engine/engine_impl.hpp"
 #include "runtime/tune/autotune_internal.hpp"
 #include "runtime/driver/driver_api.hpp"
-#include "runtime/engine/engine_tune_gate.hpp"
 #include "runtime/engine/stream_scratch.hpp"
 #include "runtime/jit/jit_cache.hpp"
 #include "swzjit/error.hpp"
@@ -41,9 +40,8 @@ struct GemmState {
   std::mutex mutex;
   std::string device_arch;                 // filled on first GPU use
   std::map<std::string, Kernel> kernels;   // support kernels (pack, reference) by name expression
-  std::map<std::string, GemmConfig> choices;  // gemm_config's answers, by problem key
+  std::map<std::string, GemmConfig> defaults;  // gemm_config's answers for problems nothing tunes, by problem key
   std::set<std::string> validated;            // configs passed to gemm() that validated (10-20 us each)
-  TuneGate<std::string> tuning;               // TuneOnMiss: the problem keys being tuned now
   std::atomic<std::uint64_t> launches{0};
   // gemm()'s Hopper variant per problem key: the gemm_sm90 family's problem, or nullopt where the mma.sync
   // family runs.
@@ -150,19 +148,6 @@ GemmProblem GemmProblem::resolved() const {
 }
 
 GemmLayout GemmProblem::kernel_layout() const { return to_frame(*this, 0, 0).layout; }
-
-detail::GemmFrameDesc detail::gemm_frame(const GemmProblem& resolved) {
-  const Frame f = to_frame(resolved, 0, 0);
-  GemmFrameDesc d;
-  d.layout = f.layout;
-  d.m = f.m;
-  d.n = f.n;
-  d.lda = f.lda;
-  d.ldb = f.ldb;
-  d.stride_a = f.stride_a;
-  d.stride_b = f.stride_b;
-  return d;
-}
 
 int GemmProblem::max_vec_bytes(DevicePtr a, DevicePtr b) const {
   const GemmProblem p = resolved();
@@ -409,50 +394,27 @@ GemmConfig Engine::gemm_config(const GemmProblem& problem, DevicePtr a, DevicePt
   bool sa = false, sb = false;
   const GemmProblem p = options().stage_narrow_operands ? problem.staged(a, b, &sa, &sb) : problem.resolved();
   const int align = p.max_vec_bytes(sa ? 0 : a, sb ? 0 : b);
+  // Problems the autotuner takes: the built-in family's choice (its stored winner, a TuneOnMiss tune, or its
+  // default: Engine::family_config). Empty ones, K = 0 and huge batches run the default.
+  if (p.m > 0 && p.n > 0 && p.k > 0 && p.batch > 0 && p.batch <= 65535) {
+    const FamilyValues fp = detail::gemm_family_problem(p, align);
+    return detail::gemm_mma_config_of(family_config(*detail::gemm_mma_builtin(p.dtype), fp), fp);
+  }
   const std::string pkey = p.key(align);
   detail::GemmState& st = gemm_state();
   {
     std::lock_guard<std::mutex> lock(st.mutex);
-    const auto it = st.choices.find(pkey);
-    if (it != st.choices.end()) return it->second;
+    const auto it = st.defaults.find(pkey);
+    if (it != st.defaults.end()) return it->second;
   }
-  const std::string arch = engine_arch(st, options().device);
-  // Only problems the autotuner takes have winners (empty ones and huge batches use the default).
-  const bool tunable = p.m > 0 && p.n > 0 && p.k > 0 && p.batch > 0 && p.batch <= 65535;
-  GemmConfig chosen;
-  bool have = false;
-  if (tunable) {
-    const GemmLayout layout = p.kernel_layout();
-    const auto winner = cache().load_winner(gemm_tuning_key(p, align), gemm_space_id(p.dtype, p.out_dtype, layout, align));
-    if (winner) {
-      try {
-        chosen = GemmConfig::parse(winner->config);
-        chosen.validate();
-        have = chosen.in_dtype() == p.dtype && chosen.out_dtype() == p.out_dtype && chosen.layout() == layout &&
-               chosen.vec_bytes() <= align;
-      } catch (const Error&) {
-        have = false;  // a stored winner this build cannot parse is a miss
-      }
-    }
-    ++(have ? impl_->tuned_hits : impl_->tuned_misses);
-  }
-  bool remember = true;
-  if (!have) {
-    const std::function<GemmConfig()> fallback = [&] { return default_gemm_config(p, align, arch); };
-    if (tunable && options().policy == TunePolicy::TuneOnMiss)
-      chosen = st.tuning.choose<GemmConfig>(pkey, [&] { return autotune_gemm_for_engine(*this, p, align); }, fallback,
-                                            &remember);
-    else
-      chosen = fallback();
-  }
-  if (!remember) return chosen;  // another thread is tuning this problem: its winner is remembered
+  const GemmConfig chosen = default_gemm_config(p, align);
   std::lock_guard<std::mutex> lock(st.mutex);
-  st.choices[pkey] = chosen;
-  return chosen;
+  return st.defaults.emplace(pkey, chosen).first->second;
 }
 
 TuningProblemKey Engine::gemm_tuning_key(const GemmProblem& problem, int max_vec_bytes) {
-  return impl_->tuning_key("gemm", problem.resolved().key(max_vec_bytes));
+  const GemmProblem p = problem.resolved();
+  return family_tuning_key(*detail::gemm_mma_builtin(p.dtype), detail::gemm_family_problem(p, max_vec_bytes));
 }
 
 void Engine::launch_gemm(const GemmConfig& cfg, const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c,

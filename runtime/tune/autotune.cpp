@@ -2,9 +2,10 @@
 // cached candidates -> parallel compiles on a thread pool, consumed by the tuning thread, which hands
 // each compiled candidate to the benchmark worker process (verify, then time) -> interleaved re-timing
 // of the best few and the default config -> deterministic choice (never slower than the default) ->
-// candidates and winner stored in the engine's cache. The
-// loop is family-independent (runtime/autotune_tuner.hpp); the families are in runtime/autotune_transpose.cpp
-// and runtime/autotune_gemm.cpp.
+// candidates and winner stored in the engine's cache. The loop is family-independent
+// (runtime/tune/autotune_tuner.hpp); every tune is a declared family's (runtime/tune/autotune_family.cpp), and
+// the typed operations map onto their built-in families (autotune_transpose here, autotune_gemm in
+// runtime/tune/autotune_gemm.cpp).
 #include "swzjit/autotune.hpp"
 
 #include <algorithm>
@@ -568,7 +569,7 @@ TuneReport detail::run_tune(Engine& engine, const TuneOptions& options, const wo
   // The verification data's seed: each operation's fixed one unless the options name another.
   worker::HelloRequest seeded = hello;
   if (options.seed >= 0)
-    seeded.gemm.seed = seeded.family.seed = static_cast<std::uint32_t>(options.seed);
+    seeded.family.seed = static_cast<std::uint32_t>(options.seed);
   if (!options.compile_only) {
     const int ordinal = engine.options().device;
     worker::HelloRequest h = seeded;
@@ -579,7 +580,7 @@ TuneReport detail::run_tune(Engine& engine, const TuneOptions& options, const wo
   }
   TuneSetup setup = prepare();
   TuneReport report;
-  report.seed = hello.kind == worker::ProblemKind::Gemm ? seeded.gemm.seed : seeded.family.seed;
+  report.seed = seeded.family.seed;
   report.problem = setup.problem;
   report.space_size = static_cast<int>(setup.family.configs.size() + setup.rejected.size());
   report.static_rejected = static_cast<int>(setup.rejected.size());

@@ -102,7 +102,15 @@ TuneReport autotune_family(Engine& engine, const Family& family, const FamilyVal
     // Configurations whose shared memory exceeds this device's opt-in limit (a space may reach sm_90's 227 KiB).
     const long long smem_limit = options.compile_only ? 0 : device_info(engine.options().device).max_smem_per_block_optin;
     const FamilyValues sized = family.def().program ? problem : with_sm_count(problem, 1);
+    const FamilyProgram* program = family.def().program.get();
     for (const FamilyValues& c : family.space(problem)) {
+      if (program && program->skip) {
+        const std::string why = program->skip(c, problem);
+        if (!why.empty()) {
+          setup.rejected.emplace_back(family.config_text(c), why);
+          continue;
+        }
+      }
       if (smem_limit > 0) {
         long long smem = 0;
         try {
@@ -130,7 +138,14 @@ TuneReport autotune_family(Engine& engine, const Family& family, const FamilyVal
       const FamilyValues c = family.parse_config(text);
       const std::string why = family.check_config(c, problem);
       if (!why.empty()) throw_invalid("autotune " + family.name() + ": extra config " + text + ": " + why);
-      if (names.insert(family.config_text(c)).second) kept.push_back(c);
+      // Asked for: a candidate whatever the static checks said (out of the rejected list).
+      const std::string name = family.config_text(c);
+      for (auto it = setup.rejected.begin(); it != setup.rejected.end(); ++it)
+        if (it->first == name) {
+          setup.rejected.erase(it);
+          break;
+        }
+      if (names.insert(name).second) kept.push_back(c);
     }
     // What the Engine runs when nothing is tuned is always a candidate.
     const FamilyValues def = family.default_config(problem);

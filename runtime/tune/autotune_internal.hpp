@@ -30,15 +30,6 @@ std::string transpose_space_id(DType dtype, int max_vec_bytes, bool keep_conflic
 /// search_space_hash() of the configs' canonical strings.
 std::string space_hash_of(const std::vector<TransposeConfig>& space);
 
-/// Identity of a GEMM tuning space for winner lookups, computed without enumerating it: the space
-/// code hash (SWZJIT_GEMM_SPACE_HASH, CMakeLists.txt), dtypes, kernel layout, alignment, whether conflicted configs were kept
-/// and the extra configs.
-std::string gemm_space_id(DType in, DType out, GemmLayout layout, int max_vec_bytes, bool keep_conflicted = false,
-                          const std::vector<std::string>& extra_configs = {});
-/// Engine::gemm_config's TuneOnMiss path: tune with default options and return the winner (the default
-/// config, with a warning, when the tune fails).
-GemmConfig autotune_gemm_for_engine(Engine& engine, const GemmProblem& problem, int max_vec_bytes);
-
 struct Sm90GemmConfig;  // generator/families/gemm_sm90/gemm_sm90.hpp
 
 namespace detail {
@@ -51,41 +42,6 @@ std::optional<Sm90GemmConfig> gemm_hopper_variant(const Engine& engine, const Ge
 }  // namespace detail
 
 namespace detail {
-/// What the engine's TuneOnMiss runs for a built-in operation: `tune`'s winner, else (no candidate
-/// succeeded, or the tune failed) `fallback()` with a warning naming the operation, problem and reason.
-template <class Config>
-Config tuned_or_default(const std::string& operation, const std::string& problem, const std::function<TuneReport()>& tune,
-                        const std::function<Config()>& fallback) {
-  std::string why;
-  try {
-    const TuneReport report = tune();
-    if (!report.winner.empty()) {
-      if (log_enabled(LogLevel::Debug))
-        log(LogLevel::Debug, "tuned " + operation + " " + report.problem + ": " + report.winner + ", " +
-                                 std::to_string(report.winner_ms) + " ms (" + std::to_string(report.benchmarked) +
-                                 " benchmarked, " + std::to_string(report.reused) + " reused from the tuning cache)");
-      return Config::parse(report.winner);
-    }
-    why = "no candidate of " + std::to_string(report.space_size - report.static_rejected) + " succeeded";
-  } catch (const Error& e) {
-    why = e.what();
-  }
-  const Config d = fallback();
-  log(LogLevel::Warn, "autotuning " + operation + " " + problem + " failed (" + why + "); using the default " +
-                          d.to_string());
-  return d;
-}
-}  // namespace detail
-
-namespace detail {
-
-/// A resolved GEMM problem in the kernels' frame (C row-major; runtime/engine_gemm.cpp maps every
-/// public layout, column-major C included, onto it): what the autotuner's worker computes.
-struct GemmFrameDesc {
-  GemmLayout layout = GemmLayout::NN;
-  long long m = 0, n = 0, lda = 0, ldb = 0, stride_a = 0, stride_b = 0;
-};
-GemmFrameDesc gemm_frame(const GemmProblem& resolved);
 
 /// The space a tune works on, after the static checks, in its fixed order (the order breaks near-ties).
 template <class Config>
@@ -111,28 +67,6 @@ struct TunedSpace {
       kept.push_back(cfg);
   }
 };
-
-/// A GEMM space after the static checks, as select_transpose_space.
-using GemmTuningSpace = TunedSpace<GemmConfig>;
-/// gemm_search_space(in, out, layout, max_vec_bytes) with every config whose analyze_gemm() shows
-/// excess wavefronts rejected (kept when keep_conflicted), then `extra_configs` appended (parsed,
-/// validated, duplicates dropped; they skip the bank filter but not the alignment rule).
-/// @throws Error(InvalidArgument) for an extra config that does not parse or is for other dtypes or
-/// another layout; Error(Unsupported) for an unsupported dtype pair.
-GemmTuningSpace select_gemm_space(DType in, DType out, GemmLayout layout, int max_vec_bytes, bool keep_conflicted,
-                                  const std::vector<std::string>& extra_configs = {});
-
-/// gemm_split_mismatch: generator/families/gemm/gemm_family.hpp.
-
-
-/// The GEMM autotuner's helper kernels, compiled through the kernel cache like candidates.
-enum class GemmSupportKernel {
-  Check,      ///< swz::tpl::gemm_check_kernel<in, out> (templates/gemm_check.cuh): fill and compare
-  Reference,  ///< swz::tpl::gemm_reference_kernel for the layout, f64 sums (templates/gemm_reference.cuh)
-  SplitKReduce,  ///< swz::tpl::gemm_splitk_reduce_kernel<out> (templates/gemm_splitk.cuh), for split-K candidates
-};
-KernelEntry compile_gemm_support_kernel(Cache& cache, GemmSupportKernel which, DType in, DType out, GemmLayout layout,
-                                        const std::string& arch, std::atomic<int>* compiles);
 
 /// A transpose space after the static checks.
 using TuningSpace = TunedSpace<TransposeConfig>;

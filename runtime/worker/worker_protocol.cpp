@@ -107,32 +107,6 @@ void Reader::finish() const {
 
 namespace {
 
-void write_gemm(Writer& w, const GemmDesc& g) {
-  w.i64(g.in_kind);
-  w.i64(g.out_kind);
-  w.boolean(g.a_kmajor);
-  w.boolean(g.b_kmajor);
-  for (long long v : {g.m, g.n, g.k, g.lda, g.ldb, g.ldc, g.batch, g.stride_a, g.stride_b, g.stride_c}) w.i64(v);
-  w.f64(g.alpha);
-  w.f64(g.beta);
-  w.f64(g.tolerance);
-  w.u32(g.seed);
-}
-GemmDesc read_gemm(Reader& r) {
-  GemmDesc g;
-  g.in_kind = static_cast<int>(r.i64());
-  g.out_kind = static_cast<int>(r.i64());
-  g.a_kmajor = r.boolean();
-  g.b_kmajor = r.boolean();
-  for (long long* v : {&g.m, &g.n, &g.k, &g.lda, &g.ldb, &g.ldc, &g.batch, &g.stride_a, &g.stride_b, &g.stride_c})
-    *v = r.i64();
-  g.alpha = r.f64();
-  g.beta = r.f64();
-  g.tolerance = r.f64();
-  g.seed = r.u32();
-  return g;
-}
-
 void write_image(Writer& w, const KernelImage& k) {
   w.str(k.image);
   w.boolean(k.is_ptx);
@@ -155,8 +129,6 @@ void write_job(Writer& w, const BenchJob& j) {
   for (std::uint32_t v : j.grid) w.u32(v);
   for (std::uint32_t v : j.block) w.u32(v);
   w.u32(j.dynamic_smem);
-  w.u32(j.k_splits);
-  w.u32(j.k_slice);
   w.u64(j.then.size());
   for (const KernelImage& k : j.then) write_image(w, k);
 }
@@ -168,8 +140,6 @@ BenchJob read_job(Reader& r) {
   for (std::uint32_t& v : j.grid) v = r.u32();
   for (std::uint32_t& v : j.block) v = r.u32();
   j.dynamic_smem = r.u32();
-  j.k_splits = r.u32();
-  j.k_slice = r.u32();
   j.then.resize(r.count(8));
   for (KernelImage& k : j.then) k = read_image(r);
   return j;
@@ -203,28 +173,20 @@ BenchResult read_result(Reader& r) {
 void HelloRequest::write(Writer& w) const {
   w.i64(device);
   w.u32(static_cast<std::uint32_t>(kind));
-  if (kind == ProblemKind::Gemm) {
-    write_gemm(w, gemm);
-  } else {
-    w.str(family.definition);
-    w.str(family.problem);
-    w.u32(family.seed);
-  }
+  w.str(family.definition);
+  w.str(family.problem);
+  w.u32(family.seed);
 }
 HelloRequest HelloRequest::read(Reader& r) {
   HelloRequest m;
   m.device = static_cast<int>(r.i64());
   const std::uint32_t kind = r.u32();
-  if (kind != static_cast<std::uint32_t>(ProblemKind::Gemm) && kind != static_cast<std::uint32_t>(ProblemKind::Family))
+  if (kind != static_cast<std::uint32_t>(ProblemKind::Family))
     throw ProtocolError("unknown problem kind " + std::to_string(kind));
   m.kind = static_cast<ProblemKind>(kind);
-  if (m.kind == ProblemKind::Gemm) {
-    m.gemm = read_gemm(r);
-  } else {
-    m.family.definition = r.str();
-    m.family.problem = r.str();
-    m.family.seed = r.u32();
-  }
+  m.family.definition = r.str();
+  m.family.problem = r.str();
+  m.family.seed = r.u32();
   return m;
 }
 
@@ -254,13 +216,11 @@ HelloReply HelloReply::read(Reader& r) {
 void SupportRequest::write(Writer& w) const {
   write_image(w, check);
   write_image(w, reference);
-  write_image(w, splitk_reduce);
 }
 SupportRequest SupportRequest::read(Reader& r) {
   SupportRequest m;
   m.check = read_image(r);
   m.reference = read_image(r);
-  m.splitk_reduce = read_image(r);
   return m;
 }
 

@@ -6,10 +6,10 @@
 // Payload fields are little-endian fixed-width integers and IEEE doubles; strings and byte blobs are a
 // u64 length then the bytes; lists are a u64 count then the items. Every request gets exactly one
 // reply, in order:
-//   Hello{device, kind, problem}  -> HelloReply   the worker initializes CUDA and allocates buffers
-//                                                 (kind: GEMM or a declared family)
-//   Support{check, reference,     -> SupportReply it loads the check kernel and fills the input (GEMM:
-//           splitk_reduce}                        and computes the reference C once)
+//   Hello{device, kind, family}   -> HelloReply   the worker initializes CUDA and allocates the family's
+//                                                 buffers
+//   Support{check, reference}     -> SupportReply it loads the check kernel, fills the inputs and runs the
+//                                                 reference once
 //   Bench{job, timing}            -> BenchReply   verify one candidate, then time it
 //   Retime{jobs, rounds}          -> RetimeReply  verify, then time several candidates round-robin
 //   Quit                          (no reply)      the worker exits
@@ -33,8 +33,10 @@ constexpr std::uint32_t kMagic = 0x57575A53u;  // "SZWW" in memory order: 'S' 'Z
 // built-in family "transpose"; kind 0 and ProblemDesc are gone); 7: BenchJob then (a family's later launches);
 // 8: a family's buffers may be "inout" (an older worker would refuse the definition); 9: a family may name a
 // C++ program ("program = ID", FamilyDef::program) that the worker takes from its own built-ins (the Hopper
-// GEMM's candidates are the family gemm_sm90's, no longer "sm90:" GEMM jobs)
-constexpr std::uint16_t kProtocolVersion = 9;
+// GEMM's candidates are the family gemm_sm90's, no longer "sm90:" GEMM jobs); 10: no GEMM kind (the mma.sync
+// GEMM's candidates are the families sgemm/hgemm's: kind 1, GemmDesc, BenchJob k_splits/k_slice and Support
+// splitk_reduce are gone)
+constexpr std::uint16_t kProtocolVersion = 10;
 constexpr std::size_t kHeaderBytes = 16;
 constexpr std::uint64_t kMaxPayloadBytes = std::uint64_t{256} << 20;  // kernel images are far smaller
 
@@ -95,21 +97,9 @@ class Reader {
 
 // --- messages -----------------------------------------------------------------------------------
 
-/// What the worker tunes: the kind of problem a Hello carries (0, once the transpose kind, is refused).
-enum class ProblemKind : std::uint32_t { Gemm = 1, Family = 2 };
-
-/// A resolved GEMM problem in the kernels' frame (templates/gemm_common.cuh GemmParams: C is m x n
-/// row-major with pitch ldc; A and B K-contiguous or not), sizes in elements; element kinds are
-/// tpl::GemmElemKind. Candidates are checked against the reference kernel's C with `tolerance` on the
-/// relative Frobenius error.
-struct GemmDesc {
-  int in_kind = 2, out_kind = 2;
-  bool a_kmajor = true, b_kmajor = false;
-  long long m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0, batch = 1, stride_a = 0, stride_b = 0, stride_c = 0;
-  double alpha = 1, beta = 0;
-  double tolerance = 1e-5;
-  std::uint32_t seed = 0;
-};
+/// What the worker tunes: the kind of problem a Hello carries (0, once the transpose kind, and 1, once the
+/// GEMM kind, are refused: every problem is a declared family's).
+enum class ProblemKind : std::uint32_t { Family = 2 };
 
 /// A declared family's problem (include/swzjit/family.hpp): the definition in its text form (the worker
 /// rebuilds the Family from it: sizes, launch shapes and arguments come from the same expressions), the
@@ -139,11 +129,8 @@ struct TimingSettings {
   double target_ms = 20;
 };
 
-/// One candidate: its kernel (a declared family's launch, or the GEMM kernels' one parameter struct)
-/// and launch shape, with its dynamic shared memory in bytes.
-/// GEMM split-K (k_splits > 1): the kernel computes k_slice-deep slices of K into the worker's f32
-/// workspace (grid z = batch * k_splits), and every launch of the candidate is followed by the
-/// Support request's reduction kernel; both are verified and timed together.
+/// One candidate: its kernel (a declared family's launch) and launch shape, with its dynamic shared memory
+/// in bytes.
 struct BenchJob {
   std::uint64_t id = 0;
   std::string config;
@@ -151,8 +138,6 @@ struct BenchJob {
   std::uint32_t grid[3] = {1, 1, 1};
   std::uint32_t block[3] = {1, 1, 1};
   std::uint32_t dynamic_smem = 0;
-  std::uint32_t k_splits = 0;  ///< 0 or 1: no split
-  std::uint32_t k_slice = 0;
   /// A declared family's `then` launches (FamilyDef::then) in order: the worker runs them after the
   /// kernel, verified and timed together, with shapes and arguments it evaluates from the definition.
   std::vector<KernelImage> then;
@@ -173,8 +158,7 @@ struct HelloRequest {
   static constexpr MessageType kType = MessageType::Hello;
   int device = 0;
   ProblemKind kind = ProblemKind::Family;
-  GemmDesc gemm;        ///< kind == Gemm (only the problem of the kind travels)
-  FamilyDesc family;    ///< kind == Family
+  FamilyDesc family;
   void write(Writer& w) const;
   static HelloRequest read(Reader& r);
 };
@@ -194,10 +178,8 @@ struct HelloReply {
 
 struct SupportRequest {
   static constexpr MessageType kType = MessageType::Support;
-  KernelImage check;      ///< GEMM: gemm_check_kernel<in, out>; a declared family: family_check_kernel
-  KernelImage reference;  ///< GEMM: gemm_reference_kernel for the problem; a family's reference kernel
-  /// GEMM: gemm_splitk_reduce_kernel for the output dtype; empty when no candidate splits K.
-  KernelImage splitk_reduce;
+  KernelImage check;      ///< the family check kernel (templates/family_check.cuh)
+  KernelImage reference;  ///< the family's reference kernel
   void write(Writer& w) const;
   static SupportRequest read(Reader& r);
 };

@@ -17,7 +17,6 @@
 #include "runtime/tune/autotune_internal.hpp"
 #include "runtime/driver/driver_api.hpp"
 #include "runtime/worker/worker_family.hpp"
-#include "runtime/worker/worker_gemm.hpp"
 #include "runtime/worker/worker_protocol.hpp"
 #include "swzjit/device.hpp"
 #include "swzjit/error.hpp"
@@ -101,10 +100,7 @@ HelloReply Worker::hello(const HelloRequest& req) {
     context_ = std::make_unique<ContextGuard>(device_);  // current for the worker's whole life
     stream_ = std::make_unique<Stream>(device_, true);
     flush_ = DeviceBuffer(std::max(kMinFlushBytes, round_up(2 * static_cast<std::size_t>(info_.l2_bytes), 256)), device_);
-    if (req.kind == ProblemKind::Gemm)
-      target_ = std::make_unique<GemmTarget>(req.gemm, device_, info_, stream());
-    else
-      target_ = make_family_target(req.family, device_, stream());
+    target_ = make_family_target(req.family, device_, stream());
     ready_ = true;
     reply.ok = true;
     reply.device_name = info_.name;

@@ -1,7 +1,7 @@
 // runtime/worker (internal): what the benchmark worker (runtime/worker/worker_server.cpp) asks of the
 // problem it tunes, whatever its family: the support kernels, one candidate's launch, poisoning the
-// outputs before a verification run and checking them after. GEMMs: runtime/worker/worker_gemm.cpp;
-// declared families (the transpose among them): runtime/worker/worker_family.cpp.
+// outputs before a verification run and checking them after. Every problem is a declared family's (the
+// transpose and the GEMMs among them): runtime/worker/worker_family.cpp implements it.
 #pragma once
 
 #include <string>

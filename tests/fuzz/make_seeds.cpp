@@ -27,7 +27,8 @@ w::KernelImage image(const std::string& name) {
 w::BenchJob job(std::uint64_t id, bool split) {
   w::BenchJob j;
   j.id = id;
-  j.config = split ? "hgemm,f16>f16,NT,tile=64x64x32,warp=32x32,stages=3,vec=8,raster=8,swa=2:3:3,swb=2:3:3,split=4"
+  j.config = split ? "BM=64,BN=64,BK=32,WM=32,WN=32,STAGES=3,VEC=8,RASTER=8,SPLIT=4,SWA_B=2,SWA_M=3,SWA_S=3,SWB_B=2,"
+                     "SWB_M=3,SWB_S=3"
                    : "f32,tile=64x64,threads=256,vec=4,smem=swizzle:3:2:5";
   j.kernel = image(split ? "_Z5hgemmv" : "_Z9transposev");
   j.grid[0] = 128;
@@ -35,8 +36,6 @@ w::BenchJob job(std::uint64_t id, bool split) {
   j.grid[2] = split ? 4 : 1;
   j.block[0] = 256;
   j.dynamic_smem = split ? 49152 : 0;
-  j.k_splits = split ? 4 : 0;
-  j.k_slice = split ? 1024 : 0;
   return j;
 }
 
@@ -132,13 +131,13 @@ int main(int argc, char** argv) {
   hello_t.family.seed = 7;
   bad |= write_file(dir, "hello_transpose", w::encode(hello_t));
 
+  // The mma.sync GEMM is the built-in family "hgemm" on the wire (protocol 10).
   w::HelloRequest hello_g;
-  hello_g.kind = w::ProblemKind::Gemm;
-  hello_g.gemm.m = hello_g.gemm.n = hello_g.gemm.k = 512;
-  hello_g.gemm.lda = hello_g.gemm.ldb = hello_g.gemm.ldc = 512;
-  hello_g.gemm.batch = 2;
-  hello_g.gemm.stride_a = hello_g.gemm.stride_b = hello_g.gemm.stride_c = 512 * 512;
-  hello_g.gemm.tolerance = 1e-2;
+  hello_g.kind = w::ProblemKind::Family;
+  hello_g.family.definition = swz::get_family("hgemm")->def().to_text();
+  hello_g.family.problem = "in=f16,out=f16,a_mn=0,b_mn=0,m=512,n=512,k=512,lda=512,ldb=512,ldc=512,batch=2,"
+                           "stride_a=262144,stride_b=262144,stride_c=262144,align_a=16,align_b=16";
+  hello_g.family.seed = 7;
   bad |= write_file(dir, "hello_gemm", w::encode(hello_g));
 
   w::HelloReply hello_reply;
@@ -153,7 +152,6 @@ int main(int argc, char** argv) {
   w::SupportRequest support;
   support.check = image("_Z5checkv");
   support.reference = image("_Z9referencev");
-  support.splitk_reduce = image("_Z6reducev");
   bad |= write_file(dir, "support", w::encode(support));
 
   w::SupportReply support_reply;

@@ -4,7 +4,7 @@
 // launches are a program over gemm.cpp and gemm_splitk.cpp: one launch per 65535 matrices and, for a
 // split config, the K slices into the run's f32 scratch followed by the reduction that applies alpha and
 // beta. The static bank analysis is analyze_gemm's, the default default_gemm_config's, the space
-// gemm_search_space's less the split configs that cannot pay off on the problem.
+// gemm_search_space's, of which a tune skips the split configs that cannot pay off on the problem.
 #include "generator/families/gemm/gemm_family.hpp"
 
 #include <algorithm>
@@ -226,8 +226,12 @@ FamilyDef mma_family(bool sgemm) {
     const GemmProblem f = gemm_family_frame(problem);
     std::vector<FamilyValues> out;
     for (const GemmConfig& c : gemm_search_space(f.dtype, f.out_dtype, layout_of(problem), gemm_family_access_align(problem)))
-      if (gemm_split_mismatch(c, f, false).empty()) out.push_back(gemm_mma_family_config(c));
+      out.push_back(gemm_mma_family_config(c));
     return out;
+  };
+  // Split-K only where it can pay off on the problem (a tune lists the others with the reason).
+  program->skip = [](const FamilyValues& config, const FamilyValues& problem) {
+    return gemm_split_mismatch(gemm_mma_config_of(config, problem), gemm_family_frame(problem), false);
   };
   FamilyDef d = FamilyDef::parse(program_text(sgemm, program->id));
   d.program = std::move(program);

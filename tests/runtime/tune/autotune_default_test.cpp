@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "generator/families/gemm/gemm_family.hpp"
 #include "runtime/tune/autotune_internal.hpp"
 #include "runtime/tune/autotune_tuner.hpp"
 #include "swzjit/autotune.hpp"
@@ -165,9 +166,11 @@ TEST_CASE("a GEMM tune's default config is a candidate even when max_candidates 
   CHECK(r.default_config == def);
   REQUIRE(find(r, def) != nullptr);
   CHECK(find(r, def)->status == "compiled");
-  const detail::GemmTuningSpace space = detail::select_gemm_space(DType::F32, DType::F32, GemmLayout::NN, 16, false);
-  REQUIRE(!space.kept.empty());
-  CHECK(space.kept.front().to_string() != def);  // else this test would not test the cut
+  // The space the tune walks is the family sgemm's on the problem in its kernels' frame.
+  const FamilyValues fp = detail::gemm_family_problem(g.resolved(), 16);
+  const std::vector<FamilyValues> space = detail::gemm_mma_builtin(DType::F32)->space(fp);
+  REQUIRE(!space.empty());
+  CHECK(detail::gemm_mma_config_of(space.front(), fp).to_string() != def);  // else this test would not test the cut
   int compiled = 0;
   for (const auto& c : r.candidates) compiled += c.status == "compiled";
   CHECK(compiled == 2);

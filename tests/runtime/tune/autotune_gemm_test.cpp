@@ -1,5 +1,6 @@
-// tests/runtime: the GEMM autotuner's CPU side (runtime/autotune_gemm.cpp, tools/cmd_autotune.cpp): the
-// space after the bank filter, the space id, the support kernels, request validation, and the offline
+// tests/runtime: the GEMM autotuner's CPU side (runtime/tune/autotune_gemm.cpp, tools/cmd_autotune.cpp): a
+// GEMM tune is the built-in family sgemm/hgemm's, reported in GemmConfig text: the space after the bank
+// filter and the split-K skips, extra configs, where winners are stored, request validation, and the offline
 // warm-up: a compile-only GEMM tune fills the kernel cache so that a second process compiles nothing.
 #include <doctest/doctest.h>
 #include <stdlib.h>
@@ -18,7 +19,8 @@
 #include "swzjit/error.hpp"
 #include "swzjit/gemm.hpp"
 #include "generator/families/gemm/gemm_splitk.hpp"
-#include "templates/gemm_check.cuh"
+#include "generator/families/gemm/gemm_family.hpp"
+#include "swzjit/family.hpp"
 #include "tests/tools/cli_support.hpp"
 
 using namespace swz;
@@ -59,116 +61,126 @@ std::vector<std::string> names(const std::vector<GemmConfig>& configs) {
 
 }  // namespace
 
-TEST_CASE("gemm tuning space: the bank filter only splits the generator's space; extras join at the end") {
+TEST_CASE("gemm tune space: the family's space less bank-conflicted and split-K skips, reported as GemmConfigs") {
+  // Compile-only tunes on sm_80 (no Hopper variant there), one candidate compiled each: the report lists every
+  // config of the typed space once, in GemmConfig text, the skipped ones with their reason.
+  EngineOptions eo;
+  eo.cache_dir = temp_cache_dir();
+  Engine engine(eo);
+  TuneOptions o;
+  o.compile_only = true;
+  o.arch = "sm_80";
+  o.max_candidates = 1;
   for (DType in : {DType::F32, DType::F16}) {
-    const DType out = in;
-    const GemmLayout layout = in == DType::F32 ? GemmLayout::NN : GemmLayout::NT;
+    GemmProblem p = small_f16_nt();
+    p.dtype = p.out_dtype = in;
+    if (in == DType::F32) p.b_order = MatrixOrder::RowMajor;  // NN, the f32 kernels' layout
+    const GemmLayout layout = p.kernel_layout();
     CAPTURE(to_string(in));
-    const detail::GemmTuningSpace filtered = detail::select_gemm_space(in, out, layout, 16, false);
-    const detail::GemmTuningSpace all = detail::select_gemm_space(in, out, layout, 16, true);
-    const std::vector<GemmConfig> generated = gemm_search_space(in, out, layout, 16);
-    REQUIRE(!filtered.kept.empty());
-    for (const auto& c : filtered.kept) CHECK_MESSAGE(analyze_gemm(c).excess() == 0, c.to_string());
-    for (const auto& r : filtered.rejected) {
-      CHECK(analyze_gemm(r.first).excess() > 0);
-      CHECK(r.second.find("excess wavefronts") != std::string::npos);
+    const std::vector<GemmConfig> generated = gemm_search_space(in, in, layout, 16);
+    const TuneReport r = autotune_gemm(engine, p, 16, o);
+    CHECK(r.space_size == static_cast<int>(generated.size()));
+    CHECK(r.default_config == default_gemm_config(p, 16).to_string());
+    std::set<std::string> listed;
+    int bank = 0, split = 0;
+    for (const TuneCandidate& c : r.candidates) {
+      const GemmConfig cfg = GemmConfig::parse(c.config);  // typed text, not the family's
+      CHECK(cfg.in_dtype() == in);
+      CHECK(cfg.layout() == layout);
+      CHECK(listed.insert(c.config).second);
+      if (c.status != "skipped-static") continue;
+      if (c.reason.find("excess wavefronts") != std::string::npos) {
+        ++bank;
+        CHECK_MESSAGE(analyze_gemm(cfg).excess() > 0, c.config);
+      } else {
+        ++split;
+        CHECK_MESSAGE(c.reason.find("split-K") != std::string::npos, c.config << ": " << c.reason);
+        CHECK(c.reason == detail::gemm_split_mismatch(cfg, p.resolved(), false));
+      }
     }
-    CHECK(all.rejected.empty());
-    CHECK(all.kept.size() == filtered.kept.size() + filtered.rejected.size());
-    CHECK(names(all.kept) == names(generated));
-    for (const auto& c : filtered.kept) {
-      CHECK(c.in_dtype() == in);
-      CHECK(c.layout() == layout);
-    }
+    CHECK(bank + split == r.static_rejected);
+    CHECK(split == 4);  // K = 256 is too short to slice: every split config is skipped
+    // Listed: the skipped ones, the first candidate and the default (max_candidates cuts the rest).
+    CHECK(static_cast<int>(listed.size()) >= r.static_rejected + 1);
+    std::set<std::string> space;
+    for (const GemmConfig& c : generated) space.insert(c.to_string());
+    for (const std::string& c : listed) CHECK_MESSAGE(space.count(c) == 1, c);
+    // Kept conflicts: only the split skips remain.
+    TuneOptions keep = o;
+    keep.keep_conflicted = true;
+    const TuneReport all = autotune_gemm(engine, p, 16, keep);
+    CHECK(all.static_rejected == split);
+    CHECK(all.space_hash != r.space_hash);
   }
-  // The alignment caps the vector width.
-  for (const auto& c : detail::select_gemm_space(DType::F16, DType::F32, GemmLayout::NT, 4, false).kept)
-    CHECK(c.vec_bytes() <= 4);
+  // The alignment caps the vector width of every config listed.
+  const TuneReport narrow = autotune_gemm(engine, small_f16_nt(), 4, o);
+  for (const TuneCandidate& c : narrow.candidates) CHECK_MESSAGE(GemmConfig::parse(c.config).vec_bytes() <= 4, c.config);
 
-  // An unswizzled config is conflicted: the filter would drop it, but asked for it joins at the end.
-  const detail::GemmTuningSpace base = detail::select_gemm_space(DType::F16, DType::F16, GemmLayout::NT, 16, false);
-  GemmConfig plain = base.kept.front();
+  // Extra configs join the candidates: one outside the space (unswizzled, so the bank filter would drop it)
+  // is appended; one the tune skips (a split config, on this short K) is a candidate once asked for.
+  GemmConfig plain = default_gemm_config(small_f16_nt(), 16);
   plain.hgemm.swizzle_a = SwizzleSpec{};
   plain.hgemm.swizzle_b = SwizzleSpec{};
   REQUIRE(analyze_gemm(plain).excess() > 0);
-  const std::string dup = base.kept.front().to_string();
-  const detail::GemmTuningSpace grown =
-      detail::select_gemm_space(DType::F16, DType::F16, GemmLayout::NT, 16, false, {plain.to_string(), dup});
-  REQUIRE(grown.kept.size() == base.kept.size() + 1);
-  CHECK(grown.kept.back().to_string() == plain.to_string());
-  // Too wide for the alignment: rejected with the reason; other dtypes or layouts: an error.
-  const detail::GemmTuningSpace narrow =
-      detail::select_gemm_space(DType::F16, DType::F16, GemmLayout::NT, 8, false, {dup});
-  bool rejected = false;
-  for (const auto& r : narrow.rejected)
-    if (r.first.to_string() == dup) rejected = r.second.find("allows 8") != std::string::npos;
-  CHECK(rejected);
-  CHECK_THROWS_AS(detail::select_gemm_space(DType::BF16, DType::BF16, GemmLayout::NT, 16, false, {dup}), Error);
-  CHECK_THROWS_AS(detail::select_gemm_space(DType::F16, DType::F16, GemmLayout::NN, 16, false, {dup}), Error);
-  CHECK_THROWS_AS(detail::select_gemm_space(DType::F16, DType::F16, GemmLayout::NT, 16, false, {"sgemm,junk"}), Error);
-}
-
-TEST_CASE("gemm space id: cheap, stable, and changes with every input that changes the space") {
-  const std::string base = gemm_space_id(DType::F16, DType::F16, GemmLayout::NT, 16);
-  CHECK(base.size() == 32);
-  CHECK(base == gemm_space_id(DType::F16, DType::F16, GemmLayout::NT, 16));
-  CHECK(base != gemm_space_id(DType::BF16, DType::F16, GemmLayout::NT, 16));
-  CHECK(base != gemm_space_id(DType::F16, DType::F32, GemmLayout::NT, 16));
-  CHECK(base != gemm_space_id(DType::F16, DType::F16, GemmLayout::NN, 16));
-  CHECK(base != gemm_space_id(DType::F16, DType::F16, GemmLayout::NT, 8));
-  CHECK(base != gemm_space_id(DType::F16, DType::F16, GemmLayout::NT, 16, true));
-  CHECK(base != gemm_space_id(DType::F16, DType::F16, GemmLayout::NT, 16, false, {"x"}));
-  CHECK(base != transpose_space_id(DType::F16, 16));
-}
-
-TEST_CASE("gemm check helpers: inputs in [-1, 1) and random-looking; the poison is NaN in all three formats") {
-  std::set<float> distinct;
-  double sum = 0;
-  for (unsigned long long i = 0; i < 100000; ++i) {
-    const float v = tpl::gemm_check_value(i, 0x6E33u);
-    CHECK_MESSAGE((v >= -1.0f && v < 1.0f), i);
-    distinct.insert(v);
-    sum += v;
+  const TuneReport base = autotune_gemm(engine, small_f16_nt(), 16, o);
+  std::string skipped_split;
+  for (const TuneCandidate& c : base.candidates)
+    if (c.status == "skipped-static" && skipped_split.empty()) skipped_split = c.config;
+  REQUIRE(!skipped_split.empty());
+  o.extra_configs = {plain.to_string(), skipped_split};
+  const TuneReport grown = autotune_gemm(engine, small_f16_nt(), 16, o);
+  CHECK(grown.space_size == base.space_size + 1);
+  CHECK(grown.static_rejected == base.static_rejected - 1);
+  for (const TuneCandidate& c : grown.candidates) CHECK(!(c.config == skipped_split && c.status == "skipped-static"));
+  CHECK(grown.space_hash != base.space_hash);
+  o.extra_configs.clear();
+  // Too wide for the alignment, other dtypes or layouts, or no config at all: an error naming it.
+  const std::string dup = default_gemm_config(small_f16_nt(), 16).to_string();
+  for (const auto& bad : {std::make_pair(8, dup), std::make_pair(16, std::string("sgemm,junk"))}) {
+    TuneOptions x = o;
+    x.extra_configs = {bad.second};
+    CHECK_THROWS_AS(autotune_gemm(engine, small_f16_nt(), bad.first, x), Error);
   }
-  CHECK(distinct.size() > 99000u);
-  CHECK(std::abs(sum / 100000) < 0.02);  // centred
-  CHECK(tpl::gemm_check_value(5, 1) != tpl::gemm_check_value(5, 2));
-  float f;
-  const unsigned p32 = tpl::kGemmCheckPoison32;
-  std::memcpy(&f, &p32, 4);
-  CHECK(f != f);                                       // f32 NaN
-  const unsigned p16 = p32 & 0xFFFFu;
-  CHECK(p16 == (p32 >> 16));                           // the pattern repeats its half
-  CHECK(((p16 >> 10) & 0x1F) == 0x1F);                 // f16: exponent all ones,
-  CHECK((p16 & 0x3FF) != 0);                           //      mantissa not zero
-  CHECK(((p16 >> 7) & 0xFF) == 0xFF);                  // bf16: exponent all ones,
-  CHECK((p16 & 0x7F) != 0);                            //       mantissa not zero
+  GemmProblem bf = small_f16_nt();
+  bf.dtype = bf.out_dtype = DType::BF16;
+  TuneOptions x = o;
+  x.extra_configs = {dup};
+  CHECK_THROWS_WITH_AS(autotune_gemm(engine, bf, 16, x), doctest::Contains("the problem is bf16>bf16"), Error);
+  GemmProblem nn = small_f16_nt();
+  nn.b_order = MatrixOrder::RowMajor;
+  CHECK_THROWS_WITH_AS(autotune_gemm(engine, nn, 16, x), doctest::Contains("NN"), Error);
 }
 
-TEST_CASE("gemm support kernels (check and f64 reference) compile with NVRTC through the cache") {
-  const std::string dir = temp_cache_dir();
-  Cache cache(dir);
-  std::atomic<int> compiles{0};
-  using detail::GemmSupportKernel;
-  struct Case {
-    DType in, out;
-    GemmLayout layout;
+TEST_CASE("gemm winners live under the built-in family's problem text, in the kernels' frame") {
+  // The tuning key's problem is the family's problem text, in the kernels' frame: a column-major C is the
+  // transposed call's problem; the alignment class is part of it.
+  const GemmProblem p = small_f16_nt();
+  const std::shared_ptr<const Family> h = detail::gemm_mma_builtin(DType::F16);
+  CHECK(h->name() == "hgemm");
+  CHECK(detail::gemm_mma_builtin(DType::BF16) == h);
+  CHECK(detail::gemm_mma_builtin(DType::F32)->name() == "sgemm");
+  const auto text = [&](const GemmProblem& g, int align) {
+    return h->problem_text(detail::gemm_family_problem(g.resolved(), align));
   };
-  for (const Case& c : {Case{DType::F32, DType::F32, GemmLayout::NN}, Case{DType::F16, DType::F32, GemmLayout::NT},
-                        Case{DType::BF16, DType::BF16, GemmLayout::TT}})
-    for (GemmSupportKernel which : {GemmSupportKernel::Check, GemmSupportKernel::Reference}) {
-      const KernelEntry e = detail::compile_gemm_support_kernel(cache, which, c.in, c.out, c.layout, "sm_90", &compiles);
-      CHECK(!e.image.empty());
-      CHECK(e.lowered_name.find(which == GemmSupportKernel::Check ? "gemm_check_kernel" : "gemm_reference_kernel") !=
-            std::string::npos);
-    }
-  CHECK(compiles == 6);
-  detail::compile_gemm_support_kernel(cache, GemmSupportKernel::Check, DType::F16, DType::F32, GemmLayout::NT, "sm_90",
-                                      &compiles);
-  CHECK(compiles == 6);  // a cache hit
-  CHECK_THROWS_AS(detail::compile_gemm_support_kernel(cache, GemmSupportKernel::Check, DType::F32, DType::F16,
-                                                      GemmLayout::NN, "sm_90", &compiles),
-                  Error);
+  CHECK(text(p, 16) != text(p, 8));
+  GemmProblem colc = p;
+  colc.c_order = MatrixOrder::ColMajor;
+  GemmProblem swapped = p;
+  swapped.m = p.n, swapped.n = p.m;
+  CHECK(text(colc, 16) == text(swapped, 16));
+  CHECK(text(colc, 16) != text(p, 16));
+  std::string why;
+  if (!driver_available(&why)) {
+    MESSAGE("the engine's keys need a device (its identity is part of them): the GPU suite checks them");
+    return;
+  }
+  EngineOptions eo;
+  eo.use_cache = false;
+  Engine engine(eo);
+  const TuningProblemKey key = engine.gemm_tuning_key(colc, 16);
+  CHECK(key.operation == "family:hgemm");
+  CHECK(key.problem == engine.gemm_tuning_key(swapped, 16).problem);
+  CHECK(key.problem == engine.family_tuning_key(*h, detail::gemm_family_problem(swapped.resolved(), 16)).problem);
 }
 
 TEST_CASE("bad gemm tuning requests are errors before any work") {
@@ -207,11 +219,11 @@ TEST_CASE("bad gemm tuning requests are errors before any work") {
 TEST_CASE("gemm compile-only warm-up fills the kernel cache; a second process then compiles nothing") {
   const std::string dir = temp_cache_dir();
   const GemmProblem p = small_f16_nt();
-  // The tune's candidates: the bank-filtered space without the split-K configs this problem rejects
+  // The tune's candidates: the bank-filtered space without the split-K configs this problem skips
   // (512x384 has 48 tiles of 64x64, but K = 256 is too short to slice).
   std::vector<GemmConfig> space;
-  for (const GemmConfig& c : detail::select_gemm_space(DType::F16, DType::F16, GemmLayout::NT, 16, false).kept)
-    if (detail::gemm_split_mismatch(c, p.resolved(), false).empty()) space.push_back(c);
+  for (const GemmConfig& c : gemm_search_space(DType::F16, DType::F16, GemmLayout::NT, 16))
+    if (analyze_gemm(c).excess() == 0 && detail::gemm_split_mismatch(c, p.resolved(), false).empty()) space.push_back(c);
   REQUIRE(!space.empty());
   for (const GemmConfig& c : space) CHECK(gemm_k_splits(c) == 1);
   {
@@ -226,7 +238,7 @@ TEST_CASE("gemm compile-only warm-up fills the kernel cache; a second process th
     CHECK(r.winner.empty());
     CHECK(r.benchmarked == 0);
     CHECK(r.problem == p.key(16));
-    CHECK(r.space_hash == gemm_space_id(DType::F16, DType::F16, GemmLayout::NT, 16));
+    CHECK(r.space_hash == detail::gemm_mma_builtin(DType::F16)->definition_hash());
     CHECK(r.space_size == static_cast<int>(gemm_search_space(DType::F16, DType::F16, GemmLayout::NT, 16).size()));
     // Every candidate, the check kernel and the reference kernel: compiled now, none from the empty cache.
     CHECK(r.compiled == static_cast<int>(space.size()) + 2);
@@ -270,8 +282,9 @@ TEST_CASE("gemm compile-only warm-up fills the kernel cache; a second process th
 }
 
 TEST_CASE("gemm split-K candidates: kept only for few tiles and long K, with the reduction as a support kernel") {
-  const std::vector<GemmConfig> space =
-      detail::select_gemm_space(DType::F16, DType::F16, GemmLayout::NT, 16, false).kept;
+  std::vector<GemmConfig> space;  // the bank-filtered space, in its order
+  for (const GemmConfig& c : gemm_search_space(DType::F16, DType::F16, GemmLayout::NT, 16))
+    if (analyze_gemm(c).excess() == 0) space.push_back(c);
   std::vector<GemmConfig> splits;
   for (const GemmConfig& c : space)
     if (gemm_k_splits(c) > 1) splits.push_back(c);
@@ -295,8 +308,8 @@ TEST_CASE("gemm split-K candidates: kept only for few tiles and long K, with the
   CHECK(detail::gemm_split_mismatch(splits.back(), shallow.resolved(), false).find("per slice") != std::string::npos);
   CHECK(detail::gemm_split_mismatch(splits.front(), shallow.resolved(), false).empty());  // 4 x 250
 
-  // Compile-only tunes: the reduction joins the support kernels only when a split candidate remains, and
-  // the rejected split configs are reported with their reason.
+  // Compile-only tunes: the reduction is compiled only when a split candidate remains (a launch of its
+  // plan), and the skipped split configs are reported with their reason.
   EngineOptions eo;
   eo.cache_dir = temp_cache_dir();
   Engine engine(eo);
@@ -305,14 +318,19 @@ TEST_CASE("gemm split-K candidates: kept only for few tiles and long K, with the
   o.arch = "sm_90";
   o.max_candidates = 1;  // the first candidate is enough: the support kernels are what is counted
   // Each tune also compiles the problem's default config (thin: a split-K one; big: an unsplit one).
-  const std::string first = space.front().to_string();
-  const std::string thin_default = default_gemm_config(thin, 16).to_string();
-  const std::string big_default = default_gemm_config(big, 16).to_string();
+  // K = 4100 rows are 8-byte aligned: the problems' alignment class is 8 whatever the pointers.
+  REQUIRE(thin.max_vec_bytes(256, 256) == 8);
+  std::string first;  // the first candidate of both: the first conflict-free config at that alignment
+  for (const GemmConfig& c : gemm_search_space(DType::F16, DType::F16, GemmLayout::NT, 8))
+    if (first.empty() && analyze_gemm(c).excess() == 0) first = c.to_string();
+  REQUIRE(gemm_k_splits(GemmConfig::parse(first)) == 1);
+  const std::string thin_default = default_gemm_config(thin, 8).to_string();
+  const std::string big_default = default_gemm_config(big, 8).to_string();
   CHECK(gemm_k_splits(GemmConfig::parse(thin_default)) > 1);
   CHECK(gemm_k_splits(GemmConfig::parse(big_default)) == 1);
   const int thin_candidates = thin_default == first ? 1 : 2;
   const TuneReport thin_report = autotune_gemm(engine, thin, 16, o);
-  CHECK(thin_report.compiled == thin_candidates + 3);  // candidates; check, reference, split-K reduction
+  CHECK(thin_report.compiled == thin_candidates + 3);  // candidates, the split-K reduction; check, reference
   CHECK(thin_report.static_rejected == 0);
   CHECK(thin_report.default_config == thin_default);
   const TuneReport big_report = autotune_gemm(engine, big, 16, o);
@@ -365,23 +383,27 @@ TEST_CASE("swz autotune gemm: usage errors exit 2 and name the argument") {
   CHECK(r.out.find("--layout") != std::string::npos);
 }
 
-TEST_CASE("without a GPU a gemm tune says so, and the TuneOnMiss path falls back to the default config") {
+TEST_CASE("without a GPU a gemm tune says so, and so does the engine's choice under TuneOnMiss") {
   std::string why;
   if (driver_available(&why)) {
     MESSAGE("skipped: a driver is present here; the GPU suite covers real tunes");
     return;
   }
-  const std::string dir = temp_cache_dir();
   EngineOptions eo;
-  eo.cache_dir = dir;
+  eo.cache_dir = temp_cache_dir();
+  eo.policy = TunePolicy::TuneOnMiss;
   Engine engine(eo);
-  try {
-    autotune_gemm(engine, small_f16_nt(), 16);
-    FAIL("a tune without a GPU should throw");
-  } catch (const Error& e) {
-    CHECK(e.kind() == ErrorKind::NoDevice);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    try {
+      if (attempt == 0)
+        autotune_gemm(engine, small_f16_nt(), 16);
+      else
+        engine.gemm_config(small_f16_nt(), 256, 256);
+      FAIL("without a GPU this should throw");
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::NoDevice);
+    }
   }
-  const GemmConfig fallback = autotune_gemm_for_engine(engine, small_f16_nt(), 16);
-  CHECK(fallback == default_gemm_config(small_f16_nt(), 16));
   CHECK(engine.counters().benchmark_runs == 0);
+  CHECK(engine.counters().tunes == 0);
 }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "generator/families/transpose/transpose_family.hpp"
+#include "generator/families/gemm/gemm_family.hpp"
 #include "runtime/tune/autotune_internal.hpp"
 #include "swzjit/autotune.hpp"
 #include "swzjit/device.hpp"
@@ -377,19 +378,22 @@ TEST_CASE("autotune gemm: f16 NT and f32 NN tunes pick winners that match an f64
     const GemmProblem& p = c.problem;
     CAPTURE(p.key(16));
     const std::string dir = temp_cache_dir();
-    const GemmLayout layout = p.kernel_layout();
-    // The candidates the tuner measures: the space after the bank filter, less split-K configs that cannot
-    // pay off on this shape and configs over the device's shared memory.
-    // The default config is always one of them.
+    // The candidates the tuner measures: the family's space (sgemm or hgemm on the problem in its kernels'
+    // frame: split-K configs that cannot pay off on this shape already left out) after the bank filter, less
+    // configs over the device's shared memory. The default config is always one of them.
+    const std::shared_ptr<const Family> family = detail::gemm_mma_builtin(p.dtype);
+    const FamilyValues fp = detail::gemm_family_problem(p.resolved(), 16);
     std::size_t space = 0;
     const int smem_limit = device_info(0).max_smem_per_block_optin;
     const std::string def = default_gemm_config(p, 16).to_string();
     bool has_default = false;
-    for (const GemmConfig& cfg : detail::select_gemm_space(p.dtype, p.out_dtype, layout, 16, false).kept)
-      if (detail::gemm_split_mismatch(cfg, p.resolved(), false).empty() && cfg.smem_bytes() <= smem_limit) {
+    for (const FamilyValues& v : family->space(fp)) {
+      const GemmConfig cfg = detail::gemm_mma_config_of(v, fp);
+      if (analyze_gemm(cfg).excess() == 0 && cfg.smem_bytes() <= smem_limit) {
         ++space;
         has_default = has_default || cfg.to_string() == def;
       }
+    }
     if (!has_default) ++space;
     std::string winner;
     {
@@ -416,12 +420,15 @@ TEST_CASE("autotune gemm: f16 NT and f32 NN tunes pick winners that match an f64
         CHECK(cand.median_ms <= cand.p80_ms);
         CHECK(cand.repetitions >= 10);
       }
+      // Stored as the family's: its tuning key and definition hash, the config in its text.
       const TuningProblemKey key = engine.gemm_tuning_key(p, 16);
-      CHECK(key.operation == "gemm");
+      CHECK(key.operation == "family:" + family->name());
+      CHECK(key.operation == engine.family_tuning_key(*family, fp).operation);
       CHECK(engine.cache().load_candidates(key).size() == space);
-      const auto stored = engine.cache().load_winner(key, gemm_space_id(p.dtype, p.out_dtype, layout, 16));
+      CHECK(r.space_hash == family->definition_hash());
+      const auto stored = engine.cache().load_winner(key, family->definition_hash());
       REQUIRE(stored.has_value());
-      CHECK(stored->config == r.winner);
+      CHECK(detail::gemm_mma_config_of(family->parse_config(stored->config), fp).to_string() == r.winner);
       winner = r.winner;
       // The winner is correct on other data, given explicitly and as the engine's own choice.
       const GemmConfig w = GemmConfig::parse(r.winner);

@@ -136,8 +136,6 @@ BenchJob sample_job() {
   j.grid[2] = 3;
   j.block[0] = 256;
   j.dynamic_smem = 98304;
-  j.k_splits = 16;
-  j.k_slice = 288;
   return j;
 }
 
@@ -153,8 +151,6 @@ void check_same(const BenchJob& a, const BenchJob& b) {
     CHECK(a.block[d] == b.block[d]);
   }
   CHECK(a.dynamic_smem == b.dynamic_smem);
-  CHECK(a.k_splits == b.k_splits);
-  CHECK(a.k_slice == b.k_slice);
 }
 
 Frame frame_of(const std::string& bytes) {
@@ -252,56 +248,27 @@ TEST_CASE("worker protocol: every message survives an encode/decode round trip")
   CHECK(decode<SupportReply>(frame_of(encode(sp))).fill_ms == 3.5);
 }
 
-TEST_CASE("worker protocol: GEMM Hello, the reference kernel in Support and dynamic shared memory round trip") {
+TEST_CASE("worker protocol: a family Hello, the reference kernel in Support and dynamic shared memory round trip") {
   HelloRequest hello;
   hello.device = 1;
-  hello.kind = ProblemKind::Gemm;
-  GemmDesc& g = hello.gemm;
-  g.in_kind = 0;
-  g.out_kind = 2;
-  g.a_kmajor = true;
-  g.b_kmajor = true;
-  g.m = 512, g.n = 384, g.k = 256, g.lda = 264, g.ldb = 272, g.ldc = 400, g.batch = 3;
-  g.stride_a = 512LL * 264, g.stride_b = 384LL * 272, g.stride_c = 512LL * 400;
-  g.alpha = 1.5, g.beta = -0.25, g.tolerance = 1e-2, g.seed = 0x6E33u;
+  hello.family.definition = "family = hgemm\n";
+  hello.family.problem = "in=f16,out=f32,a_mn=0,b_mn=1,m=512,n=384,k=256";
+  hello.family.seed = 0x6E33u;
   const std::string bytes = encode(hello);
   const HelloRequest h2 = decode<HelloRequest>(frame_of(bytes));
   CHECK(h2.device == 1);
-  CHECK(h2.kind == ProblemKind::Gemm);
-  const GemmDesc& d = h2.gemm;
-  CHECK(d.in_kind == 0);
-  CHECK(d.out_kind == 2);
-  CHECK(d.a_kmajor);
-  CHECK(d.b_kmajor);
-  CHECK(d.m == 512);
-  CHECK(d.n == 384);
-  CHECK(d.k == 256);
-  CHECK(d.lda == 264);
-  CHECK(d.ldb == 272);
-  CHECK(d.ldc == 400);
-  CHECK(d.batch == 3);
-  CHECK(d.stride_a == 512LL * 264);
-  CHECK(d.stride_b == 384LL * 272);
-  CHECK(d.stride_c == 512LL * 400);
-  CHECK(d.alpha == 1.5);
-  CHECK(d.beta == -0.25);
-  CHECK(d.tolerance == 1e-2);
-  CHECK(d.seed == 0x6E33u);
-  // Only the problem of the Hello's kind travels: a GEMM Hello is not a family Hello plus extras.
-  HelloRequest t;
-  t.kind = ProblemKind::Family;
-  t.family.problem = "n=20";
-  CHECK(decode<HelloRequest>(frame_of(encode(t))).kind == ProblemKind::Family);
-  CHECK(decode<HelloRequest>(frame_of(encode(t))).family.problem == "n=20");
-  CHECK(encode(t).size() != bytes.size());
-  // Kind 0 (the transpose kind of protocol versions before 6) is gone: refused like any unknown kind.
-  Frame old_kind = frame_of(bytes);
-  old_kind.payload[8] = 0;
-  CHECK_THROWS_AS(decode<HelloRequest>(old_kind), ProtocolError);
-  // An unknown problem kind is a ProtocolError.
-  Frame bad = frame_of(bytes);
-  bad.payload[8] = 7;  // the u32 after the i64 device
-  CHECK_THROWS_WITH_AS(decode<HelloRequest>(bad), doctest::Contains("problem kind"), ProtocolError);
+  CHECK(h2.kind == ProblemKind::Family);
+  CHECK(h2.family.definition == hello.family.definition);
+  CHECK(h2.family.problem == hello.family.problem);
+  CHECK(h2.family.seed == 0x6E33u);
+  // Kinds 0 (the transpose kind before protocol 6) and 1 (the GEMM kind before 10) are gone: refused like any
+  // unknown kind, with the kind named.
+  for (unsigned char kind : {0, 1, 7}) {
+    Frame old_kind = frame_of(bytes);
+    old_kind.payload[8] = kind;  // the u32 after the i64 device
+    const std::string named = "problem kind " + std::to_string(kind);
+    CHECK_THROWS_WITH_AS(decode<HelloRequest>(old_kind), doctest::Contains(named.c_str()), ProtocolError);
+  }
 
   SupportRequest sr;
   sr.check = sample_job().kernel;
@@ -313,24 +280,15 @@ TEST_CASE("worker protocol: GEMM Hello, the reference kernel in Support and dyna
   CHECK(sr2.reference.lowered_name == sr.reference.lowered_name);
   CHECK(sr2.reference.image == sr.reference.image);
   CHECK(sr2.reference.is_ptx);
-  CHECK(sr2.splitk_reduce.image.empty());  // no split-K candidate in this tune
-  sr.splitk_reduce = sample_job().kernel;
-  sr.splitk_reduce.lowered_name = "_ZN3swz3tpl25gemm_splitk_reduce_kernelILi0EEEvNS0_16GemmSplitKParamsE";
-  const SupportRequest sr3 = decode<SupportRequest>(frame_of(encode(sr)));
-  CHECK(sr3.splitk_reduce.lowered_name == sr.splitk_reduce.lowered_name);
-  CHECK(sr3.splitk_reduce.image == sr.splitk_reduce.image);
-  CHECK(sr3.reference.lowered_name == sr.reference.lowered_name);
-  SupportRequest transpose_support;
-  transpose_support.check = sample_job().kernel;
-  CHECK(decode<SupportRequest>(frame_of(encode(transpose_support))).reference.image.empty());
+  SupportRequest no_reference;
+  no_reference.check = sample_job().kernel;
+  CHECK(decode<SupportRequest>(frame_of(encode(no_reference))).reference.image.empty());
 
   BenchRequest br;
   br.job = sample_job();
   br.job.dynamic_smem = 200 * 1024;
   const BenchRequest br2 = decode<BenchRequest>(frame_of(encode(br)));
   CHECK(br2.job.dynamic_smem == 200u * 1024u);
-  CHECK(br2.job.k_splits == 16u);  // split-K candidates carry their slicing
-  CHECK(br2.job.k_slice == 288u);
   check_same(br.job, br2.job);
 }
 

@@ -130,15 +130,16 @@ TEST_CASE("gemm families: configs round-trip, default and space are the typed on
     CHECK(detail::gemm_mma_config_of(def, v) == typed);
     CHECK(def == detail::gemm_mma_family_config(typed));
     CHECK(f->check_config(def, with_sm_count(v, 132)) == "");
-    // The space: the typed space less the split configs that cannot pay off here, each a valid point.
-    std::vector<GemmConfig> want;
-    for (const GemmConfig& c : gemm_search_space(p.dtype, p.out_dtype, p.kernel_layout(), align))
-      if (detail::gemm_split_mismatch(c, p, false).empty()) want.push_back(c);
+    // The space: the typed space, each a valid point; a tune skips the split configs that cannot pay off
+    // here, with gemm_split_mismatch's reason.
+    const std::vector<GemmConfig> want = gemm_search_space(p.dtype, p.out_dtype, p.kernel_layout(), align);
     const std::vector<FamilyValues> space = f->space(with_sm_count(v, 132));
     REQUIRE(space.size() == want.size());
+    REQUIRE(f->def().program->skip);
     for (std::size_t j = 0; j < space.size(); ++j) {
       CHECK(detail::gemm_mma_config_of(space[j], v) == want[j]);
       CHECK(f->config_text(f->parse_config(f->config_text(space[j]))) == f->config_text(space[j]));
+      CHECK(f->def().program->skip(space[j], v) == detail::gemm_split_mismatch(want[j], p, false));
     }
     // Every buffer reaches exactly its operand's last element (the frame's A is the caller's B where swapped).
     const std::vector<long long> e = f->buffer_elements(v);
