@@ -379,8 +379,8 @@ TEST_CASE("autotune gemm: f16 NT and f32 NN tunes pick winners that match an f64
     CAPTURE(p.key(16));
     const std::string dir = temp_cache_dir();
     // The candidates the tuner measures: the family's space (sgemm or hgemm on the problem in its kernels'
-    // frame: split-K configs that cannot pay off on this shape already left out) after the bank filter, less
-    // configs over the device's shared memory. The default config is always one of them.
+    // frame) after the bank filter, less the split-K configs the family skips on this shape
+    // (FamilyProgram::skip) and configs over the device's shared memory. The default config is always one.
     const std::shared_ptr<const Family> family = detail::gemm_mma_builtin(p.dtype);
     const FamilyValues fp = detail::gemm_family_problem(p.resolved(), 16);
     std::size_t space = 0;
@@ -389,7 +389,8 @@ TEST_CASE("autotune gemm: f16 NT and f32 NN tunes pick winners that match an f64
     bool has_default = false;
     for (const FamilyValues& v : family->space(fp)) {
       const GemmConfig cfg = detail::gemm_mma_config_of(v, fp);
-      if (analyze_gemm(cfg).excess() == 0 && cfg.smem_bytes() <= smem_limit) {
+      if (analyze_gemm(cfg).excess() == 0 && family->def().program->skip(v, fp).empty() &&
+          cfg.smem_bytes() <= smem_limit) {
         ++space;
         has_default = has_default || cfg.to_string() == def;
       }
