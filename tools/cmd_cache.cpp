@@ -100,7 +100,7 @@ const char kHelp[] =
     "  swz cache export --sign app.key tuned.swzdb && swz cache import --key app.key tuned.swzdb\n"
     "  swz cache export --sign key tuned.swzdb && swz cache import --key key tuned.swzdb\n"
     "  swz cache explain kernel --name 'swz::transpose_kernel<float, 32, 8, 4>' --arch sm_90\n"
-    "  swz cache explain tuning --operation gemm --problem 'f16>f16 4096x4096x4096 A=row B=col C=row ld=4096,4096,4096 batch=1 align=16' --space-hash 3f0c...\n";
+    "  swz cache explain tuning --operation family:hgemm --problem 'in=f16,out=f16,a_mn=0,b_mn=0,m=4096,n=4096,k=4096,lda=4096,ldb=4096,ldc=4096,batch=1,stride_a=0,stride_b=0,stride_c=0,align_a=16,align_b=16'\n";
 
 // ---- output helpers (json_string: tools/output.hpp) ---------------------------------------------
 

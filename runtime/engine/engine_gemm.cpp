@@ -1,7 +1,7 @@
 // runtime: the Engine's GEMM half (include/swzjit/engine.hpp, "GEMM" sections): problem resolution and
 // the mapping of every public layout onto the kernels' frame, default configurations, staging of narrow
-// operands, the reference kernel, and the choice of a config: the tuned winner from the cache
-// (runtime/autotune_gemm.cpp), else the default. The launches are the built-in families': the mma.sync
+// operands, the reference kernel, and the choice of a config: the sgemm/hgemm family's (Engine::family_config:
+// its tuned winner, a TuneOnMiss tune, else the default). The launches are the built-in families': the mma.sync
 // kernels' (sgemm, hgemm: generator/families/gemm/gemm_family.cpp) through run_family with the chosen
 // config, and on sm_90 the Hopper variant's (gemm_sm90), whose problems run through run_family as well.
 #include <algorithm>
@@ -394,6 +394,7 @@ GemmConfig Engine::gemm_config(const GemmProblem& problem, DevicePtr a, DevicePt
   bool sa = false, sb = false;
   const GemmProblem p = options().stage_narrow_operands ? problem.staged(a, b, &sa, &sb) : problem.resolved();
   const int align = p.max_vec_bytes(sa ? 0 : a, sb ? 0 : b);
+  engine_arch(gemm_state(), options().device);  // says which GPUs the kernels need, before any tune
   // Problems the autotuner takes: the built-in family's choice (its stored winner, a TuneOnMiss tune, or its
   // default: Engine::family_config). Empty ones, K = 0 and huge batches run the default.
   if (p.m > 0 && p.n > 0 && p.k > 0 && p.batch > 0 && p.batch <= 65535) {
@@ -414,7 +415,9 @@ GemmConfig Engine::gemm_config(const GemmProblem& problem, DevicePtr a, DevicePt
 
 TuningProblemKey Engine::gemm_tuning_key(const GemmProblem& problem, int max_vec_bytes) {
   const GemmProblem p = problem.resolved();
-  return family_tuning_key(*detail::gemm_mma_builtin(p.dtype), detail::gemm_family_problem(p, max_vec_bytes));
+  // The class autotune_gemm stores under: what the pitches and strides leave of the one given.
+  const int align = std::min(max_vec_bytes, p.max_vec_bytes(0, 0));
+  return family_tuning_key(*detail::gemm_mma_builtin(p.dtype), detail::gemm_family_problem(p, align));
 }
 
 void Engine::launch_gemm(const GemmConfig& cfg, const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c,

@@ -31,6 +31,7 @@
 #include "swzjit/device.hpp"
 #include "swzjit/error.hpp"
 #include "swzjit/jit.hpp"
+#include "swzjit/log.hpp"
 
 namespace swz {
 namespace {
@@ -601,6 +602,11 @@ TuneReport detail::run_tune(Engine& engine, const TuneOptions& options, const wo
     report.candidates.push_back(c);
   }
   report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  if (!report.winner.empty() && log_enabled(LogLevel::Debug))
+    log(LogLevel::Debug, "tuned " + report.problem + ": " + report.winner + ", " + std::to_string(report.winner_ms) +
+                             " ms (" + std::to_string(report.benchmarked) + " benchmarked, " +
+                             std::to_string(report.reused) + " reused from the tuning cache, " +
+                             std::to_string(report.seconds) + " s)");
   return report;
 }
 

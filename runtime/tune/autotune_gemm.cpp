@@ -1,6 +1,8 @@
 // runtime: autotune_gemm (include/swzjit/autotune.hpp): a GEMM tune is autotune_family on the built-in family
 // that runs the problem (generator/families/gemm/gemm_family.cpp: sgemm or hgemm, the mma.sync kernels; where
 // the Hopper variant runs, gemm_sm90), with the typed configs' text in and out.
+#include <algorithm>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,14 +31,36 @@ std::optional<Sm90GemmConfig> gemm_hopper_variant(const Engine& engine, const Ge
 
 namespace {
 
+using Retype = std::function<std::string(const std::string&)>;
+
 // autotune_family's report with every config written as the typed API reads them (`typed` maps the
 // family's text; an empty text stays empty).
-template <class Typed>
-void retype(TuneReport& r, const Typed& typed) {
+void retype(TuneReport& r, const Retype& typed) {
   const auto text = [&](const std::string& t) { return t.empty() ? t : typed(t); };
   r.winner = text(r.winner);
   r.default_config = text(r.default_config);
   for (TuneCandidate& c : r.candidates) c.config = text(c.config);
+}
+
+// The caller's progress callback, given the configs in typed text too: the best so far, and the latest
+// event's line ("CONFIG: outcome").
+std::function<void(const TuneProgress&)> retyped_progress(const std::function<void(const TuneProgress&)>& progress,
+                                                          const Retype& typed) {
+  if (!progress) return progress;
+  return [progress, typed](const TuneProgress& p) {
+    TuneProgress q = p;
+    const auto retyped = [&](const std::string& t) {
+      try {
+        return typed(t);
+      } catch (const Error&) {
+        return t;  // names no config (a phase's line): as it is
+      }
+    };
+    if (!q.best_config.empty()) q.best_config = retyped(q.best_config);
+    const std::size_t colon = q.last.find(": ");
+    if (colon != std::string::npos) q.last = retyped(q.last.substr(0, colon)) + q.last.substr(colon);
+    progress(q);
+  };
 }
 
 // The Hopper variant's tune: the built-in family gemm_sm90 (its space around the problem's default, compiled
@@ -58,10 +82,12 @@ TuneReport hopper_tune(Engine& engine, const GemmProblem& problem, int max_vec_b
     gemm_sm90_frame(cfg, problem, DevicePtr{1} << 20, DevicePtr{1} << 20);  // dtypes and layout must match
     o.extra_configs.push_back(family->config_text(detail::gemm_sm90_family_config(cfg)));
   }
-  TuneReport r = autotune_family(engine, *family, fp, o);
-  retype(r, [&](const std::string& t) {
+  const Retype typed = [family, fp](const std::string& t) {
     return sm90_candidate_text(detail::gemm_sm90_config_of(family->parse_config(t), fp));
-  });
+  };
+  o.progress = retyped_progress(options.progress, typed);
+  TuneReport r = autotune_family(engine, *family, fp, o);
+  retype(r, typed);
   return r;
 }
 
@@ -87,8 +113,12 @@ TuneReport mma_tune(Engine& engine, const GemmProblem& problem, int max_vec_byte
                     std::to_string(align) + " (use vec=" + std::to_string(align / dtype_bytes(problem.dtype)) + ")");
     o.extra_configs.push_back(family->config_text(detail::gemm_mma_family_config(cfg)));
   }
+  const Retype typed = [family, fp](const std::string& t) {
+    return detail::gemm_mma_config_of(family->parse_config(t), fp).to_string();
+  };
+  o.progress = retyped_progress(options.progress, typed);
   TuneReport r = autotune_family(engine, *family, fp, o);
-  retype(r, [&](const std::string& t) { return detail::gemm_mma_config_of(family->parse_config(t), fp).to_string(); });
+  retype(r, typed);
   return r;
 }
 
@@ -107,18 +137,22 @@ std::pair<std::string, int> tune_target(Engine& engine, const TuneOptions& optio
 
 }  // namespace
 
-TuneReport autotune_gemm(Engine& engine, const GemmProblem& problem_in, int max_vec_bytes, const TuneOptions& options) {
+TuneReport autotune_gemm(Engine& engine, const GemmProblem& problem_in, int max_vec_bytes_in, const TuneOptions& options) {
   const GemmProblem problem = problem_in.resolved();
   if (problem.m == 0 || problem.n == 0 || problem.k == 0 || problem.batch == 0)
-    throw_invalid("autotune: the problem " + problem.key(max_vec_bytes) + " is empty; m, n, k and batch must be >= 1");
+    throw_invalid("autotune: the problem " + problem.key(max_vec_bytes_in) + " is empty; m, n, k and batch must be >= 1");
   if (problem.batch > 65535)
     throw_invalid("autotune: batch " + std::to_string(problem.batch) + " exceeds 65535 (tune a smaller batch: the "
                   "kernels are the same)");
   check_gemm_dtypes(problem.dtype, problem.out_dtype);
+  int max_vec_bytes = max_vec_bytes_in;
   const int eb = dtype_bytes(problem.dtype);
   if (max_vec_bytes < eb || max_vec_bytes > 16 || (max_vec_bytes & (max_vec_bytes - 1)) != 0)
     throw_invalid("autotune: max_vec_bytes " + std::to_string(max_vec_bytes) + " must be a power of two from " +
                   std::to_string(eb) + " to 16");
+  // The class Engine::gemm finds for the call (its pitches and strides may narrow what the caller gives), so
+  // the winner is stored under the problem the engine looks up.
+  max_vec_bytes = std::min(max_vec_bytes, problem.max_vec_bytes(0, 0));
   detail::validate_tune_options(options);
   if (!options.inject.empty()) throw_invalid("autotune: inject is implemented for transposes only");
   const std::pair<std::string, int> target = tune_target(engine, options);

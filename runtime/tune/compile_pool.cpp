@@ -16,6 +16,7 @@
 #include <thread>
 #include <utility>
 
+#include "swzjit/jit.hpp"  // nvrtc_available
 #include "swzjit/log.hpp"
 
 namespace swz {
@@ -48,8 +49,12 @@ class CompileExecutor {
                        x->jobs_.clear();
                      });
       // At exit, give the threads a moment to finish what they run (bounded): exit()'s static destructors
-      // (NVRTC's among them) must not run under a compile, and a thread still releasing a finished job's
-      // state is not yet back in its wait. Registered after the sanitizers' own handlers, so it runs first.
+      // must not run under a compile, and a thread still releasing a finished job's state is not yet back
+      // in its wait. exit() runs handlers and static destructors newest first, so this one is registered
+      // after NVRTC is loaded (its statics are destroyed after the wait; the jobs here compile with it) and
+      // after the sanitizers' handlers. A static first made on a compile thread later is not covered, and
+      // a job that calls exit() itself holds it up for the bound.
+      nvrtc_available();
       std::atexit([] { instance_ptr()->wait_idle(kExitWaitSeconds); });
       return e;
     }();

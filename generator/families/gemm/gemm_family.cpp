@@ -8,6 +8,10 @@
 #include "generator/families/gemm/gemm_family.hpp"
 
 #include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -147,8 +151,8 @@ std::vector<FamilyLaunchParams> bind_of(const FamilyValues& config, const Family
   return out;
 }
 
-FamilyBankReport analyze_of(const FamilyValues& config, const FamilyValues& problem) {
-  const GemmAnalysis a = analyze_gemm(gemm_mma_config_of(config, problem));
+FamilyBankReport analyze_uncached(const GemmConfig& cfg) {
+  const GemmAnalysis a = analyze_gemm(cfg);
   FamilyBankReport r;
   r.analysed = true;
   for (const SmemInstrStats& s : a.instrs) {
@@ -164,6 +168,41 @@ FamilyBankReport analyze_of(const FamilyValues& config, const FamilyValues& prob
   r.ideal_wavefronts = static_cast<int>(a.store_ideal + a.load_ideal);
   r.excess_wavefronts = static_cast<int>(a.excess());
   return r;
+}
+
+// The analysis depends on the config alone (its tiles, swizzles, dtypes and layout): once per process per
+// config, as every tune of a problem class walks the same space.
+FamilyBankReport analyze_of(const FamilyValues& config, const FamilyValues& problem) {
+  const GemmConfig cfg = gemm_mma_config_of(config, problem);
+  const std::string key = cfg.to_string();
+  static std::mutex mutex;
+  static std::map<std::string, FamilyBankReport> memo;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    const auto it = memo.find(key);
+    if (it != memo.end()) return it->second;
+  }
+  FamilyBankReport r = analyze_uncached(cfg);
+  std::lock_guard<std::mutex> lock(mutex);
+  return memo.emplace(key, std::move(r)).first->second;  // a racing thread's is the same
+}
+
+// gemm_search_space (its swizzle choice takes a while) once per process per dtype pair, layout and
+// alignment class, as family configs.
+const std::vector<FamilyValues>& space_of(const GemmProblem& f, GemmLayout layout, int align) {
+  using Key = std::tuple<int, int, int, int>;
+  static std::mutex mutex;
+  static std::map<Key, std::shared_ptr<const std::vector<FamilyValues>>> memo;
+  const Key key{static_cast<int>(f.dtype), static_cast<int>(f.out_dtype), static_cast<int>(layout), align};
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    const auto it = memo.find(key);
+    if (it != memo.end()) return *it->second;
+  }
+  auto out = std::make_shared<std::vector<FamilyValues>>();
+  for (const GemmConfig& c : gemm_search_space(f.dtype, f.out_dtype, layout, align)) out->push_back(gemm_mma_family_config(c));
+  std::lock_guard<std::mutex> lock(mutex);
+  return *memo.emplace(key, std::move(out)).first->second;
 }
 
 GemmLayout layout_of(const FamilyValues& problem) {
@@ -223,11 +262,7 @@ FamilyDef mma_family(bool sgemm) {
     return gemm_mma_family_config(default_gemm_config(gemm_family_frame(problem), gemm_family_access_align(problem)));
   };
   program->space = [](const FamilyValues& problem, int) {
-    const GemmProblem f = gemm_family_frame(problem);
-    std::vector<FamilyValues> out;
-    for (const GemmConfig& c : gemm_search_space(f.dtype, f.out_dtype, layout_of(problem), gemm_family_access_align(problem)))
-      out.push_back(gemm_mma_family_config(c));
-    return out;
+    return space_of(gemm_family_frame(problem), layout_of(problem), gemm_family_access_align(problem));
   };
   // Split-K only where it can pay off on the problem (a tune lists the others with the reason).
   program->skip = [](const FamilyValues& config, const FamilyValues& problem) {
@@ -380,7 +415,7 @@ std::string gemm_split_mismatch(const GemmConfig& cfg, const GemmProblem& p, boo
   if (splits <= 1) return "";
   if (p.batch * splits > 65535)
     return "split-K: batch x splits = " + std::to_string(p.batch * splits) +
-           " exceeds the grid's 65535 (tune a smaller batch)";
+           " exceeds one launch's 65535 (the batch would take several launches)";
   if (requested) return "";
   const bool swap = p.c_order == MatrixOrder::ColMajor;  // the frame's M x N is C^T's
   const long long fm = swap ? p.n : p.m, fn = swap ? p.m : p.n;
