@@ -63,6 +63,9 @@ std::unique_ptr<NvrtcApi> load_nvrtc(const NvrtcSettings& settings, std::string*
 /// The process's NVRTC, loaded on first use from NvrtcSettings::from_environment().
 /// @throws Error(Unsupported) when no NVRTC can be loaded, saying what to install or set.
 const NvrtcApi& nvrtc_api();
+/// True once this process has loaded NVRTC (nvrtc_api() succeeded somewhere); never loads it itself, so a
+/// warm process that needs no compile keeps running without it.
+bool nvrtc_loaded() noexcept;
 
 }  // namespace detail
 }  // namespace swz

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstdlib>
 #include <memory>
@@ -202,6 +203,8 @@ void pin_nvrtc_builtins(const NvrtcApi& api) {
   dlerror();
 }
 
+std::atomic<bool> g_nvrtc_loaded{false};
+
 // The process's NVRTC, loaded once; a failure is remembered too, so every compile reports the same
 // reason cheaply.
 const NvrtcApi* process_nvrtc(std::string* why) {
@@ -210,6 +213,7 @@ const NvrtcApi* process_nvrtc(std::string* why) {
   static std::string failure;
   std::call_once(once, [] {
     api = load_nvrtc(NvrtcSettings::from_environment(), &failure).release();  // kept for the process
+    g_nvrtc_loaded = api != nullptr;
     if (api != nullptr) {
       log(LogLevel::Info, "NVRTC loaded from " + api->path);
       pin_nvrtc_builtins(*api);
@@ -222,6 +226,8 @@ const NvrtcApi* process_nvrtc(std::string* why) {
 }
 
 }  // namespace
+
+bool nvrtc_loaded() noexcept { return g_nvrtc_loaded.load(); }
 
 const NvrtcApi& nvrtc_api() {
   std::string why;

@@ -16,7 +16,7 @@
 #include <thread>
 #include <utility>
 
-#include "swzjit/jit.hpp"  // nvrtc_available
+#include "runtime/jit/nvrtc_api.hpp"  // nvrtc_loaded
 #include "swzjit/log.hpp"
 
 namespace swz {
@@ -50,18 +50,23 @@ class CompileExecutor {
                      });
       // At exit, give the threads a moment to finish what they run (bounded): exit()'s static destructors
       // must not run under a compile, and a thread still releasing a finished job's state is not yet back
-      // in its wait. exit() runs handlers and static destructors newest first, so this one is registered
-      // after NVRTC is loaded (its statics are destroyed after the wait; the jobs here compile with it) and
-      // after the sanitizers' handlers. A static first made on a compile thread later is not covered, and
-      // a job that calls exit() itself holds it up for the bound.
-      nvrtc_available();
-      std::atexit([] { instance_ptr()->wait_idle(kExitWaitSeconds); });
+      // in its wait. exit() runs handlers and static destructors newest first: this one is registered after
+      // the sanitizers' handlers, and once more after NVRTC is loaded (serve(): its statics are then
+      // destroyed after the wait; NVRTC is not loaded here, so a warm process that compiles nothing never
+      // loads it). Not covered: a static first made by a job still running at exit, and a job that calls
+      // exit() itself holds it up for the bound.
+      e->register_exit_wait();
       return e;
     }();
     return *executor;
   }
 
   std::size_t capacity() const noexcept { return capacity_; }
+
+  void register_exit_wait() {
+    exit_wait_after_nvrtc_ = detail::nvrtc_loaded();
+    std::atexit([] { instance_ptr()->wait_idle(kExitWaitSeconds); });
+  }
 
   /// True once no job is queued or running (every thread waits for work), false after `timeout_s`.
   bool wait_idle(double timeout_s) {
@@ -121,6 +126,7 @@ class CompileExecutor {
       job();  // CompilePool's runner: catches everything its tasks throw
       job = nullptr;
       lock.lock();
+      if (!exit_wait_after_nvrtc_ && detail::nvrtc_loaded()) register_exit_wait();  // see instance()
     }
   }
 
@@ -132,6 +138,7 @@ class CompileExecutor {
   std::deque<std::function<void()>> jobs_;
   std::size_t threads_ = 0;  // started (each serves until the process ends)
   std::size_t idle_ = 0;     // waiting for a job
+  bool exit_wait_after_nvrtc_ = false;  // the exit wait is registered after NVRTC's load (see instance())
 };
 
 }  // namespace
