@@ -15,6 +15,7 @@
 #include <system_error>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "runtime/jit/nvrtc_api.hpp"  // nvrtc_loaded
 #include "swzjit/log.hpp"
@@ -41,7 +42,10 @@ class CompileExecutor {
       pthread_atfork([] { instance_ptr()->mu_->lock(); }, [] { instance_ptr()->mu_->unlock(); },
                      [] {
                        CompileExecutor* x = instance_ptr();
-                       x->mu_ = new std::mutex();  // the old ones stay allocated: the child never touches them
+                       // The old ones stay allocated (the child never touches them), kept where a leak
+                       // checker at the child's exit finds them.
+                       x->retired_.insert(x->retired_.end(), {x->mu_, x->cv_, x->idle_cv_});
+                       x->mu_ = new std::mutex();
                        x->cv_ = new std::condition_variable();
                        x->idle_cv_ = new std::condition_variable();
                        x->threads_ = 0;
@@ -139,6 +143,7 @@ class CompileExecutor {
   std::size_t threads_ = 0;  // started (each serves until the process ends)
   std::size_t idle_ = 0;     // waiting for a job
   bool exit_wait_after_nvrtc_ = false;  // the exit wait is registered after NVRTC's load (see instance())
+  std::vector<const void*> retired_;    // a forked child's abandoned lock and condition variables
 };
 
 }  // namespace
