@@ -1,7 +1,7 @@
 // templates: staging of a narrow GEMM operand. An operand whose pointer, pitch or batch stride allows only
 // 2- or 4-byte accesses (odd pitches of 16-bit matrices, odd float pitches) would force every kernel of the
 // space onto its narrowest copies; the engine first copies it into a packed scratch matrix whose pitch is a
-// multiple of 16 bytes, then runs a full-width kernel on the copy (runtime/engine_gemm.cpp).
+// multiple of 16 bytes, then runs a full-width kernel on the copy (runtime/engine/engine_gemm.cpp).
 #pragma once
 
 #include "common.cuh"

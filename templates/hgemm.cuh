@@ -1,7 +1,7 @@
 // templates: the f16/bf16 HGEMM family on tensor cores (sm_80+): a multistage cp.async pipeline into
 // XOR-swizzled shared tiles, ldmatrix.x4 (.trans for MN-major operands), mma.sync m16n8k16 with f32
 // accumulators, block rasterization, alpha/beta epilogue converting to f16/bf16/f32. The index maps
-// below are the kernel's and the host bank analyzer's (generator/hgemm.cpp): one source of truth.
+// below are the kernel's and the host bank analyzer's (generator/families/gemm/hgemm.cpp): one source of truth.
 #pragma once
 
 #include "common.cuh"

@@ -2,7 +2,7 @@
 // tiles live in shared memory MN-contiguous ([BK][BM] for A, [BK][BN] for B); an operand stored
 // K-contiguous in global memory is transposed on the way in, through an XOR-swizzled tile that keeps
 // the transposing stores and the float4 reads conflict-free. The index maps below are the kernel's and
-// the host bank analyzer's (generator/sgemm.cpp): one source of truth.
+// the host bank analyzer's (generator/families/gemm/sgemm.cpp): one source of truth.
 #pragma once
 
 #include "common.cuh"

@@ -1,5 +1,5 @@
 // templates: TEST-ONLY misbehaving stand-ins for transpose candidates. The autotuner swaps one in
-// for a candidate named in TuneOptions::inject (runtime/autotune.cpp), so the GPU tests can prove that
+// for a candidate named in TuneOptions::inject (runtime/tune/autotune.cpp), so the GPU tests can prove that
 // a faulting, a hanging and a wrong kernel are recorded as failures. Never part of a search space.
 #pragma once
 

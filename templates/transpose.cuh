@@ -1,6 +1,6 @@
 // templates: the transpose kernel family (out-of-place, tiled through shared memory laid out plain,
 // padded or XOR-swizzled). The shared-memory index maps below are the ones the kernel uses and the
-// ones the host bank analyzer evaluates (generator/transpose.cpp): one source of truth.
+// ones the host bank analyzer evaluates (generator/families/transpose/transpose.cpp): one source of truth.
 #pragma once
 
 #include "common.cuh"

@@ -1,5 +1,5 @@
 // tools: `swz bank` — cost one warp-wide shared-memory instruction with the bank model
-// (include/swzjit/bank.hpp) and print the per-phase table as text or one JSON object.
+// (include/swzjit/analysis/bank.hpp) and print the per-phase table as text or one JSON object.
 #include <cstdio>
 #include <string>
 #include <vector>

@@ -1,5 +1,5 @@
 // tools: `swz solve` — find the cheapest XOR swizzle of a shared-memory tile that frees a set of
-// access patterns of excess wavefronts (include/swzjit/solver.hpp), and print before/after costs.
+// access patterns of excess wavefronts (include/swzjit/analysis/solver.hpp), and print before/after costs.
 #include <cstdio>
 #include <string>
 #include <vector>

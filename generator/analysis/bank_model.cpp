@@ -1,4 +1,4 @@
-// generator: the shared-memory bank model of docs/ARCHITECTURE.md ("The bank model"), include/swzjit/bank.hpp.
+// generator: the shared-memory bank model of docs/ARCHITECTURE.md ("The bank model"), include/swzjit/analysis/bank.hpp.
 // Costs one warp-wide lds/sts/ldmatrix in wavefronts; the swizzle solver and `swz bank` build on it.
 #include "swzjit/analysis/bank.hpp"
 

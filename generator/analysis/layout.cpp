@@ -1,4 +1,4 @@
-// generator: swizzled 2-D layouts for the host (include/swzjit/layout.hpp); evaluates the
+// generator: swizzled 2-D layouts for the host (include/swzjit/analysis/layout.hpp); evaluates the
 // functions of templates/swizzle.cuh and renders them as text, CSV or a bank-coloured SVG.
 #include "swzjit/analysis/layout.hpp"
 

@@ -1,4 +1,4 @@
-// swzjit public API: the autotuner (runtime/autotune.cpp). Static checks, parallel NVRTC compiles,
+// swzjit public API: the autotuner (runtime/tune/autotune.cpp). Static checks, parallel NVRTC compiles,
 // candidate benchmarks in an isolated worker process, verification, re-timing, cached results.
 #pragma once
 

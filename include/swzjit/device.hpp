@@ -1,4 +1,4 @@
-// swzjit public API: the CUDA Driver API runtime (runtime/driver.cpp) -- devices, modules, kernels,
+// swzjit public API: the CUDA Driver API runtime (runtime/driver/driver.cpp) -- devices, modules, kernels,
 // launches, device memory, streams and events. libcuda is loaded lazily: nothing here needs cuda.h.
 #pragma once
 
@@ -23,7 +23,7 @@ namespace swz {
 struct CompiledKernel;  // swzjit/jit.hpp
 
 namespace detail {
-struct LoadedModule;  // owns a CUmodule; defined in runtime/driver.cpp
+struct LoadedModule;  // owns a CUmodule; defined in runtime/driver/driver.cpp
 }
 
 /// A device address, the same integer as the driver's CUdeviceptr.

@@ -185,7 +185,7 @@ class Engine {
   /// "family:transpose"); winners the typed tuner of earlier versions stored are read as a fallback.
   TuningProblemKey transpose_tuning_key(const TransposeProblem& problem, int max_vec_bytes);
 
-  // --- GEMM (runtime/engine_gemm.cpp) -------------------------------------------------------------
+  // --- GEMM (runtime/engine/engine_gemm.cpp) -------------------------------------------------------------
 
   /// Compile `cfg` for `arch` ("" = this engine's device), from the cache when possible; works
   /// without a GPU when `arch` is given. HGEMM on an arch below sm_80: Error(Unsupported).

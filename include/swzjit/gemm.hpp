@@ -1,6 +1,6 @@
 // swzjit public API: the GEMM families — fp32 SGEMM on CUDA cores and f16/bf16 HGEMM on tensor cores:
 // typed configs, validation, generated source, search spaces and static shared-memory bank analysis
-// (generator/gemm.cpp, generator/sgemm.cpp, generator/hgemm.cpp).
+// (generator/families/gemm/gemm.cpp, generator/families/gemm/sgemm.cpp, generator/families/gemm/hgemm.cpp).
 #pragma once
 
 #include <string>

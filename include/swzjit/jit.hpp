@@ -1,5 +1,5 @@
-// swzjit public API: run-time compilation with NVRTC (runtime/nvrtc.cpp), the embedded kernel
-// templates it compiles against (runtime/templates.cpp) and cubin metadata (runtime/cubin.cpp).
+// swzjit public API: run-time compilation with NVRTC (runtime/jit/nvrtc.cpp), the embedded kernel
+// templates it compiles against (runtime/jit/templates.cpp) and cubin metadata (runtime/jit/cubin.cpp).
 #pragma once
 
 #include <string>

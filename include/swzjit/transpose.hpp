@@ -1,5 +1,5 @@
 // swzjit public API: the transpose kernel family — typed configs, validation, generated source,
-// search space and static shared-memory bank analysis (generator/transpose.cpp).
+// search space and static shared-memory bank analysis (generator/families/transpose/transpose.cpp).
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// runtime: the cross-process half of the cache's single flight (runtime/cache.cpp): a byte-range
+// runtime: the cross-process half of the cache's single flight (runtime/cache/cache.cpp): a byte-range
 // lock per key stripe in one file beside the database, so two processes never compile one key twice.
 #pragma once
 

@@ -1,4 +1,4 @@
-// runtime: signed cache exports (runtime/cache_transfer.cpp): key files, and an HMAC-SHA-256 over
+// runtime: signed cache exports (runtime/cache/cache_transfer.cpp): key files, and an HMAC-SHA-256 over
 // every row of an export in a canonical order, computed with OpenSSL's libcrypto.
 #pragma once
 

@@ -1,4 +1,4 @@
-// runtime: where a cache export is written (runtime/cache_transfer.cpp): only ever a new regular file
+// runtime: where a cache export is written (runtime/cache/cache_transfer.cpp): only ever a new regular file
 // renamed into place; a symbolic link, FIFO or device at the path is refused unless asked for.
 #pragma once
 

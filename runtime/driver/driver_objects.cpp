@@ -1,5 +1,5 @@
 // runtime: the RAII objects of the Driver API runtime (include/swzjit/device.hpp) -- modules,
-// kernels and launches, device memory, streams, events. Built on the loader in runtime/driver.cpp.
+// kernels and launches, device memory, streams, events. Built on the loader in runtime/driver/driver.cpp.
 #include <cstdint>
 #include <limits>
 #include <memory>

@@ -1,5 +1,5 @@
-// runtime (internal): how an Engine with TunePolicy::TuneOnMiss tunes (runtime/engine.cpp,
-// runtime/engine_gemm.cpp): one tune per problem at a time, and no caller ever waits for another's tune.
+// runtime (internal): how an Engine with TunePolicy::TuneOnMiss tunes (runtime/engine/engine.cpp,
+// runtime/engine/engine_gemm.cpp): one tune per problem at a time, and no caller ever waits for another's tune.
 #pragma once
 
 #include <functional>

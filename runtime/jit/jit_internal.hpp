@@ -1,4 +1,4 @@
-// runtime (internal): seams of runtime/nvrtc.cpp that tests use to reach paths this machine's NVRTC
+// runtime (internal): seams of runtime/jit/nvrtc.cpp that tests use to reach paths this machine's NVRTC
 // would not take on its own (the PTX fallback for an architecture NVRTC does not list).
 #pragma once
 

@@ -1,5 +1,5 @@
 // runtime: the embedded kernel templates as seen by the public API -- their names and the hash that
-// goes into every cache key (include/swzjit/jit.hpp; the bytes come from runtime/embedded_templates.hpp).
+// goes into every cache key (include/swzjit/jit.hpp; the bytes come from runtime/jit/embedded_templates.hpp).
 #include <xxhash.h>
 
 #include <cstdint>

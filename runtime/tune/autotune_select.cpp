@@ -1,4 +1,4 @@
-// runtime: the autotuner's pure pieces (runtime/autotune_internal.hpp): the tuning space after the
+// runtime: the autotuner's pure pieces (runtime/tune/autotune_internal.hpp): the tuning space after the
 // static checks, its hash, the re-time set and plan, the deterministic winner choice (near-ties to the
 // default config) and time statistics.
 #include <algorithm>

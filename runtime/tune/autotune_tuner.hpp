@@ -1,4 +1,4 @@
-// runtime (internal): the family-independent tuning loop (runtime/autotune.cpp) and what a kernel family
+// runtime (internal): the family-independent tuning loop (runtime/tune/autotune.cpp) and what a kernel family
 // gives it (runtime/tune/autotune_family.cpp for declared families, the transpose among them;
 // runtime/tune/autotune_gemm.cpp for GEMMs): the space as
 // config strings, how to compile and launch a candidate, the support kernels and the worker's Hello.
@@ -21,7 +21,7 @@ namespace detail {
 struct TuneFamily {
   std::vector<std::string> configs;  ///< canonical config strings
   /// Position in `configs` of the family's default config (what the Engine runs when nothing is tuned);
-  /// -1: none. It is always compiled, measured and re-timed, and wins near-ties (runtime/autotune.cpp).
+  /// -1: none. It is always compiled, measured and re-timed, and wins near-ties (runtime/tune/autotune.cpp).
   int default_index = -1;
   /// The candidate's kernel for `arch`, through the engine (and its kernel cache). Throws swz::Error.
   std::function<KernelEntry(int index, const std::string& arch)> compile;

@@ -1,4 +1,4 @@
-// runtime: the autotuner's side of the benchmark worker (runtime/worker_client.hpp): locate swz-worker,
+// runtime: the autotuner's side of the benchmark worker (runtime/worker/worker_client.hpp): locate swz-worker,
 // posix_spawn it on one end of a socketpair, wait for replies with deadlines, kill and restart it.
 #include "runtime/worker/worker_client.hpp"
 

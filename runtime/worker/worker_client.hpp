@@ -1,6 +1,6 @@
 // runtime (internal): the autotuner's side of the benchmark worker -- finding swz-worker, spawning it
 // with a socket on its stdin/stdout, bounded waits for its replies, and restarting it after a fault,
-// a hang (SIGKILL) or a crash. The protocol is runtime/worker_protocol.hpp.
+// a hang (SIGKILL) or a crash. The protocol is runtime/worker/worker_protocol.hpp.
 #pragma once
 
 #include <sys/types.h>

@@ -1,4 +1,4 @@
-// runtime/worker: main of swz-worker, the autotuner's benchmark process (runtime/worker_server.cpp).
+// runtime/worker: main of swz-worker, the autotuner's benchmark process (runtime/worker/worker_server.cpp).
 // The library starts it with a socket on stdin/stdout; run by hand, it explains itself and exits.
 #include <signal.h>
 #include <sys/prctl.h>

@@ -1,4 +1,4 @@
-// runtime: the autotuner <-> benchmark-worker protocol (runtime/worker_protocol.hpp): field encoding,
+// runtime: the autotuner <-> benchmark-worker protocol (runtime/worker/worker_protocol.hpp): field encoding,
 // message layouts, frame headers and deadline-bounded frame I/O on a socket or pipe.
 #include "runtime/worker/worker_protocol.hpp"
 

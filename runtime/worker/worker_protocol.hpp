@@ -1,5 +1,5 @@
-// runtime (internal): the binary protocol between the autotuner (runtime/autotune.cpp, through
-// runtime/worker_client.cpp) and its benchmark worker process (runtime/worker_server.cpp, swz-worker).
+// runtime (internal): the binary protocol between the autotuner (runtime/tune/autotune.cpp, through
+// runtime/worker/worker_client.cpp) and its benchmark worker process (runtime/worker/worker_server.cpp, swz-worker).
 //
 // A stream of frames, each a 16-byte header then a payload:
 //   u32 magic 'SWZW' | u16 protocol version | u16 message type | u64 payload bytes | payload

@@ -1,4 +1,4 @@
-// runtime (internal): the benchmark worker's side of runtime/worker_protocol.hpp, run by swz-worker
+// runtime (internal): the benchmark worker's side of runtime/worker/worker_protocol.hpp, run by swz-worker
 // (runtime/worker/worker_main.cpp) in its own process, so a candidate that faults or hangs takes only
 // the worker's CUDA context down, never the caller's.
 #pragma once

@@ -1,5 +1,5 @@
 // tests/fuzz: the kernels of the cubin seeds in corpus/cubin/ (static shared memory, launch bounds,
-// local memory), so fuzz_cubin starts from images that carry every record runtime/cubin.cpp reads:
+// local memory), so fuzz_cubin starts from images that carry every record runtime/jit/cubin.cpp reads:
 //   nvcc -cubin -arch=sm_90 -o corpus/cubin/sm_90.cubin cubin_kernels.cu   (and sm_80)
 extern "C" __global__ void fuzz_plain(float* out) {
   __shared__ float tile[32][33];

@@ -1,4 +1,4 @@
-// tests/fuzz: the cubin reader (runtime/cubin.cpp, cubin_resources) on arbitrary bytes. The seeds are
+// tests/fuzz: the cubin reader (runtime/jit/cubin.cpp, cubin_resources) on arbitrary bytes. The seeds are
 // real cubins (corpus/cubin/, from kernels.cu with nvcc -cubin) holding the kernels named below.
 #include <cstddef>
 #include <cstdint>

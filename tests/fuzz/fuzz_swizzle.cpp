@@ -1,4 +1,4 @@
-// tests/fuzz: swizzle specs and swizzled layouts (generator/layout.cpp, include/swzjit/layout.hpp).
+// tests/fuzz: swizzle specs and swizzled layouts (generator/analysis/layout.cpp, include/swzjit/analysis/layout.hpp).
 // Input: "B,M,S" on the first line, then optionally 32 raw bytes: rows, cols, stride_row, stride_col
 // as little-endian int64. A spec that validates is applied to offsets across the whole range; a
 // layout that validates is printed in every format. Nothing may raise a sanitizer report.

@@ -1,4 +1,4 @@
-// tests/fuzz: the autotuner's worker protocol (runtime/worker_protocol.hpp) on arbitrary bytes:
+// tests/fuzz: the autotuner's worker protocol (runtime/worker/worker_protocol.hpp) on arbitrary bytes:
 // the frame header, every message's decoder, and read_frame() over a pipe. A decoded message must
 // encode to bytes that decode to the same encoding (the protocol carries no slack).
 #include <fcntl.h>

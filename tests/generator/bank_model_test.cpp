@@ -1,4 +1,4 @@
-// tests/generator: the bank model (generator/bank_model.cpp) against the cases seeds 001, 003 and
+// tests/generator: the bank model (generator/analysis/bank_model.cpp) against the cases seeds 001, 003 and
 // 004 work out by hand, plus broadcasts, phase splits, sub-word widths, inactive lanes, validation.
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-// tests/generator: checked size arithmetic (generator/checked_arith.hpp), the one integer parser
+// tests/generator: checked size arithmetic (generator/core/checked_arith.hpp), the one integer parser
 // (swz::parse_integer), and the problems, launch shapes and configs that used to overflow or SIGFPE
 // on unvalidated input (issue 10 items 5 and 6).
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-// tests/generator: swizzled layouts and their text/csv/svg renderings (generator/layout.cpp).
+// tests/generator: swizzled layouts and their text/csv/svg renderings (generator/analysis/layout.cpp).
 #include <doctest/doctest.h>
 
 #include <climits>

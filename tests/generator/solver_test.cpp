@@ -1,4 +1,4 @@
-// tests/generator: the swizzle solver (generator/solver.cpp): pattern expansion, pattern costs,
+// tests/generator: the swizzle solver (generator/analysis/solver.cpp): pattern expansion, pattern costs,
 // the seed tiles it must free of conflicts, a tile only a composition frees, one nothing frees.
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-// tests/generator: element types and their host conversions (generator/types.cpp), which tests, tools
+// tests/generator: element types and their host conversions (generator/core/types.cpp), which tests, tools
 // and benchmarks use to build inputs and read results.
 #include <doctest/doctest.h>
 

@@ -130,7 +130,7 @@ void validate_gemm_swizzles(const Config& c, int min_m, const std::string& m_why
   }
 }
 
-// SGEMM (generator/sgemm.cpp)
+// SGEMM (generator/families/gemm/sgemm.cpp)
 std::string sgemm_to_string(const SgemmConfig& c);
 SgemmConfig sgemm_parse(const ConfigFields& f, const std::string& form);
 void sgemm_validate(const SgemmConfig& c);
@@ -139,7 +139,7 @@ GemmAnalysis sgemm_analyze(const SgemmConfig& c);
 std::vector<SgemmConfig> sgemm_space(GemmLayout layout, int max_vec_bytes);
 bool sgemm_choose_swizzles(SgemmConfig& c);
 
-// HGEMM (generator/hgemm.cpp)
+// HGEMM (generator/families/gemm/hgemm.cpp)
 std::string hgemm_to_string(const HgemmConfig& c);
 HgemmConfig hgemm_parse(const ConfigFields& f, const std::string& form);
 void hgemm_validate(const HgemmConfig& c);

@@ -1,4 +1,4 @@
-// generator: the staging copy of narrow GEMM operands (include/swzjit/gemm_pack.hpp).
+// generator: the staging copy of narrow GEMM operands (generator/families/gemm/gemm_pack.hpp).
 #include "generator/families/gemm/gemm_pack.hpp"
 
 #include <algorithm>

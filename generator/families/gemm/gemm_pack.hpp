@@ -1,4 +1,4 @@
-// swzjit public API: staging of narrow GEMM operands (generator/gemm_pack.cpp). Engine::gemm copies an
+// swzjit public API: staging of narrow GEMM operands (generator/families/gemm/gemm_pack.cpp). Engine::gemm copies an
 // operand whose pointer, pitch or batch stride allow only 2- or 4-byte accesses into packed scratch with
 // 16-byte pitches (templates/gemm_pack.cuh), so the kernels run their full-width copies on it.
 #pragma once

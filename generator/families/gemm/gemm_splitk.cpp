@@ -1,4 +1,4 @@
-// generator: split-K on the host (include/swzjit/gemm_splitk.hpp) — the slicing of K, the workspace
+// generator: split-K on the host (generator/families/gemm/gemm_splitk.hpp) — the slicing of K, the workspace
 // geometry and the reduction kernel's generated translation unit (templates/gemm_splitk.cuh).
 #include "generator/families/gemm/gemm_splitk.hpp"
 

@@ -1,4 +1,4 @@
-// swzjit public API: split-K for both GEMM families (generator/gemm_splitk.cpp). A config with split > 1
+// swzjit public API: split-K for both GEMM families (generator/families/gemm/gemm_splitk.cpp). A config with split > 1
 // computes K in slices into an f32 workspace (one matrix per slice), then the reduction kernel of
 // templates/gemm_splitk.cuh sums the slices into C with alpha, beta and the conversion.
 #pragma once

@@ -215,7 +215,7 @@ std::vector<HgemmConfig> hgemm_space(DType in, DType out, GemmLayout layout, int
   }
   // Split-K variants for small M x N with long K (few block tiles, each looping over all of K): small
   // tiles, K cut into 4, 8 or 16 slices. The tuner keeps them only for shapes where they can help
-  // (runtime/autotune_gemm.cpp); the engine's default picks one for such shapes.
+  // (runtime/tune/autotune_gemm.cpp); the engine's default picks one for such shapes.
   HgemmConfig sk;
   sk.in = in;
   sk.out = out;

@@ -215,7 +215,7 @@ std::vector<SgemmConfig> sgemm_space(GemmLayout layout, int max_vec_bytes) {
     if (sgemm_choose_swizzles(c)) out.push_back(c);
   }
   // Split-K variants for small M x N with long K (few block tiles, each looping over all of K); the tuner keeps
-  // them only where they can help (runtime/autotune_gemm.cpp), the engine's default picks one for such shapes.
+  // them only where they can help (runtime/tune/autotune_gemm.cpp), the engine's default picks one for such shapes.
   SgemmConfig sk;
   sk.layout = layout;
   sk.bm = 64, sk.bn = 64, sk.bk = 8, sk.wm = 32, sk.wn = 32, sk.wniter = 2, sk.tm = 4, sk.tn = 4, sk.stages = 2;

@@ -1,4 +1,4 @@
-// tests/runtime: many threads and many processes on one cache (runtime/cache.cpp): one build per
+// tests/runtime: many threads and many processes on one cache (runtime/cache/cache.cpp): one build per
 // key per process, every caller served, identical bytes, one row per key, no lost tuning updates.
 #include <doctest/doctest.h>
 

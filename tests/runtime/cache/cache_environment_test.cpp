@@ -1,4 +1,4 @@
-// tests/runtime: the cache under a hostile environment (runtime/cache_open.cpp): unwritable and
+// tests/runtime: the cache under a hostile environment (runtime/cache/cache_open.cpp): unwritable and
 // insecure directories, an insecure database file, read-only use, a full disk, fork().
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-// tests/runtime: the cache's size limit and maintenance (runtime/cache.cpp, cache_admin.cpp,
+// tests/runtime: the cache's size limit and maintenance (runtime/cache/cache.cpp, cache_admin.cpp,
 // cache_transfer.cpp): least-recently-used eviction, gc, clear, listings, export/import.
 #include <doctest/doctest.h>
 

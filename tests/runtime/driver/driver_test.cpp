@@ -1,4 +1,4 @@
-// tests/runtime: the lazy driver loader (runtime/driver.cpp) on a machine without a usable driver,
+// tests/runtime: the lazy driver loader (runtime/driver/driver.cpp) on a machine without a usable driver,
 // and its sticky-error bookkeeping. CPU only. Scenarios that swap the loaded driver run in a forked
 // child, so the rest of the suite keeps the process's real driver state.
 #include <doctest/doctest.h>

@@ -1,5 +1,5 @@
-// tests/runtime: NVRTC compilation (runtime/nvrtc.cpp), the embedded-templates hash
-// (runtime/templates.cpp) and cubin metadata (runtime/cubin.cpp). CPU only: needs no driver or GPU.
+// tests/runtime: NVRTC compilation (runtime/jit/nvrtc.cpp), the embedded-templates hash
+// (runtime/jit/templates.cpp) and cubin metadata (runtime/jit/cubin.cpp). CPU only: needs no driver or GPU.
 #include <doctest/doctest.h>
 #include <xxhash.h>
 

@@ -1,5 +1,5 @@
 // tests/runtime: the autotuner's honesty about the default config and its bounded compile stage
-// (runtime/autotune.cpp, runtime/autotune_select.cpp): the default is always a candidate and re-timed,
+// (runtime/tune/autotune.cpp, runtime/tune/autotune_select.cpp): the default is always a candidate and re-timed,
 // the winner never loses to it, and warm compile-only tunes with many threads never hang.
 #include <doctest/doctest.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
-// tests/runtime (GPU suite): the autotuner end to end (runtime/autotune.cpp + the swz-worker process):
+// tests/runtime (GPU suite): the autotuner end to end (runtime/tune/autotune.cpp + the swz-worker process):
 // a real tune picks a winner that transposes exactly; injected faulting, hanging and wrong candidates
 // are recorded as failures without harming the caller's context; a grown space re-measures only the
 // new config; a second Engine and a second process get the winner with no compile and no benchmark.
-// GEMM (runtime/autotune_gemm.cpp): f16 NT and f32 NN tunes pick winners that match an f64 host
+// GEMM (runtime/tune/autotune_gemm.cpp): f16 NT and f32 NN tunes pick winners that match an f64 host
 // reference; a second Engine gets the winner with no compile and no benchmark.
 #include <doctest/doctest.h>
 #include <stdlib.h>

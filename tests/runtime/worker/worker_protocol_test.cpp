@@ -1,6 +1,6 @@
-// tests/runtime: the autotuner <-> worker protocol (runtime/worker_protocol.cpp), the worker binary's
+// tests/runtime: the autotuner <-> worker protocol (runtime/worker/worker_protocol.cpp), the worker binary's
 // refusals (runtime/worker/worker_main.cpp) and the parent's handling of dead, silent and confused
-// workers (runtime/worker_client.cpp). CPU only: the worker is run with no usable driver.
+// workers (runtime/worker/worker_client.cpp). CPU only: the worker is run with no usable driver.
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <spawn.h>
