@@ -1,4 +1,4 @@
-// generator: the swizzle solver (include/swzjit/solver.hpp). Expands named access patterns into
+// generator: the swizzle solver (include/swzjit/analysis/solver.hpp). Expands named access patterns into
 // warp-wide instructions, costs them with the bank model, and searches Swizzle<B,M,S> chains.
 #include "swzjit/analysis/solver.hpp"
 
@@ -185,11 +185,7 @@ PatternCost cost_expansion(const Expansion& ex, const Chain& c, int elem_bytes) 
   for (const auto& in : ex.instrs) {
     map_instr(in, c, elem_bytes, scratch);
     analyze_bank(scratch, rep);
-    ++pc.instructions;
-    pc.wavefronts += rep.wavefronts;
-    pc.ideal_wavefronts += rep.ideal_wavefronts;
-    pc.excess_wavefronts += rep.excess_wavefronts;
-    pc.max_way = std::max(pc.max_way, rep.max_way);
+    add_instruction_cost(pc, rep);
   }
   return pc;
 }

@@ -109,11 +109,7 @@ EpilogueCost epilogue_bank_cost(const CTileLayout& c, int n, EpilogueStore store
   for (int w = 0; w < kWarps; ++w) {
     for (int i = 0; i < instructions_per_warp(n, store); ++i) {
       analyze_bank(epilogue_instruction(c, n, store, w, i), r);
-      ++cost.instructions;
-      cost.wavefronts += r.wavefronts;
-      cost.ideal_wavefronts += r.ideal_wavefronts;
-      cost.excess_wavefronts += r.excess_wavefronts;
-      if (r.max_way > cost.max_way) cost.max_way = r.max_way;
+      add_instruction_cost(cost, r);
     }
   }
   return cost;
@@ -203,11 +199,7 @@ CStoreProof prove_c_store(const CStorePlan& plan) {
   BankReport r;
   for (const auto& kv : instructions) {
     analyze_bank(kv.second, r);
-    ++p.cost.instructions;
-    p.cost.wavefronts += r.wavefronts;
-    p.cost.ideal_wavefronts += r.ideal_wavefronts;
-    p.cost.excess_wavefronts += r.excess_wavefronts;
-    if (r.max_way > p.cost.max_way) p.cost.max_way = r.max_way;
+    add_instruction_cost(p.cost, r);
   }
   p.ok = true;
   return p;

@@ -1,6 +1,6 @@
 // generator: the GEMM families on the host — layouts, the GemmConfig wrapper (text, validation,
 // generated translation unit, launch shape), the reference kernel's source, shared analysis helpers.
-// Family specifics live in generator/sgemm.cpp and generator/hgemm.cpp.
+// Family specifics live in generator/families/gemm/sgemm.cpp and generator/families/gemm/hgemm.cpp.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -115,12 +115,7 @@ void add_instruction(SmemInstrStats& row, const std::vector<long long>& addresse
   ins.op = ldmatrix ? SmemOp::LdmatrixX4 : (row.is_store ? SmemOp::Sts : SmemOp::Lds);
   ins.width = ldmatrix ? 16 : width;
   ins.addresses = addresses;
-  const BankReport r = analyze_bank(ins);
-  ++row.instructions;
-  row.wavefronts += r.wavefronts;
-  row.ideal_wavefronts += r.ideal_wavefronts;
-  row.excess_wavefronts += r.excess_wavefronts;
-  row.max_way = std::max(row.max_way, r.max_way);
+  add_instruction_cost(row, analyze_bank(ins));
 }
 
 void add_row(GemmAnalysis& a, const SmemInstrStats& row) {

@@ -1,6 +1,6 @@
 // generator: the transpose family on the host — config validation, the tiny generated translation
 // unit, launch shapes, the search space, and static bank analysis that evaluates the index maps of
-// templates/transpose.cuh lane by lane through the bank model (include/swzjit/bank.hpp).
+// templates/transpose.cuh lane by lane through the bank model (include/swzjit/analysis/bank.hpp).
 #include "swzjit/transpose.hpp"
 
 #include <algorithm>
@@ -309,12 +309,7 @@ TransposeAnalysis analyze_transpose(const TransposeConfig& cfg) {
             ins.addresses.push_back(store ? tpl::transpose_smem_store_addr(g, tid, it, k)
                                           : tpl::transpose_smem_load_addr(g, tid, it, k));
           }
-          const BankReport r = analyze_bank(ins);
-          ++st.instructions;
-          st.wavefronts += r.wavefronts;
-          st.ideal_wavefronts += r.ideal_wavefronts;
-          st.excess_wavefronts += r.excess_wavefronts;
-          st.max_way = std::max(st.max_way, r.max_way);
+          add_instruction_cost(st, analyze_bank(ins));
         }
       }
       (store ? a.store_wavefronts : a.load_wavefronts) += st.wavefronts;

@@ -55,6 +55,17 @@ BankReport analyze_bank(const SmemInstruction& instruction);
 /// The same, reusing `out`'s storage (the solver calls this in its inner loop).
 void analyze_bank(const SmemInstruction& instruction, BankReport& out);
 
+/// Adds one instruction's report to a running total: any struct with `instructions`, `wavefronts`,
+/// `ideal_wavefronts`, `excess_wavefronts` and `max_way` (SmemInstrStats, PatternCost, EpilogueCost).
+template <class Totals>
+void add_instruction_cost(Totals& totals, const BankReport& r) {
+  ++totals.instructions;
+  totals.wavefronts += r.wavefronts;
+  totals.ideal_wavefronts += r.ideal_wavefronts;
+  totals.excess_wavefronts += r.excess_wavefronts;
+  if (r.max_way > totals.max_way) totals.max_way = r.max_way;
+}
+
 /// Default access width of an op: 4 for lds/sts, 16 for ldmatrix.
 int default_width(SmemOp op);
 /// True if `width` bytes per lane is allowed for `op` (lds/sts: 1, 2, 4, 8, 16; ldmatrix: 16).
