@@ -12,6 +12,7 @@
 #include "generator/families/transpose/transpose_family.hpp"
 #include "runtime/engine/engine_impl.hpp"
 #include "runtime/jit/jit_cache.hpp"
+#include "runtime/tune/autotune_internal.hpp"
 #include "swzjit/autotune.hpp"
 #include "swzjit/error.hpp"
 #include "templates/transpose.cuh"
@@ -252,10 +253,12 @@ TuneReport autotune_transpose(Engine& engine, const TransposeProblem& problem_in
                     to_string(problem.dtype));
     return f.config_text(detail::transpose_family_config(c));
   };
-  const auto to_typed = [&](const std::string& text) {
-    return text.empty() ? text : detail::transpose_config_of(f.parse_config(text), problem.dtype).to_string();
+  const DType dtype = problem.dtype;
+  const detail::ConfigRetype typed = [&f, dtype](const std::string& text) {
+    return detail::transpose_config_of(f.parse_config(text), dtype).to_string();
   };
   TuneOptions o = options;
+  o.progress = detail::retyped_progress(options.progress, typed);
   o.extra_configs.clear();
   for (const std::string& e : options.extra_configs) o.extra_configs.push_back(to_family(e));
   o.inject.clear();
@@ -269,9 +272,7 @@ TuneReport autotune_transpose(Engine& engine, const TransposeProblem& problem_in
   }
   TuneReport report = autotune_family(engine, f, family_problem(problem, max_vec_bytes), o);
   report.problem = problem.key(max_vec_bytes);
-  report.winner = to_typed(report.winner);
-  report.default_config = to_typed(report.default_config);
-  for (TuneCandidate& c : report.candidates) c.config = to_typed(c.config);
+  detail::retype_report(report, typed);
   const double bytes = 2.0 * static_cast<double>(problem.rows) * static_cast<double>(problem.cols) *
                        static_cast<double>(problem.batch) * eb;
   report.winner_gbps = report.winner_ms > 0 ? bytes / (report.winner_ms * 1e6) : 0;

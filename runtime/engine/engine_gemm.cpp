@@ -38,7 +38,8 @@ namespace detail {
 
 struct GemmState {
   std::mutex mutex;
-  std::string device_arch;                 // filled on first GPU use
+  std::string device_arch;                 // filled on first GPU use, then never changed
+  std::atomic<bool> arch_known{false};     // device_arch and sm_count are filled: read them without the mutex
   std::map<std::string, Kernel> kernels;   // support kernels (pack, reference) by name expression
   std::map<std::string, GemmConfig> defaults;  // gemm_config's answers for problems nothing tunes, by problem key
   std::set<std::string> validated;            // configs passed to gemm() that validated (10-20 us each)
@@ -244,8 +245,8 @@ GemmConfig default_gemm_config(const GemmProblem& problem, int max_vec_bytes, co
     }
     return nullptr;
   };
-  // The split variants: 64x64 tiles of 32x32 warps, k-tile 8 (f32) or 32 (generator/sgemm.cpp, hgemm.cpp). A space
-  // without them (narrow vectors) falls back to the unsplit choice.
+  // The split variants: 64x64 tiles of 32x32 warps, k-tile 8 (f32) or 32 (generator/families/gemm/sgemm.cpp,
+  // hgemm.cpp). A space without them (narrow vectors) falls back to the unsplit choice.
   if (want_split > 1)
     if (const GemmConfig* c = find({64, 64, p.dtype == DType::F32 ? 8 : 32, 32, 32, want_stages, want_split})) return *c;
   if (const GemmConfig* c = find({want_m, want_n, want_k, want_wm, want_wn, want_stages, 1})) return *c;
@@ -268,16 +269,21 @@ std::uint64_t Engine::gemm_launches() const {
 
 namespace {
 
-std::string engine_arch(detail::GemmState& st, int device) {
+// The engine's device arch (and sm_count), detected once; every GEMM call asks, so after the first the
+// answer is read without the mutex.
+const std::string& engine_arch(detail::GemmState& st, int device) {
+  if (st.arch_known.load(std::memory_order_acquire)) return st.device_arch;
   std::lock_guard<std::mutex> lock(st.mutex);
   if (st.device_arch.empty()) {
-    const std::string arch = device_info(device).arch();
+    const DeviceInfo info = device_info(device);
+    const std::string arch = info.arch();
     if (!is_known_arch(arch))
       throw Error(ErrorKind::Unsupported, "gemm: device " + std::to_string(device) + " is " + arch +
                                               "; libswzjit's GEMM kernels need one of " + supported_archs_text() +
                                               " (tensor-core HGEMM needs sm_80 or later)");
-    st.sm_count = device_info(device).sm_count;
+    st.sm_count = info.sm_count;
     st.device_arch = arch;
+    st.arch_known.store(true, std::memory_order_release);
   }
   return st.device_arch;
 }

@@ -13,6 +13,7 @@
 #include "runtime/engine/engine_impl.hpp"
 #include "runtime/jit/jit_cache.hpp"
 #include "runtime/tune/autotune_family_check.hpp"
+#include "runtime/tune/autotune_internal.hpp"
 #include "runtime/tune/autotune_tuner.hpp"
 #include "swzjit/autotune.hpp"
 #include "swzjit/error.hpp"
@@ -38,6 +39,32 @@ CompileRequest family_check_request(const std::string& arch) {
 
 KernelEntry compile_family_check_kernel(Cache& cache, const std::string& arch, const std::function<void()>& on_compile) {
   return compile_through_cache(cache, family_check_request(arch), tpl::kFamilyCheckThreads, 0, on_compile);
+}
+
+void retype_report(TuneReport& report, const ConfigRetype& typed) {
+  const auto text = [&](const std::string& t) { return t.empty() ? t : typed(t); };
+  report.winner = text(report.winner);
+  report.default_config = text(report.default_config);
+  for (TuneCandidate& c : report.candidates) c.config = text(c.config);
+}
+
+std::function<void(const TuneProgress&)> retyped_progress(const std::function<void(const TuneProgress&)>& progress,
+                                                          const ConfigRetype& typed) {
+  if (!progress) return progress;
+  return [progress, typed](const TuneProgress& p) {
+    TuneProgress q = p;
+    const auto retyped = [&](const std::string& t) {
+      try {
+        return typed(t);
+      } catch (const Error&) {
+        return t;  // names no config (a phase's line): as it is
+      }
+    };
+    if (!q.best_config.empty()) q.best_config = retyped(q.best_config);
+    const std::size_t colon = q.last.find(": ");
+    if (colon != std::string::npos) q.last = retyped(q.last.substr(0, colon)) + q.last.substr(colon);
+    progress(q);
+  };
 }
 
 }  // namespace detail

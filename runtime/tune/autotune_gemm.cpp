@@ -31,38 +31,6 @@ std::optional<Sm90GemmConfig> gemm_hopper_variant(const Engine& engine, const Ge
 
 namespace {
 
-using Retype = std::function<std::string(const std::string&)>;
-
-// autotune_family's report with every config written as the typed API reads them (`typed` maps the
-// family's text; an empty text stays empty).
-void retype(TuneReport& r, const Retype& typed) {
-  const auto text = [&](const std::string& t) { return t.empty() ? t : typed(t); };
-  r.winner = text(r.winner);
-  r.default_config = text(r.default_config);
-  for (TuneCandidate& c : r.candidates) c.config = text(c.config);
-}
-
-// The caller's progress callback, given the configs in typed text too: the best so far, and the latest
-// event's line ("CONFIG: outcome").
-std::function<void(const TuneProgress&)> retyped_progress(const std::function<void(const TuneProgress&)>& progress,
-                                                          const Retype& typed) {
-  if (!progress) return progress;
-  return [progress, typed](const TuneProgress& p) {
-    TuneProgress q = p;
-    const auto retyped = [&](const std::string& t) {
-      try {
-        return typed(t);
-      } catch (const Error&) {
-        return t;  // names no config (a phase's line): as it is
-      }
-    };
-    if (!q.best_config.empty()) q.best_config = retyped(q.best_config);
-    const std::size_t colon = q.last.find(": ");
-    if (colon != std::string::npos) q.last = retyped(q.last.substr(0, colon)) + q.last.substr(colon);
-    progress(q);
-  };
-}
-
 // The Hopper variant's tune: the built-in family gemm_sm90 (its space around the problem's default, compiled
 // for sm_90a), every config written "sm90:" + Sm90GemmConfig text. Extra configs must be Hopper candidates of
 // the problem's dtypes and layout.
@@ -82,12 +50,12 @@ TuneReport hopper_tune(Engine& engine, const GemmProblem& problem, int max_vec_b
     gemm_sm90_frame(cfg, problem, DevicePtr{1} << 20, DevicePtr{1} << 20);  // dtypes and layout must match
     o.extra_configs.push_back(family->config_text(detail::gemm_sm90_family_config(cfg)));
   }
-  const Retype typed = [family, fp](const std::string& t) {
+  const detail::ConfigRetype typed = [family, fp](const std::string& t) {
     return sm90_candidate_text(detail::gemm_sm90_config_of(family->parse_config(t), fp));
   };
-  o.progress = retyped_progress(options.progress, typed);
+  o.progress = detail::retyped_progress(options.progress, typed);
   TuneReport r = autotune_family(engine, *family, fp, o);
-  retype(r, typed);
+  detail::retype_report(r, typed);
   return r;
 }
 
@@ -113,12 +81,12 @@ TuneReport mma_tune(Engine& engine, const GemmProblem& problem, int max_vec_byte
                     std::to_string(align) + " (use vec=" + std::to_string(align / dtype_bytes(problem.dtype)) + ")");
     o.extra_configs.push_back(family->config_text(detail::gemm_mma_family_config(cfg)));
   }
-  const Retype typed = [family, fp](const std::string& t) {
+  const detail::ConfigRetype typed = [family, fp](const std::string& t) {
     return detail::gemm_mma_config_of(family->parse_config(t), fp).to_string();
   };
-  o.progress = retyped_progress(options.progress, typed);
+  o.progress = detail::retyped_progress(options.progress, typed);
   TuneReport r = autotune_family(engine, *family, fp, o);
-  retype(r, typed);
+  detail::retype_report(r, typed);
   return r;
 }
 

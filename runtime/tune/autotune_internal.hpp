@@ -1,5 +1,5 @@
-// runtime: what the Engine needs from the autotuner (runtime/autotune.cpp) without a dependency cycle,
-// and the autotuner's pure pieces (runtime/autotune_select.cpp) that tests check without a GPU.
+// runtime: what the Engine needs from the autotuner (runtime/tune/autotune.cpp) without a dependency cycle,
+// and the autotuner's pure pieces (runtime/tune/autotune_select.cpp) that tests check without a GPU.
 #pragma once
 
 #include <algorithm>
@@ -118,6 +118,17 @@ struct TimeStats {
   int count = 0;
 };
 TimeStats summarize_times(std::vector<double> samples_ms);
+
+/// A family's config text as a typed API writes it (TransposeConfig, GemmConfig, a Hopper candidate): the
+/// typed tunes (autotune_transpose, autotune_gemm) run autotune_family and hand back typed text.
+using ConfigRetype = std::function<std::string(const std::string&)>;
+/// autotune_family's report with every config in typed text (an empty text stays empty).
+void retype_report(TuneReport& report, const ConfigRetype& typed);
+/// The caller's progress callback, given the configs in typed text too: the best so far, and the latest
+/// event's line ("CONFIG: outcome"); a line that names no config (a phase's) passes as it is. Empty stays
+/// empty.
+std::function<void(const TuneProgress&)> retyped_progress(const std::function<void(const TuneProgress&)>& progress,
+                                                          const ConfigRetype& typed);
 
 }  // namespace detail
 }  // namespace swz
