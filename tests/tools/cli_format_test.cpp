@@ -3,6 +3,7 @@
 // result (quoted only when needed), and formats a command does not print refused with exit 2.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -149,7 +150,9 @@ TEST_CASE("CSV: a header row, then one row per result, plain values quoted only 
   CHECK(rows[0] == std::vector<std::string>{"family", "dims", "params", "space", "about"});
   std::vector<std::string> names;
   for (std::size_t i = 1; i < rows.size(); ++i) names.push_back(rows[i][0]);
-  CHECK(names == std::vector<std::string>{"gemm_sm90", "hgemm", "rowsum", "sgemm", "transpose"});  // the built-ins, by name
+  CHECK(std::is_sorted(names.begin(), names.end()));  // by name
+  for (const char* builtin : {"gemm_sm90", "hgemm", "rowsum", "sgemm", "transpose"})
+    CHECK_MESSAGE(std::find(names.begin(), names.end(), builtin) != names.end(), builtin);
 
   // a cache with nothing in it: the header alone
   TempDir dir;
