@@ -6,6 +6,7 @@
 #define SWZ_BUILTIN_FAMILIES(X) \
   X(gemm_sm90)                 \
   X(hgemm)                     \
+  X(rowscan)                   \
   X(rowsum)                    \
   X(sgemm)                     \
   X(transpose)
