@@ -446,7 +446,13 @@ void Engine::launch_gemm(const GemmConfig& cfg, const GemmProblem& problem, Devi
   const std::shared_ptr<const Family> family = detail::gemm_mma_builtin(p.dtype);
   const FamilyValues fc = detail::gemm_mma_family_config(cfg);
   const bool swap = detail::gemm_family_swaps(p);
-  const DevicePtr fa = swap ? b : a, fb = swap ? a : b;
+  DevicePtr fa = swap ? b : a, fb = swap ? a : b;
+  // K = 0 reads neither A nor B (C = beta * C), so an empty operand may come without memory (a framework's
+  // empty tensor has a null pointer); the family wants an address for every buffer: C's, never read as one.
+  if (p.k == 0) {
+    if (fa == 0) fa = c;
+    if (fb == 0) fb = c;
+  }
   const FamilyScalars scalars{{"alpha", alpha}, {"beta", beta}};
   // A lent workspace holds the split-K partials of as many matrices as fit (at least one must): the batch
   // then runs in pieces of that many.

@@ -386,6 +386,26 @@ TEST_CASE("gemm: refusals and no-ops") {
   std::vector<std::uint8_t> h(c.size());
   c.copy_to_host(h.data(), h.size());
   for (auto byte : h) CHECK(byte == 0xFF);
+  // K = 0 with A and B null (a framework's empty tensors have no memory), narrow pitches included:
+  // C = beta * C in every dtype and C order; a null C, or a null A with K > 0, is refused.
+  for (DType t : {DType::F32, DType::F16, DType::BF16})
+    for (MatrixOrder co : {MatrixOrder::RowMajor, MatrixOrder::ColMajor}) {
+      INFO(to_string(t), co == MatrixOrder::RowMajor ? " row-major C" : " column-major C");
+      GemmProblem z;
+      z.dtype = t;
+      z.out_dtype = DType::F32;
+      z.m = 5, z.n = 3, z.k = 0, z.lda = 1, z.ldb = 3, z.c_order = co;
+      std::vector<float> ones(15, 1.0f), got(15, 0.0f);
+      DeviceBuffer cz(ones.size() * sizeof(float));
+      cz.copy_from_host(ones.data(), ones.size() * sizeof(float));
+      engine.gemm(z, 0, 0, cz.ptr(), 1, 3, nullptr);
+      synchronize(nullptr);
+      cz.copy_to_host(got.data(), got.size() * sizeof(float));
+      for (float v : got) CHECK(v == 3.0f);
+      CHECK_THROWS_AS(engine.gemm(z, 0, 0, 0, 1, 3, nullptr), Error);
+      z.k = 2;
+      CHECK_THROWS_AS(engine.gemm(z, 0, b.ptr(), cz.ptr(), 1, 3, nullptr), Error);
+    }
 }
 
 namespace {
