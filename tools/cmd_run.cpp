@@ -215,7 +215,11 @@ std::string run_help() {
   return std::string(
     "usage: swz run transpose --rows R --cols C [--dtype f32|f16|bf16] [--batch B] [--pad-ld N]\n"
     "                         [config options] [--tune] [--reps N] [--seed N] [--cache-dir DIR]\n"
-    "                         [--format text|json|csv]\n\n"
+    "                         [--format text|json|csv]\n"
+    "       swz run FAMILY --problem D=V,... [--config K=V,...] [--seed N] [--reps N] [--cache-dir DIR]\n"
+    "                         [--format text|json|csv]   (a declared family: random inputs in [-1, 1],\n"
+    "                         checked against its reference, timed; see swz family --help)\n"
+    "       swz run gemm ...  (below)\n\n"
     "Transpose a random R x C matrix (or a batch) on GPU 0 with libswzjit, verify the result exactly\n"
     "against a host reference (poisoned output, guard regions on both sides), then time it: median of\n"
     "--reps launches (default 20), L2 flushed before each, bandwidth counting bytes read + written.\n"
