@@ -1,40 +1,21 @@
 // templates: batched inclusive row scans (cumulative sums along each row, as torch.cumsum(x, -1)) through a
 // shared-memory tile (the built-in declared family "rowscan", generator/families/rowscan/rowscan.cpp).
-// A block stages BLOCK_ROWS x 32 floats, each warp storing one row per instruction (lane = column); then
-// thread t scans row t in place, so each read and write touches one column of 32 rows (32-way conflicted
-// when plain, conflict-free with the XOR swizzle or padding); then the warps write the scanned rows out
-// (lane = column again). Thread t carries its row's sum from one 32-column slab to the next.
+// A block stages BLOCK_ROWS x 32 floats (templates/row_tile.cuh); then thread t scans row t in place, so
+// each read and write touches one column of 32 rows (32-way conflicted when plain, conflict-free with the
+// XOR swizzle or padding); then the warps write the scanned rows out (lane = column). Thread t carries its
+// row's sum from one 32-column slab to the next.
 #pragma once
 
-#include "common.cuh"
-#include "swizzle.cuh"
+#include "row_tile.cuh"
 
 namespace swz {
 namespace tpl {
-
-enum RowscanLayout { kRowscanPlain = 0, kRowscanSwizzle = 1, kRowscanPad = 2 };
-
-/// Word index of tile element (row, col), col < 32: row-major, XOR-swizzled with Swizzle<5,0,5> on the
-/// row-major offset (col ^ (row mod 32)), or rows padded to 33 words. The host's bank analysis
-/// evaluates this very function.
-SWZ_HD constexpr int rowscan_smem_index(int row, int col, int layout) {
-  return layout == kRowscanPad ? row * 33 + col
-                               : layout == kRowscanSwizzle ? static_cast<int>(swizzle_apply(row * 32 + col, 5, 0, 5))
-                                                           : row * 32 + col;
-}
-
-/// Dynamic shared memory of a configuration, in bytes.
-SWZ_HD constexpr int rowscan_smem_bytes(int block_rows, int layout) {
-  return block_rows * (layout == kRowscanPad ? 33 : 32) * 4;
-}
 
 #if SWZ_DEVICE_CODE
 /// out[b][r][c] = sum over c' <= c of in[b][r][c'] (row-major, packed); grid (ceil(rows / BLOCK_ROWS), batch).
 template <int BLOCK_ROWS, int LAYOUT>
 __global__ void __launch_bounds__(BLOCK_ROWS) rowscan_kernel(const float* __restrict__ in, float* __restrict__ out,
                                                               long long rows, long long cols) {
-  static_assert(BLOCK_ROWS % 32 == 0 && BLOCK_ROWS >= 32 && BLOCK_ROWS <= 1024, "BLOCK_ROWS: a multiple of 32");
-  static_assert(LAYOUT >= 0 && LAYOUT <= 2, "LAYOUT: plain, swizzle or pad");
   extern __shared__ float tile[];
   constexpr int kWarps = BLOCK_ROWS / 32;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -42,13 +23,7 @@ __global__ void __launch_bounds__(BLOCK_ROWS) rowscan_kernel(const float* __rest
   const long long base = (static_cast<long long>(blockIdx.y) * rows + row0) * cols;
   float carry = 0.f;
   for (long long c0 = 0; c0 < cols; c0 += 32) {
-    const bool column_inside = c0 + lane < cols;
-#pragma unroll 8
-    for (int k = 0; k < 32; ++k) {
-      const int r = k * kWarps + warp;
-      tile[rowscan_smem_index(r, lane, LAYOUT)] =
-          row0 + r < rows && column_inside ? in[base + r * cols + c0 + lane] : 0.f;
-    }
+    row_tile_load<BLOCK_ROWS, LAYOUT>(tile, in + base, rows - row0, cols, c0);
     __syncthreads();
     // Sixteen words of the row into registers, then their scan written back, twice: the compiler cannot
     // prove that a swizzled store misses the next swizzled load, so word by word each load waits for the
@@ -57,19 +32,19 @@ __global__ void __launch_bounds__(BLOCK_ROWS) rowscan_kernel(const float* __rest
     for (int c16 = 0; c16 < 32; c16 += 16) {
       float v[16];
 #pragma unroll
-      for (int c = 0; c < 16; ++c) v[c] = tile[rowscan_smem_index(threadIdx.x, c16 + c, LAYOUT)];
+      for (int c = 0; c < 16; ++c) v[c] = tile[row_tile_index(threadIdx.x, c16 + c, LAYOUT)];
 #pragma unroll
       for (int c = 0; c < 16; ++c) {
         carry += v[c];
-        tile[rowscan_smem_index(threadIdx.x, c16 + c, LAYOUT)] = carry;
+        tile[row_tile_index(threadIdx.x, c16 + c, LAYOUT)] = carry;
       }
     }
     __syncthreads();
 #pragma unroll 8
     for (int k = 0; k < 32; ++k) {
       const int r = k * kWarps + warp;
-      if (row0 + r < rows && column_inside)
-        out[base + r * cols + c0 + lane] = tile[rowscan_smem_index(r, lane, LAYOUT)];
+      if (row0 + r < rows && c0 + lane < cols)
+        out[base + r * cols + c0 + lane] = tile[row_tile_index(r, lane, LAYOUT)];
     }
     __syncthreads();
   }

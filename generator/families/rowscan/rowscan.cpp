@@ -18,8 +18,8 @@ std::vector<SmemInstruction> rowscan_accesses(const FamilyValues& config) {
   const auto instruction = [&](SmemOp op, bool lane_is_row) {
     SmemInstruction ins{op, 4, {}};
     for (int lane = 0; lane < 32; ++lane)
-      ins.addresses.push_back(4LL * (lane_is_row ? tpl::rowscan_smem_index(lane, 0, layout)
-                                                 : tpl::rowscan_smem_index(0, lane, layout)));
+      ins.addresses.push_back(4LL * (lane_is_row ? tpl::row_tile_index(lane, 0, layout)
+                                                 : tpl::row_tile_index(0, lane, layout)));
     return ins;
   };
   return {instruction(SmemOp::Sts, false), instruction(SmemOp::Lds, true), instruction(SmemOp::Sts, true),

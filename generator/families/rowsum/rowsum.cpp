@@ -15,11 +15,11 @@ std::vector<SmemInstruction> rowsum_accesses(const FamilyValues& config) {
   const int layout = static_cast<int>(config.at("LAYOUT"));
   std::vector<SmemInstruction> out;
   SmemInstruction store{SmemOp::Sts, 4, {}};
-  for (int lane = 0; lane < 32; ++lane) store.addresses.push_back(4LL * tpl::rowsum_smem_index(0, lane, layout));
+  for (int lane = 0; lane < 32; ++lane) store.addresses.push_back(4LL * tpl::row_tile_index(0, lane, layout));
   out.push_back(store);
   for (int c = 0; c < 2; ++c) {
     SmemInstruction load{SmemOp::Lds, 4, {}};
-    for (int lane = 0; lane < 32; ++lane) load.addresses.push_back(4LL * tpl::rowsum_smem_index(lane, c, layout));
+    for (int lane = 0; lane < 32; ++lane) load.addresses.push_back(4LL * tpl::row_tile_index(lane, c, layout));
     out.push_back(load);
   }
   return out;

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "swzjit/family.hpp"
-#include "swzjit/jit.hpp"
 #include "templates/rowscan.cuh"
+#include "tests/generator/core/family_test_util.hpp"
 
 using namespace swz;
 
@@ -40,7 +40,7 @@ TEST_CASE("rowscan: the space, the default and the launch") {
   CHECK(s.grid[0] == 4);
   CHECK(s.grid[1] == 3);
   CHECK(s.block[0] == 256);
-  CHECK(s.dynamic_smem == tpl::rowscan_smem_bytes(256, tpl::kRowscanPad));
+  CHECK(s.dynamic_smem == tpl::row_tile_smem_bytes(256, tpl::kRowTilePad));
   CHECK(f->shape(f->parse_config("BLOCK_ROWS=32,LAYOUT=1"), p).dynamic_smem == 32 * 32 * 4);
   CHECK(f->space(f->parse_problem("batch=70000,rows=4,cols=4")).empty());  // grid y past 65535
   CHECK(f->check_config(f->parse_config("BLOCK_ROWS=48,LAYOUT=1"), p).find("BLOCK_ROWS") != std::string::npos);
@@ -51,11 +51,11 @@ TEST_CASE("rowscan: the space, the default and the launch") {
 // element lands in its own word and comes back scanned, in every layout.
 TEST_CASE("rowscan: the tile's index function holds every element of a block exactly once") {
   for (int layout = 0; layout <= 2; ++layout) {
-    const int block_rows = 64, words = tpl::rowscan_smem_bytes(block_rows, layout) / 4;
+    const int block_rows = 64, words = tpl::row_tile_smem_bytes(block_rows, layout) / 4;
     std::vector<int> owner(static_cast<std::size_t>(words), -1);
     for (int r = 0; r < block_rows; ++r)
       for (int c = 0; c < 32; ++c) {
-        const int w = tpl::rowscan_smem_index(r, c, layout);
+        const int w = tpl::row_tile_index(r, c, layout);
         REQUIRE(w >= 0);
         REQUIRE(w < words);
         CHECK(owner[static_cast<std::size_t>(w)] == -1);
@@ -64,32 +64,21 @@ TEST_CASE("rowscan: the tile's index function holds every element of a block exa
     // A scan through the tile as the kernel does it gives the row prefix sums.
     std::vector<float> tile(static_cast<std::size_t>(words), 0.f);
     for (int r = 0; r < block_rows; ++r)
-      for (int c = 0; c < 32; ++c) tile[static_cast<std::size_t>(tpl::rowscan_smem_index(r, c, layout))] = float(r + c);
+      for (int c = 0; c < 32; ++c) tile[static_cast<std::size_t>(tpl::row_tile_index(r, c, layout))] = float(r + c);
     for (int r = 0; r < block_rows; ++r) {
       float carry = 0;
       for (int c = 0; c < 32; ++c) {
-        float& v = tile[static_cast<std::size_t>(tpl::rowscan_smem_index(r, c, layout))];
+        float& v = tile[static_cast<std::size_t>(tpl::row_tile_index(r, c, layout))];
         carry += v;
         v = carry;
       }
       for (int c = 0; c < 32; ++c)
-        CHECK(tile[static_cast<std::size_t>(tpl::rowscan_smem_index(r, c, layout))] ==
+        CHECK(tile[static_cast<std::size_t>(tpl::row_tile_index(r, c, layout))] ==
               float((c + 1) * r + c * (c + 1) / 2));
     }
   }
 }
 
 TEST_CASE("rowscan: every configuration compiles with NVRTC for sm_80 and sm_90") {
-  const auto f = get_family("rowscan");
-  for (const char* arch : {"sm_80", "sm_90"})
-    for (const FamilyValues& c : f->space(f->parse_problem("batch=1,rows=64,cols=64"))) {
-      CompileRequest req;
-      req.source = f->def().source;
-      req.source_name = f->def().source_name;
-      req.name_expression = f->name_expression(c);
-      req.arch = arch;
-      const CompiledKernel k = compile(req);
-      CHECK_MESSAGE(!k.image.empty(), f->config_text(c));
-      CHECK_MESSAGE(cubin_resources(k).local_bytes == 0, f->config_text(c));
-    }
+  swz_test::check_space_compiles(*get_family("rowscan"), "batch=1,rows=64,cols=64");
 }

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "swzjit/family.hpp"
-#include "swzjit/jit.hpp"
 #include "templates/rowsum.cuh"
+#include "tests/generator/core/family_test_util.hpp"
 
 using namespace swz;
 
@@ -28,7 +28,7 @@ TEST_CASE("rowsum: the plain tile's column reads are 32-way conflicted; swizzle 
   for (int row = 0; row < 64; ++row) {
     unsigned seen = 0;
     for (int col = 0; col < 32; ++col) {
-      const int w = tpl::rowsum_smem_index(row, col, tpl::kRowsumSwizzle);
+      const int w = tpl::row_tile_index(row, col, tpl::kRowTileSwizzle);
       CHECK(w / 32 == row);
       seen |= 1u << (w % 32);
     }
@@ -46,21 +46,10 @@ TEST_CASE("rowsum: the space and its launch") {
   CHECK(s.grid[1] == 3);
   CHECK(s.block[0] == 256);
   CHECK(s.dynamic_smem == 256 * 33 * 4);
-  CHECK(s.dynamic_smem == tpl::rowsum_smem_bytes(256, tpl::kRowsumPad));
+  CHECK(s.dynamic_smem == tpl::row_tile_smem_bytes(256, tpl::kRowTilePad));
   CHECK(f->space(f->parse_problem("batch=70000,rows=4,cols=4")).empty());  // grid y past 65535
 }
 
 TEST_CASE("rowsum: every configuration compiles with NVRTC for sm_80 and sm_90") {
-  const auto f = get_family("rowsum");
-  for (const char* arch : {"sm_80", "sm_90"})
-    for (const FamilyValues& c : f->space(f->parse_problem("batch=1,rows=64,cols=64"))) {
-      CompileRequest req;
-      req.source = f->def().source;
-      req.source_name = f->def().source_name;
-      req.name_expression = f->name_expression(c);
-      req.arch = arch;
-      const CompiledKernel k = compile(req);
-      CHECK_MESSAGE(!k.image.empty(), f->config_text(c));
-      CHECK_MESSAGE(cubin_resources(k).local_bytes == 0, f->config_text(c));
-    }
+  swz_test::check_space_compiles(*get_family("rowsum"), "batch=1,rows=64,cols=64");
 }
