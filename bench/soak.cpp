@@ -1,7 +1,8 @@
 // bench: the GPU soak — the library used as a busy application would: several Engines (TuneOnMiss and
 // Default policies, staging on and off) shared by several threads, each on its own stream, calling
-// transpose and GEMM on random odd shapes, dtypes, layouts, pitches and misaligned pointers for a set
-// time. Every result is checked (transpose exactly, GEMM against the library's f64 reference kernel),
+// transpose, GEMM and the declared row families (rowsum, rowscan: Engine::run_family) on random odd
+// shapes, dtypes, layouts, pitches and misaligned pointers for a set time. Every result is checked
+// (transpose exactly, GEMM against the library's f64 reference kernel, the row families on the host),
 // guard regions must stay poisoned, a watchdog reports any call that does not return, and RSS and
 // device memory are sampled so growth shows. Exit 0 only with 0 hangs, 0 failures, 0 wrong results
 // and flat memory. Not a test (it needs a GPU and minutes); docs: BENCHMARKS.md "Soak".
@@ -173,7 +174,7 @@ std::vector<std::uint8_t> random_elements(DType t, std::size_t count, std::mt199
 // --- what each thread reports ------------------------------------------------------------------
 
 struct Stats {
-  std::atomic<long> transposes{0}, gemms{0}, failures{0}, wrong{0}, guard_hits{0};
+  std::atomic<long> transposes{0}, gemms{0}, rows{0}, failures{0}, wrong{0}, guard_hits{0};
 };
 
 struct Slot {  // the watchdog's view of one thread
@@ -324,7 +325,10 @@ bool run_gemm(Engine& engine, cudaStream_t stream, std::mt19937_64& rng, bool tu
   const std::vector<std::uint8_t> c0 = random_elements(p.out_dtype, c_elems, rng);
   c.upload(c0);
   ref.upload(c0);
-  engine.gemm(p, a.ptr(), b.ptr(), c.ptr(), alpha, beta, stream);
+  // K = 0 reads neither operand: half the time they come as an empty framework tensor does, null.
+  const bool null_ab = r.k == 0 && rng() % 2 == 0;
+  if (null_ab) *what += " (A, B null)";
+  engine.gemm(p, null_ab ? 0 : a.ptr(), null_ab ? 0 : b.ptr(), c.ptr(), alpha, beta, stream);
   engine.gemm_reference(p, a.ptr(), b.ptr(), ref.ptr(), alpha, beta, stream, /*f64_accumulate=*/true);
   bench::check(cudaStreamSynchronize(stream), "gemm stream sync");
   const std::vector<std::uint8_t> got_all = c.download_all(), ref_all = ref.download_all();
@@ -354,6 +358,70 @@ bool run_gemm(Engine& engine, cudaStream_t stream, std::mt19937_64& rng, bool tu
   return true;
 }
 
+// --- one row-family call (rowsum or rowscan through run_family), checked in f64 on the host ----------
+
+bool run_rows(Engine& engine, cudaStream_t stream, std::mt19937_64& rng, bool tune_shape, std::string* what,
+              const std::function<void(const std::string&)>& set_what) {
+  const bool scan = rng() % 2 == 0;
+  static const std::shared_ptr<const Family> sum_family = get_family("rowsum"), scan_family = get_family("rowscan");
+  const Family& f = scan ? *scan_family : *sum_family;
+  long long batch = 1, rows, cols;
+  if (tune_shape) {  // fixed shapes, so TuneOnMiss engines tune each once and then hit
+    static const long long kShapes[][2] = {{1000, 4100}, {333, 777}};
+    const auto& sh = kShapes[rng() % 2];
+    rows = sh[0];
+    cols = sh[1];
+  } else {
+    batch = 1 + static_cast<long long>(rng() % 3);
+    rows = 1 + static_cast<long long>(rng() % 700);
+    cols = 1 + static_cast<long long>(rng() % 700);
+  }
+  const std::string problem = "batch=" + std::to_string(batch) + ",rows=" + std::to_string(rows) +
+                              ",cols=" + std::to_string(cols);
+  const std::size_t in_elems = static_cast<std::size_t>(batch * rows * cols);
+  const std::size_t out_elems = scan ? in_elems : static_cast<std::size_t>(batch * rows);
+  const std::size_t mis = tune_shape ? 0 : 4 * (rng() % 4);  // f32 pointers off 16 bytes
+  *what = f.name() + " " + problem + " misalign " + std::to_string(mis);
+  set_what(*what);
+
+  Buffer in(in_elems * 4, mis, stream), out(out_elems * 4, mis, stream);
+  const std::vector<std::uint8_t> h_in = random_elements(DType::F32, in_elems, rng);
+  in.upload(h_in);
+  engine.run_family(f, f.parse_problem(problem), {{"in", in.ptr()}, {"out", out.ptr()}}, stream);
+  bench::check(cudaStreamSynchronize(stream), "row family stream sync");
+  const std::vector<std::uint8_t> all = out.download_all();
+  if (!Buffer::guards_intact(all, out.payload_offset(), out.bytes())) {
+    *what += ": guard region overwritten";
+    return false;
+  }
+  const float* x = reinterpret_cast<const float*>(h_in.data());
+  const std::uint8_t* got = all.data() + out.payload_offset();
+  double err2 = 0, norm2 = 0;
+  for (long long r = 0; r < batch * rows; ++r) {
+    double acc = 0;
+    for (long long c = 0; c < cols; ++c) {
+      acc += x[r * cols + c];
+      if (!scan && c + 1 < cols) continue;
+      const std::size_t i = static_cast<std::size_t>(scan ? r * cols + c : r);
+      float g;
+      std::memcpy(&g, got + i * 4, 4);
+      if (!std::isfinite(g)) {
+        *what += ": non-finite element " + std::to_string(i);
+        return false;
+      }
+      err2 += (g - acc) * (g - acc);
+      norm2 += acc * acc;
+    }
+  }
+  const double err = std::sqrt(err2 / std::max(norm2, 1e-30));
+  if (err > f.def().tolerance) {
+    *what += ": relative Frobenius error " + std::to_string(err) + " (config now chosen: " +
+             f.config_text(engine.family_config(f, f.parse_problem(problem))) + ")";
+    return false;
+  }
+  return true;
+}
+
 // --- the run ---------------------------------------------------------------------------------------
 
 struct EngineSlot {
@@ -367,7 +435,8 @@ int usage(const char* argv0) {
       "usage: %s [--seconds S] [--threads T] [--watchdog S] [--seed N] [--cache-dir DIR] [--no-tune]\n"
       "  Soaks the library on the GPU: T threads, each with its own stream, share three Engines\n"
       "  (TuneOnMiss; Default; Default without operand staging) over one scratch cache, calling\n"
-      "  transpose and GEMM on random shapes, dtypes, layouts, pitches and misaligned pointers, and\n"
+      "  transpose, GEMM and the row families rowsum/rowscan (run_family) on random shapes, dtypes,\n"
+      "  layouts, pitches and misaligned pointers (K = 0 GEMMs now and then with null A and B), and\n"
       "  checking every result. Defaults: --seconds 300 --threads 4 --watchdog 300 --seed 1; the cache is\n"
       "  a fresh directory under /tmp unless --cache-dir names one. Exit 0: no hang, failure, wrong result\n"
       "  or memory growth (RSS after malloc_trim > 64 MiB, device > 256 MiB between the first sample after\n"
@@ -450,11 +519,18 @@ int main(int argc, char** argv) {
         std::string what;
         slot.started_ns = now_ns();
         bool ok = false;
-        const bool gemm = rng() % 2 == 0;
+        const int op = static_cast<int>(rng() % 5);  // 2 in 5 GEMM, 2 in 5 transpose, 1 in 5 a row family
         try {
-          ok = gemm ? run_gemm(*es.engine, stream, rng, tune_shape, &what, set_what)
-                    : run_transpose(*es.engine, stream, rng, tune_shape, &what, set_what);
-          (gemm ? stats.gemms : stats.transposes)++;
+          if (op < 2) {
+            ok = run_gemm(*es.engine, stream, rng, tune_shape, &what, set_what);
+            ++stats.gemms;
+          } else if (op < 4) {
+            ok = run_transpose(*es.engine, stream, rng, tune_shape, &what, set_what);
+            ++stats.transposes;
+          } else {
+            ok = run_rows(*es.engine, stream, rng, tune_shape, &what, set_what);
+            ++stats.rows;
+          }
           if (!ok) {
             ++stats.wrong;
             log_line("WRONG [" + es.name + "] " + what);
@@ -503,7 +579,7 @@ int main(int argc, char** argv) {
         loads_now += c.kernel_loads;
       }
       log_line("[" + bench::fmt(el, 0) + " s] transposes " + std::to_string(stats.transposes.load()) + ", gemms " +
-               std::to_string(stats.gemms.load()) + ", wrong " + std::to_string(stats.wrong.load()) + ", failed " +
+               std::to_string(stats.gemms.load()) + ", row families " + std::to_string(stats.rows.load()) + ", wrong " + std::to_string(stats.wrong.load()) + ", failed " +
                std::to_string(stats.failures.load()) + ", compiles " + std::to_string(compiles_now) +
                ", module loads " + std::to_string(loads_now) + ", RSS " + bench::fmt(rss_last, 0) + " MiB (malloc in use " + bench::fmt(heap_in_use_mb(), 0) + "), device " +
                bench::fmt(dev_last, 0) + " MiB");
@@ -553,7 +629,8 @@ int main(int argc, char** argv) {
   const bool mem_ok = rss_growth <= opt.max_rss_growth_mb && dev_growth <= opt.max_device_growth_mb;
   std::printf("\n| soak | value |\n| --- | ---: |\n");
   std::printf("| seconds | %.0f |\n| threads x engines | %d x %zu |\n", seconds_since(t0), opt.threads, engines.size());
-  std::printf("| transposes checked | %ld |\n| GEMMs checked | %ld |\n", stats.transposes.load(), stats.gemms.load());
+  std::printf("| transposes checked | %ld |\n| GEMMs checked | %ld |\n| row-family runs checked | %ld |\n",
+              stats.transposes.load(), stats.gemms.load(), stats.rows.load());
   std::printf("| tunes (TuneOnMiss) | %llu |\n| tuned hits | %llu |\n| NVRTC compiles | %llu |\n",
               static_cast<unsigned long long>(tunes), static_cast<unsigned long long>(hits),
               static_cast<unsigned long long>(compiles));
