@@ -38,8 +38,7 @@ namespace detail {
 
 struct GemmState {
   std::mutex mutex;
-  std::string device_arch;                 // filled on first GPU use, then never changed
-  std::atomic<bool> arch_known{false};     // device_arch and sm_count are filled: read them without the mutex
+  std::atomic<bool> arch_supported{false};  // the engine's device is one the GEMM kernels support
   std::map<std::string, Kernel> kernels;   // support kernels (pack, reference) by name expression
   std::map<std::string, GemmConfig> defaults;  // gemm_config's answers for problems nothing tunes, by problem key
   std::set<std::string> validated;            // configs passed to gemm() that validated (10-20 us each)
@@ -47,7 +46,6 @@ struct GemmState {
   // gemm()'s Hopper variant per problem key: the gemm_sm90 family's problem, or nullopt where the mma.sync
   // family runs.
   std::map<std::string, std::optional<FamilyValues>> sm90_problems;
-  int sm_count = 0;  // filled with device_arch
   // The staged copies' memory pool (created on first use): the engine's own, so it can keep its
   // memory across synchronizations (release threshold: unlimited) without changing the device's
   // default pool, which the application owns.
@@ -269,23 +267,18 @@ std::uint64_t Engine::gemm_launches() const {
 
 namespace {
 
-// The engine's device arch (and sm_count), detected once; every GEMM call asks, so after the first the
-// answer is read without the mutex.
-const std::string& engine_arch(detail::GemmState& st, int device) {
-  if (st.arch_known.load(std::memory_order_acquire)) return st.device_arch;
-  std::lock_guard<std::mutex> lock(st.mutex);
-  if (st.device_arch.empty()) {
-    const DeviceInfo info = device_info(device);
-    const std::string arch = info.arch();
-    if (!is_known_arch(arch))
-      throw Error(ErrorKind::Unsupported, "gemm: device " + std::to_string(device) + " is " + arch +
-                                              "; libswzjit's GEMM kernels need one of " + supported_archs_text() +
-                                              " (tensor-core HGEMM needs sm_80 or later)");
-    st.sm_count = info.sm_count;
-    st.device_arch = arch;
-    st.arch_known.store(true, std::memory_order_release);
-  }
-  return st.device_arch;
+// The engine's device arch (Engine::Impl detects it once), refused when the GEMM kernels do not support it;
+// every GEMM call asks, so after the first the check is one flag.
+const std::string& engine_arch(Engine& engine) {
+  detail::GemmState& st = detail::EngineAccess::gemm_state(engine);
+  const std::string& arch = detail::EngineAccess::impl(engine).arch();
+  if (st.arch_supported.load(std::memory_order_acquire)) return arch;
+  if (!is_known_arch(arch))
+    throw Error(ErrorKind::Unsupported, "gemm: device " + std::to_string(engine.options().device) + " is " + arch +
+                                            "; libswzjit's GEMM kernels need one of " + supported_archs_text() +
+                                            " (tensor-core HGEMM needs sm_80 or later)");
+  st.arch_supported.store(true, std::memory_order_release);
+  return arch;
 }
 
 KernelEntry build_entry(Engine& engine, const std::string& source, const std::string& source_name,
@@ -320,7 +313,7 @@ Kernel support_kernel(Engine& engine, detail::GemmState& st, const std::string& 
     if (it != st.kernels.end()) return it->second;
   }
   const int device = engine.options().device;
-  const std::string arch = engine_arch(st, device);
+  const std::string& arch = engine_arch(engine);
   const auto src = source_and_name();  // generated only on the first call of the engine
   const KernelEntry e = build_entry(engine, src.first, src.second, expression, arch, threads, 0);
   return load_entry(engine, st, e, arch, expression, device, 0);
@@ -354,7 +347,7 @@ detail::GemmSplitNeed split_need(const GemmConfig& cfg, const GemmProblem& p) {
 const FamilyValues* hopper_problem(Engine& engine, detail::GemmState& st, const GemmProblem& p, DevicePtr a, DevicePtr b) {
   if (!engine.options().hopper_gemm || p.dtype == DType::F32 || p.k == 0 || p.m == 0 || p.n == 0 || p.batch == 0)
     return nullptr;  // nothing to launch (gemm() returns first; gemm_workspace_size says 0), or beta * C only
-  if (engine_arch(st, engine.options().device) != "sm_90") return nullptr;
+  if (engine_arch(engine) != "sm_90") return nullptr;
   const int align = p.max_vec_bytes(a, b);
   const std::string key = p.key(align);
   {
@@ -363,7 +356,7 @@ const FamilyValues* hopper_problem(Engine& engine, detail::GemmState& st, const 
     if (it != st.sm90_problems.end()) return it->second ? &*it->second : nullptr;
   }
   std::optional<FamilyValues> v;
-  if (sm90_default_choice(p, a, b, st.sm_count)) v = detail::gemm_family_problem(p, align);
+  if (sm90_default_choice(p, a, b, detail::EngineAccess::impl(engine).sm_count())) v = detail::gemm_family_problem(p, align);
   std::lock_guard<std::mutex> lock(st.mutex);
   const auto placed = st.sm90_problems.emplace(key, std::move(v)).first;
   return placed->second ? &*placed->second : nullptr;
@@ -379,7 +372,7 @@ std::map<std::string, DevicePtr> hopper_buffers(const GemmProblem& p, DevicePtr 
 
 KernelEntry Engine::compile_gemm(const GemmConfig& cfg, const std::string& arch_in) {
   cfg.validate();
-  const std::string arch = arch_in.empty() ? engine_arch(gemm_state(), options().device) : arch_in;
+  const std::string arch = arch_in.empty() ? engine_arch(*this) : arch_in;
   if (!is_known_arch(arch))
     throw Error(ErrorKind::Unsupported, "gemm: arch '" + arch + "' is not supported (supported: " + supported_archs_text() + ")");
   return build_entry(*this, gemm_source(cfg), gemm_source_name(cfg), gemm_name_expression(cfg), arch, cfg.threads(),
@@ -388,7 +381,7 @@ KernelEntry Engine::compile_gemm(const GemmConfig& cfg, const std::string& arch_
 
 Kernel Engine::gemm_kernel(const GemmConfig& cfg) {
   cfg.validate();
-  engine_arch(gemm_state(), options().device);  // says which GPUs the kernels need
+  engine_arch(*this);  // says which GPUs the kernels need
   // The kernel of the mma.sync family's run (the same module run_family launches).
   Kernel k = detail::family_kernel(*impl_, *detail::gemm_mma_builtin(cfg.in_dtype()), gemm_name_expression(cfg));
   if (cfg.dynamic_smem_bytes() > 48 * 1024) k.set_max_dynamic_smem(cfg.dynamic_smem_bytes());
@@ -400,7 +393,7 @@ GemmConfig Engine::gemm_config(const GemmProblem& problem, DevicePtr a, DevicePt
   bool sa = false, sb = false;
   const GemmProblem p = options().stage_narrow_operands ? problem.staged(a, b, &sa, &sb) : problem.resolved();
   const int align = p.max_vec_bytes(sa ? 0 : a, sb ? 0 : b);
-  engine_arch(gemm_state(), options().device);  // says which GPUs the kernels need, before any tune
+  engine_arch(*this);  // says which GPUs the kernels need, before any tune
   // Problems the autotuner takes: the built-in family's choice (its stored winner, a TuneOnMiss tune, or its
   // default: Engine::family_config). Empty ones, K = 0 and huge batches run the default.
   if (p.m > 0 && p.n > 0 && p.k > 0 && p.batch > 0 && p.batch <= 65535) {
@@ -438,7 +431,7 @@ void Engine::launch_gemm(const GemmConfig& cfg, const GemmProblem& problem, Devi
     throw_invalid("gemm: config layout " + to_string(cfg.layout()) + " does not match the problem's kernel layout " +
                   to_string(f.layout) + " (A " + order_name(p.a_order) + ", B " + order_name(p.b_order) + ", C " +
                   order_name(p.c_order) + "-major)");
-  engine_arch(gemm_state(), options().device);  // says which GPUs the kernels need
+  engine_arch(*this);  // says which GPUs the kernels need
   // The built-in family sgemm or hgemm runs it (generator/families/gemm/gemm_family.cpp): the call in the
   // kernels' frame, A and B swapped for a column-major C.
   const FamilyValues fp = detail::gemm_family_problem(p, p.max_vec_bytes(a, b));

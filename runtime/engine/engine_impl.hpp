@@ -54,8 +54,11 @@ struct Engine::Impl {
   std::unique_ptr<Cache> cache;
   std::string templates_hash;
   std::string nvrtc_version;
-  std::string device_arch;  // filled on first GPU use
-  int device_sms = 0;       // likewise
+  // The device's arch and SM count, detected together on first use (arch(), sm_count()); every GEMM and
+  // family call asks, so after the first they are read without a lock.
+  std::once_flag device_once;
+  std::string device_arch;
+  int device_sms = 0;
   mutable std::mutex mutex;
   // Engine::transpose's memo: per problem (its resolved numbers and alignment class, no strings built)
   // the transpose family's remembered choice, loaded, with its launch shape, so a repeated call is one
@@ -118,17 +121,22 @@ struct Engine::Impl {
     return k;
   }
 
-  /// The device's arch ("sm_90"), detected on first use.
-  std::string arch() {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (device_arch.empty()) device_arch = device_info(options.device).arch();
+  /// The device's arch ("sm_90"), detected on first use (a failed detection is tried again next time).
+  const std::string& arch() {
+    detect_device();
     return device_arch;
   }
   /// The device's SM count (what family launches read as sm_count), detected on first use.
   int sm_count() {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (device_sms == 0) device_sms = std::max(1, device_info(options.device).sm_count);
+    detect_device();
     return device_sms;
+  }
+  void detect_device() {
+    std::call_once(device_once, [this] {
+      const DeviceInfo info = device_info(options.device);
+      device_arch = info.arch();
+      device_sms = std::max(1, info.sm_count);
+    });
   }
 };
 
