@@ -180,6 +180,12 @@ SWZ_HD constexpr unsigned sm90_c_address(unsigned buf, int r, int byte) {
 SWZ_HD constexpr int sm90_c_row(int warp, int lane, int h) { return warp * 16 + lane / 4 + 8 * h; }
 /// Byte, in its chunk's row, of the element pair lane `lane` stores for column group `jj` of the chunk.
 SWZ_HD constexpr int sm90_c_byte(int lane, int jj, int out_bytes) { return (jj * 8 + 2 * (lane % 4)) * out_bytes; }
+/// stmatrix.x4 number `jp` of a chunk of 16-bit C (its column groups 2 jp and 2 jp + 1): lane `lane` addresses
+/// row l % 8 of matrix l / 8; matrices 0 and 1 are the warp's rows 0-7 and 8-15 of the first group, 2 and 3 of
+/// the second (the order of the registers each thread gives: its accumulator fragment's). The lane's row
+/// among the warpgroup's 64, and the byte in the chunk's row where its matrix row's 8 elements (16 bytes) go.
+SWZ_HD constexpr int sm90_c_stmatrix_row(int warp, int lane) { return warp * 16 + lane % 8 + 8 * ((lane / 8) % 2); }
+SWZ_HD constexpr int sm90_c_stmatrix_byte(int lane, int jp) { return (2 * jp + lane / 16) * 16; }
 
 /// Shared-memory matrix descriptor of an MN-major operand (M- or N-contiguous, used with wgmma's transpose
 /// immediate) stored with the 128-byte swizzle as TMA boxes of kSm90MnBox elements along M/N x 64 rows
@@ -430,40 +436,65 @@ __device__ __forceinline__ void sm90_store_pair(const Sm90GemmParams& p, int row
   }
 }
 
+/// Two floats as one register of 16-bit C elements, `lo` in the low half: one cvt for both.
+template <int OUT_KIND> __device__ __forceinline__ unsigned sm90_pack2(float lo, float hi) {
+  unsigned r;
+  if (OUT_KIND == kGemmF16) {
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  } else {
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  }
+  return r;
+}
+
 /// The TMA-store epilogue of one consumer warpgroup (rows row0.. +63, columns col0.. +BN-1 of C): chunk by
 /// chunk of 128-byte rows, each thread writes its accumulators (times alpha, converted) into the chunk's
-/// buffer at the 128-byte-swizzled place TMA expects (row r's 16-byte unit u at u ^ (r % 8): a warp's 32
-/// stores hit 32 banks), the warpgroup fences them for the async proxy and syncs, and one thread issues
-/// the store (TMA clips the edges) and moves on: the copy engine drains it during the next tile's
-/// main loop. A buffer is refilled only after the store two chunks back has read it.
+/// buffer at the 128-byte-swizzled place TMA expects (row r's 16-byte unit u at u ^ (r % 8)), the warpgroup
+/// fences them for the async proxy and syncs, and one thread issues the store (TMA clips the edges) and
+/// moves on: the copy engine drains it during the next tile's main loop. A buffer is refilled only after
+/// the store two chunks back has read it.
+/// 16-bit C goes in with stmatrix.x4, four 8 x 8 matrices per instruction (sm90_c_stmatrix_row/_byte):
+/// a matrix's 8 rows are 8 different 16-byte units, so no bank conflict, and a quarter of the store
+/// instructions of st.shared pairs. f32 C: st.shared.v2.f32 of each pair (sm90_c_row/_byte).
+/// The accumulators are scaled in place (they are dead after this).
 template <int OUT_KIND, int BN>
-__device__ __forceinline__ void sm90_store_tile_tma(const Sm90TmaMap& map_c, const Sm90GemmParams& p, const float (&d)[BN / 2],
+__device__ __forceinline__ void sm90_store_tile_tma(const Sm90TmaMap& map_c, const Sm90GemmParams& p, float (&d)[BN / 2],
                                                     unsigned bufs, int consumer, int t, int row0, int col0,
                                                     int matrix, int& chunk_seq) {
   constexpr int kOutBytes = OUT_KIND == kGemmF32 ? 4 : 2;
   constexpr int kChunkCols = sm90_c_box_inner(kOutBytes);  // 64 (16-bit) or 32 (f32) columns per 128-byte row
   const int warp = t / 32, lane = t % 32;
+  if (p.alpha != 1.0f) {
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i) d[i] *= p.alpha;
+  }
 #pragma unroll
   for (int ch = 0; ch < BN / kChunkCols; ++ch) {
     const unsigned buf = bufs + sm90_c_seq_offset(chunk_seq);
     if (t == 0) sm90_bulk_wait_read<1>();  // the store that last read `buf` (two chunks back) is done with it
     sm90_warpgroup_sync(1 + consumer);
+    if (OUT_KIND == kGemmF32) {
 #pragma unroll
-    for (int jj = 0; jj < kChunkCols / 8; ++jj) {
-      const int j = ch * (kChunkCols / 8) + jj;  // accumulator column group: columns 8j + 2 (lane % 4) + {0, 1}
-      const int byte = sm90_c_byte(lane, jj, kOutBytes);
+      for (int jj = 0; jj < kChunkCols / 8; ++jj) {
+        const int j = ch * (kChunkCols / 8) + jj;  // accumulator column group: columns 8j + 2 (lane % 4) + {0, 1}
+        const int byte = sm90_c_byte(lane, jj, kOutBytes);
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = sm90_c_row(warp, lane, h);  // this thread's rows r0 and r0 + 8 of the warpgroup's 64
-        const unsigned addr = sm90_c_address(buf, r, byte);
-        const float v0 = d[4 * j + 2 * h] * p.alpha, v1 = d[4 * j + 2 * h + 1] * p.alpha;
-        if (OUT_KIND == kGemmF32) {
-          asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(v0), "f"(v1) : "memory");
-        } else {
-          const unsigned lo = static_cast<unsigned short>(gemm_from_f32<OUT_KIND>(v0));
-          const unsigned hi = static_cast<unsigned short>(gemm_from_f32<OUT_KIND>(v1));
-          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(lo | (hi << 16)) : "memory");
+        for (int h = 0; h < 2; ++h) {  // this thread's rows r0 and r0 + 8 of the warpgroup's 64
+          const unsigned addr = sm90_c_address(buf, sm90_c_row(warp, lane, h), byte);
+          asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(d[4 * j + 2 * h]), "f"(d[4 * j + 2 * h + 1])
+                       : "memory");
         }
+      }
+    } else {
+#pragma unroll
+      for (int jp = 0; jp < kChunkCols / 16; ++jp) {
+        const int j = ch * (kChunkCols / 8) + 2 * jp;  // column groups j and j + 1: matrices (rows 0-7 | 8-15) of each
+        const unsigned addr = sm90_c_address(buf, sm90_c_stmatrix_row(warp, lane), sm90_c_stmatrix_byte(lane, jp));
+        asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr),
+                     "r"(sm90_pack2<OUT_KIND>(d[4 * j], d[4 * j + 1])), "r"(sm90_pack2<OUT_KIND>(d[4 * j + 2], d[4 * j + 3])),
+                     "r"(sm90_pack2<OUT_KIND>(d[4 * j + 4], d[4 * j + 5])),
+                     "r"(sm90_pack2<OUT_KIND>(d[4 * j + 6], d[4 * j + 7]))
+                     : "memory");
       }
     }
     // Generic-proxy writes that the copy engine (async proxy) reads next: fence in every writing thread.

@@ -190,12 +190,14 @@ CStoreProof prove_c_store(const CStorePlan& plan) {
   std::map<int, SmemInstruction> instructions;
   for (const CStoreWrite& w : plan.writes) {
     SmemInstruction& in = instructions[w.instruction];
-    in.op = SmemOp::Sts;
     in.width = w.elems * plan.elem_bytes;
+    // 16 bytes of 16-bit elements a lane: an stmatrix.x4's matrix row (phases of 8 lanes, as ldmatrix.x4).
+    in.op = in.width == 16 && plan.elem_bytes == 2 ? SmemOp::LdmatrixX4 : SmemOp::Sts;
     if (in.addresses.size() <= static_cast<std::size_t>(w.lane)) in.addresses.resize(w.lane + 1, 0);
     in.addresses[w.lane] = w.address;
   }
-  p.cost.instruction = plan.elem_bytes == 2 ? "st.shared.b32" : "st.shared.v2.f32";
+  const int width = plan.writes.empty() ? 0 : plan.writes.front().elems * plan.elem_bytes;
+  p.cost.instruction = plan.elem_bytes == 4 ? "st.shared.v2.f32" : width == 16 ? "stmatrix.x4" : "st.shared.b32";
   BankReport r;
   for (const auto& kv : instructions) {
     analyze_bank(kv.second, r);

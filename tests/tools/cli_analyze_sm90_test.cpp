@@ -80,7 +80,7 @@ TEST_CASE("swz analyze gemm_sm90 --config layout=TN,epilogue=tma: MN-major opera
   CHECK(contains(r.out, "start 0xc00 lbo 8192 sbo 1024 base 0 128B"));
   CHECK(contains(r.out, "operand C (TMA-store epilogue)"));
   CHECK(contains(r.out, "32768 elements compared"));  // 128 x 256 C elements of a tile
-  CHECK(contains(r.out, "stores: st.shared.b32"));
+  CHECK(contains(r.out, "stores: stmatrix.x4"));
   CHECK(contains(r.out, "excess 0), max-way 1"));
   CHECK(count(r.out, "\n  matches\n") == 3);
   CHECK(contains(r.out, "layouts match"));

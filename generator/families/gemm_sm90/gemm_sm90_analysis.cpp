@@ -60,7 +60,8 @@ void add_fills(OperandPlan& p, long long dst, int rows, int mn0, int stage, bool
                               mn0 + h * tpl::kSm90MnBox, 0});
 }
 
-// The TMA-store epilogue of one tile (sm90_store_tile_tma): both consumers, every chunk, every st.shared.
+// The TMA-store epilogue of one tile (sm90_store_tile_tma): both consumers, every chunk, every store
+// (stmatrix.x4 for 16-bit C, st.shared.v2.f32 pairs for f32).
 CStorePlan c_store_plan(const Sm90GemmConfig& cfg) {
   const int ob = static_cast<int>(dtype_bytes(cfg.kernel_out()));
   const int chunk_cols = tpl::sm90_c_box_inner(ob);
@@ -81,6 +82,30 @@ CStorePlan c_store_plan(const Sm90GemmConfig& cfg) {
       b.row0 = consumer * tpl::kSm90ConsumerRows;
       b.col0 = ch * chunk_cols;
       plan.boxes.push_back(b);
+      if (ob == 2) {
+        // stmatrix.x4 number jp of the chunk: lane l writes row l % 8 of matrix m = l / 8 (8 elements), at the
+        // kernel's address for it. The data: register m of each thread, the accumulator fragment of column
+        // group j + m / 2, rows 8 (m % 2).. of the warp's 16 (the kernel's register order).
+        for (int jp = 0; jp < chunk_cols / 16; ++jp) {
+          const int j = ch * (chunk_cols / 8) + 2 * jp;
+          for (int warp = 0; warp < 4; ++warp, ++instruction) {
+            for (int lane = 0; lane < 32; ++lane) {
+              const int m = lane / 8;
+              CStoreWrite w;
+              w.address = tpl::sm90_c_address(static_cast<unsigned>(buf), tpl::sm90_c_stmatrix_row(warp, lane),
+                                              tpl::sm90_c_stmatrix_byte(lane, jp));
+              w.chunk = chunk;
+              w.row = consumer * tpl::kSm90ConsumerRows + 16 * warp + 8 * (m % 2) + lane % 8;
+              w.col = 8 * (j + m / 2);
+              w.elems = 8;
+              w.instruction = instruction;
+              w.lane = lane;
+              plan.writes.push_back(w);
+            }
+          }
+        }
+        continue;
+      }
       for (int jj = 0; jj < chunk_cols / 8; ++jj) {
         const int j = ch * (chunk_cols / 8) + jj;
         for (int h = 0; h < 2; ++h) {

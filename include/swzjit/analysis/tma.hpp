@@ -223,7 +223,8 @@ struct TmaStoreBox {
   int col0 = 0;
 };
 
-/// One lane of one shared-memory store of an epilogue: `elems` consecutive C elements, logical (row, col)
+/// One lane of one shared-memory store of an epilogue: `elems` consecutive C elements (2: a pair of st.shared;
+/// 8: one row of an stmatrix matrix, costed in ldmatrix.x4's phases), logical (row, col)
 /// onwards, written at `address` for chunk `chunk`. Lanes with the same `instruction` form one warp-wide
 /// store (lane `lane`), costed together with the bank model.
 struct CStoreWrite {

@@ -83,12 +83,17 @@ TEST_CASE("every config the tuner can use proves: all layouts, dtype pairs and b
             if (cfg.tma_epilogue) {
               CHECK_MESSAGE(r.c_store.ok, r.c_store.error);
               CHECK(r.c_store.elements_checked == 128LL * cfg.bn);  // both consumers' 64 x bn, once each
-              CHECK(r.c_store.cost.instructions == 2 * 4 * 2 * cfg.bn / 8);
               if (cfg.out != DType::F32) {
-                // st.shared.b32 of 16-bit pairs: 8 rows x 16 bytes, one per swizzled unit: conflict-free.
+                // stmatrix.x4 of two column groups per warp (2 consumers x 4 warps): each matrix's 8 rows
+                // are 8 different swizzled 16-byte units: conflict-free, 4 wavefronts each.
+                CHECK(r.c_store.cost.instruction == "stmatrix.x4");
+                CHECK(r.c_store.cost.instructions == 2 * 4 * cfg.bn / 16);
+                CHECK(r.c_store.cost.wavefronts == 4 * r.c_store.cost.instructions);
                 CHECK(r.c_store.cost.excess_wavefronts == 0);
                 CHECK(r.c_store.cost.max_way == 1);
               } else {
+                CHECK(r.c_store.cost.instruction == "st.shared.v2.f32");
+                CHECK(r.c_store.cost.instructions == 2 * 4 * 2 * cfg.bn / 8);
                 // st.shared.v2.f32: a half-warp writes rows r..r+3 at units {2jj, 2jj+1} ^ (r % 8), and rows
                 // 2i and 2i+1 XOR onto the same two units: 2-way, one extra wavefront per half-warp.
                 CHECK(r.c_store.cost.max_way == 2);
@@ -202,6 +207,24 @@ TEST_CASE("mutations of MN-major operands and of the C buffers are caught and na
       CHECK(contains(e, "operand C"));
       CHECK(contains(e, "the epilogue's C writes and the C map's TMA store disagree"));
     }
+  }
+  SUBCASE("stmatrix's registers in another order: the matrices of rows 8-15 and of the next column group swapped") {
+    const Sm90GemmConfig cfg = Sm90GemmConfig::parse("in=bf16,out=bf16,layout=NT,epilogue=tma");
+    Sm90LayoutPlan p = plan_sm90_layouts(cfg);
+    REQUIRE(p.has_c);
+    REQUIRE(p.c.writes.front().elems == 8);  // 16-bit C: rows of stmatrix matrices
+    CHECK(prove_c_store(p.c).ok);
+    // Registers {0, 2, 1, 3}: matrix 1 (lanes 8-15) would hold the next column group's rows 0-7, matrix 2
+    // (lanes 16-23) this group's rows 8-15.
+    for (CStoreWrite& w : p.c.writes) {
+      const int m = w.lane / 8;
+      if (m == 1) w.row -= 8, w.col += 8;
+      if (m == 2) w.row += 8, w.col -= 8;
+    }
+    const CStoreProof proof = prove_c_store(p.c);
+    REQUIRE_FALSE(proof.ok);
+    CHECK(contains(proof.error, "operand C: chunk 0 (instruction 0, lane 8)"));
+    CHECK(proof.expected_address != proof.actual_address);
   }
   SUBCASE("the second consumer's buffers on the first's, and a chunk no write fills") {
     const Sm90GemmConfig cfg = Sm90GemmConfig::parse("in=f16,out=f16,epilogue=tma");
