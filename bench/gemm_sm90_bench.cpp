@@ -5,12 +5,15 @@
 //   swz_bench_gemm_sm90 [--reps N] [--dtype f16|bf16] [--shape MxNxK[xBATCH][,...]] [--layout NT|NN|TN|TT[,...]]
 //                       [--configs "CFG;CFG..."] [--dump-cubin PREFIX]  (PREFIX.<layout>.cubin: each layout's first cubin, for cuobjdump -sass)
 //                       [--mma]  (also Engine::gemm with hopper_gemm off: the mma.sync family's untuned choice)
+// Environment: SWZ_BENCH_NVRTC_OPTIONS="-DNAME=1 ..." appends NVRTC options to every compile (for ablations:
+// a temporary #if in the template, measured without rebuilding the bench).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -166,6 +169,8 @@ static int run(int argc, char** argv) {
     if (it != kernels.end()) return it->second;
     CompileRequest req = gemm_sm90_compile_request(cfg);
     req.extra_options.push_back("--ptxas-options=-v");  // ptxas's report (registers, stack frame, warnings)
+    if (const char* extra = std::getenv("SWZ_BENCH_NVRTC_OPTIONS"))  // ablations: e.g. -DNAME=1
+      for (const std::string& o : split(extra, ' ')) req.extra_options.push_back(o);
     const CompiledKernel k = compile(req);
     const CubinResources r = cubin_resources(k);
     std::printf("compiled %s: %d registers, %d local bytes; NVRTC log:\n%s\n", cfg.to_string().c_str(), r.registers,
