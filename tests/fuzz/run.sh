@@ -47,7 +47,7 @@ slow_cases+=",archs: the default transpose\\, SGEMM\\, HGEMM and rowsum kernels 
 slow_cases+=",remote cli: 64 processes with empty caches warm from one Redis*"
 exclude=(-tce="$slow_cases")
 [ "${SWZJIT_ASAN_FULL_SUITE:-0}" = 1 ] && exclude=()
-# The limit is a hang guard, not a budget: the suite takes about 26 minutes on a 2-core CI machine.
+# The limit is a hang guard, not a budget: the suite takes about 22 minutes on a 2-core CI machine.
 (cd "$BUILD_DIR/tests" && timeout 2400 ./swzjit_tests "${exclude[@]}")
 echo "== sanitizers: link check, GPU suite (skipped without a GPU)"
 # package_consumer and package_examples build applications without sanitizers against this tree: they run in build/.
