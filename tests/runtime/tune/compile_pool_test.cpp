@@ -38,6 +38,21 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The forked child's wait status, waiting at most 30 s from `t0`; a child still running then is killed and
+// the case fails with `why`.
+int wait_child(pid_t pid, Clock::time_point t0, const char* why) {
+  int status = 0;
+  pid_t done = 0;
+  while ((done = waitpid(pid, &status, WNOHANG)) == 0 && Clock::now() - t0 < std::chrono::seconds(30))
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (done == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    FAIL(why);
+  }
+  return status;
+}
+
 // Set in a forked child that exits with a compile thread still running on purpose: LeakSanitizer's exit
 // check cannot stop such a thread ("Running thread ... was not suspended"), then reports what the thread
 // holds (its dlerror buffer) as leaked and aborts, or hangs. The child skips that check; the parent's own
@@ -314,16 +329,7 @@ TEST_CASE("compile pool: a child forked after the compile threads started gets t
     }
     _exit(code);
   }
-  int status = 0;
-  const auto t0 = Clock::now();
-  pid_t done = 0;
-  while ((done = waitpid(pid, &status, WNOHANG)) == 0 && Clock::now() - t0 < std::chrono::seconds(30))
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  if (done == 0) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-    FAIL("the forked child's compile pool did not finish within 30 s");
-  }
+  const int status = wait_child(pid, Clock::now(), "the forked child's compile pool did not finish within 30 s");
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
 }
@@ -354,15 +360,7 @@ TEST_CASE("compile pool: exit() waits (bounded) for a compile thread's job befor
   const ssize_t n = read(fds[0], &got, 1);
   close(fds[0]);
   // Bounded: a child stuck in exit fails this case instead of holding up the suite.
-  int status = 0;
-  pid_t done = 0;
-  while ((done = waitpid(pid, &status, WNOHANG)) == 0 && Clock::now() - t0 < std::chrono::seconds(30))
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  if (done == 0) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-    FAIL("the forked child did not exit within 30 s");
-  }
+  const int status = wait_child(pid, t0, "the forked child did not exit within 30 s");
   const double waited = std::chrono::duration<double>(Clock::now() - t0).count();
   CHECK(n == 1);
   CHECK(got == 'x');
