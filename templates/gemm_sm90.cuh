@@ -796,6 +796,15 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
         sm90_mbar_arrive(empty0 + 8 * s);
       }
     };
+    // A unit without k-blocks runs no wgmma, so its accumulators must be zero (C = beta * C). Unsplit and with
+    // the in-kernel fixup's slices (FIXUP 1: gemm_sm90_k_splits leaves none empty) that is K = 0 alone, for
+    // every unit: zero d once here, not in every tile's epilogue (there, 128 selects on the tensor cores'
+    // critical path; 0.4-1.2% of the time at 4096^3, bench/results_gemm_sm90_kzero_h100_session16.log). The
+    // cluster reduction (SPLITC: a rank past K's end) and the tail's slices (FIXUP 2) zero per unit below.
+    if (kblocks == 0) {
+#pragma unroll
+      for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
+    }
     for (int unit = cluster_id; unit < units; unit += clusters) {
       const Sm90Unit w = sm90_unit<FIXUP, SPLITC>(p, unit, tiles, kblocks, krank);
       const int tile = w.tile, slab = w.slab, split = w.split, b = w.b;
@@ -835,7 +844,8 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
       sm90_wgmma_wait<0>();
       sm90_fence_regs(d);
       if (INFLIGHT != 0 && reading >= 0 && lane == 0) free_stage(reading);
-      if (kb_end <= kb_begin) {  // K = 0: no wgmma ran, C = beta * C
+      // A cluster rank past K's end (SPLITC) has no slice; the sum then overwrites d with its own columns.
+      if (SPLITC > 1 && kb_end <= kb_begin) {
 #pragma unroll
         for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
       }
@@ -846,6 +856,12 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
       if constexpr (FIXUP == 2) {
         // A slice of a tail tile: its slot, the count, and C from all slots by the last (sm90_tail_fixup).
         if (w.part) {
+          // A slice past K's end. gemm_sm90_tail_plan makes none (at most 4 slices of >= 4 k-blocks each);
+          // this keeps a plan that did from storing the previous tile's sums. Only the tail's units test it.
+          if (kb_end <= kb_begin) {
+#pragma unroll
+            for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
+          }
           sm90_tail_fixup<OUT_KIND, BN, STAGES, CLUSTER>(p, d, w, consumer * 128 + t, rank, empty0, row, col, c_base);
           continue;
         }

@@ -598,6 +598,42 @@ TEST_CASE("gemm_sm90: split-K summed in the kernel (reduce=fixup): text, rules, 
   CHECK(gemm_sm90_k_splits(c, 4096) == 4);
 }
 
+TEST_CASE("gemm_sm90: with K > 0 no K slice is empty (the kernel zeroes its accumulators once, for K = 0 alone)") {
+  // The kernel zeroes d before its units only when K = 0 (templates/gemm_sm90.cuh): an unsplit unit, a slice
+  // of the reduction kernel's or the fixup's split and a data-parallel tail tile always run a k-block, so a
+  // slice that ran none would store the previous tile's sums. The slices as the launch sets them up:
+  // gemm_sm90_k_splits of them, ceil(kblocks / slices) k-blocks each; the tail's from its plan.
+  int checked = 0;
+  for (const char* text : {"in=f16,out=f16,bn=128,stages=6,splits=4", "in=f16,out=f16,bn=128,stages=6,splits=7,reduce=fixup",
+                           "in=bf16,out=f32,bn=64,stages=9,splits=16", "in=bf16,out=bf16,bn=128,stages=6,splits=3,reduce=fixup"}) {
+    const Sm90GemmConfig c = Sm90GemmConfig::parse(text);
+    for (long long k = 1; k <= 64 * 200; k += 13) {
+      const long long kblocks = (k + tpl::kSm90Bk - 1) / tpl::kSm90Bk;
+      const int slices = gemm_sm90_k_splits(c, k);
+      REQUIRE(slices >= 1);
+      const long long per = (kblocks + slices - 1) / slices;  // the launch's kb_per_split
+      INFO(text << " K " << k << ": " << slices << " slices of " << per << " k-blocks");
+      CHECK((slices - 1) * per < kblocks);  // the last slice starts before K's end
+      ++checked;
+    }
+  }
+  for (const char* text : {"in=f16,out=f16,tail=4,epilogue=tma", "in=bf16,out=f32,bn=128,stages=6,tail=2",
+                           "in=bf16,out=bf16,bn=64,stages=9,tail=4"}) {
+    const Sm90GemmConfig c = Sm90GemmConfig::parse(text);
+    for (long long k = 1; k <= 64 * 200; k += 13)
+      for (const long long m : {300LL, 1000LL, 2048LL})
+        for (const int sms : {3, 7, 10, 132}) {
+          const Sm90TailPlan plan = gemm_sm90_tail_plan(c, m, 1000, k, 1, sms);
+          const long long kblocks = (k + tpl::kSm90Bk - 1) / tpl::kSm90Bk;
+          INFO(text << " M " << m << " K " << k << " SMs " << sms);
+          CHECK(plan.kb_per_slice >= 1);
+          if (plan.slices > 1) CHECK((plan.slices - 1) * static_cast<long long>(plan.kb_per_slice) < kblocks);
+          ++checked;
+        }
+  }
+  CHECK(checked > 5000);
+}
+
 TEST_CASE("gemm_sm90: the last wave in K slices (tail): text, rules, the plan, the kernel, workspace, launch shape") {
   Sm90GemmConfig c = Sm90GemmConfig::parse("in=bf16,out=bf16,tail=4,epilogue=tma");
   CHECK(c.uses_tail());
