@@ -799,7 +799,7 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
     // A unit without k-blocks runs no wgmma, so its accumulators must be zero (C = beta * C). Unsplit and with
     // the in-kernel fixup's slices (FIXUP 1: gemm_sm90_k_splits leaves none empty) that is K = 0 alone, for
     // every unit: zero d once here, not in every tile's epilogue (there, 128 selects on the tensor cores'
-    // critical path; 0.4-1.2% of the time at 4096^3, bench/results_gemm_sm90_kzero_h100_session16.log). The
+    // critical path; 0.5% of the time at 4096^3 on average, bench/results_gemm_sm90_kzero_h100_session16.log). The
     // cluster reduction (SPLITC: a rank past K's end) and the tail's slices (FIXUP 2) zero per unit below.
     if (kblocks == 0) {
 #pragma unroll
