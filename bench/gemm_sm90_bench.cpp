@@ -5,11 +5,19 @@
 //   swz_bench_gemm_sm90 [--reps N] [--dtype f16|bf16] [--shape MxNxK[xBATCH][,...]] [--layout NT|NN|TN|TT[,...]]
 //                       [--configs "CFG;CFG..."] [--dump-cubin PREFIX]  (PREFIX.<layout>.cubin: each layout's first cubin, for cuobjdump -sass)
 //                       [--mma]  (also Engine::gemm with hopper_gemm off: the mma.sync family's untuned choice)
+//                       [--variants "NAME=OPTIONS;NAME=OPTIONS..." [--rounds N]]  (A/B in one process, below)
 // Environment: SWZ_BENCH_NVRTC_OPTIONS="-DNAME=1 ..." appends NVRTC options to every compile (for ablations:
 // a temporary #if in the template, measured without rebuilding the bench).
+// --variants: every config is compiled once per variant (its NVRTC options, space-separated, after
+// SWZ_BENCH_NVRTC_OPTIONS'; "base=" for none), each checked against cuBLAS, then timed in N rounds (default
+// 3). Each round times cuBLAS, then every variant, starting one variant further each round, so clock
+// drift does not favour a place in the order. A variant's ratio is the median over the rounds of its time
+// against that round's cuBLAS time. One process, one compile per variant: no process start, cuBLAS
+// warm-up or L2 state between the variants. The A/B table comes last.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -74,6 +82,27 @@ struct Shape {
   long long m, n, k, batch = 1;
 };
 
+// A variant of --variants: a name and the NVRTC options its kernels are compiled with.
+struct Variant {
+  std::string name;
+  std::vector<std::string> options;
+};
+
+// One A/B row: a config on a shape and layout, each variant's per-round ratio to cuBLAS.
+struct AbRow {
+  std::string dtype, layout, shape, config;
+  std::vector<std::vector<double>> ratios;  // [variant][round]
+  std::vector<double> tflops;               // [variant], median over the rounds
+  double worst_err = 0;
+};
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
 struct Row {
   std::string dtype, layout;
   Shape s;
@@ -114,6 +143,17 @@ static int run(int argc, char** argv) {
   std::vector<std::string> layouts = {"NT"};
   std::string dump;
   bool mma = false;
+  std::vector<Variant> variants;
+  int rounds = 3;
+  const auto usage = [&](FILE* to) {
+    std::fprintf(to,
+                 "usage: %s [--reps N] [--dtype f16|bf16] [--shape MxNxK[xBATCH][,...]] [--layout NT|NN|TN|TT[,...]]\n"
+                 "          [--configs \"CFG;...\"] [--dump-cubin PREFIX] [--mma] [--variants \"NAME=OPTS;...\" [--rounds N]]\n"
+                 "The Hopper GEMM beside cuBLAS in one process (random data, L2 flushed, medians of N >= 20).\n"
+                 "--variants: each config compiled once per variant (NVRTC options, e.g. \"base=;old=-DSWZ_X=1\") and\n"
+                 "  timed in --rounds rounds (default 3) interleaved with cuBLAS; prints each variant's ratio to cuBLAS.\n",
+                 argv[0]);
+  };
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--reps" && i + 1 < argc) {
@@ -139,9 +179,31 @@ static int run(int argc, char** argv) {
       mma = true;
     } else if (a == "--dump-cubin" && i + 1 < argc) {
       dump = argv[++i];
+    } else if (a == "--variants" && i + 1 < argc) {
+      for (const std::string& item : split(argv[++i], ';')) {
+        const std::size_t eq = item.find('=');
+        if (eq == 0 || eq == std::string::npos) {
+          std::fprintf(stderr, "bench: --variants item '%s' is not NAME=OPTIONS (e.g. base= or old=-DSWZ_X=1)\n",
+                       item.c_str());
+          return 2;
+        }
+        variants.push_back(Variant{item.substr(0, eq), split(item.substr(eq + 1), ' ')});
+      }
+      if (variants.empty()) {
+        std::fprintf(stderr, "bench: --variants names no variant\n");
+        return 2;
+      }
+    } else if (a == "--rounds" && i + 1 < argc) {
+      rounds = std::atoi(argv[++i]);
+      if (rounds < 1) {
+        std::fprintf(stderr, "bench: --rounds must be at least 1\n");
+        return 2;
+      }
+    } else if (a == "--help" || a == "-h") {
+      usage(stdout);
+      return 0;
     } else {
-      std::fprintf(stderr, "usage: %s [--reps N] [--dtype f16|bf16] [--shape MxNxK[xBATCH][,...]] [--layout NT|NN|TN|TT[,...]] "
-                   "[--configs \"CFG;...\"] [--dump-cubin FILE]\n", argv[0]);
+      usage(stderr);
       return 2;
     }
   }
@@ -164,23 +226,26 @@ static int run(int argc, char** argv) {
 
   std::map<std::string, Kernel> kernels;
   std::set<std::string> dumped;
-  auto kernel_for = [&](const Sm90GemmConfig& cfg) -> const Kernel& {
-    auto it = kernels.find(cfg.to_string());
+  // The kernel of `cfg`, compiled with the variant's options (none outside --variants).
+  auto kernel_for = [&](const Sm90GemmConfig& cfg, const Variant* variant = nullptr) -> const Kernel& {
+    const std::string key = (variant ? variant->name + ":" : std::string()) + cfg.to_string();
+    auto it = kernels.find(key);
     if (it != kernels.end()) return it->second;
     CompileRequest req = gemm_sm90_compile_request(cfg);
     req.extra_options.push_back("--ptxas-options=-v");  // ptxas's report (registers, stack frame, warnings)
     if (const char* extra = std::getenv("SWZ_BENCH_NVRTC_OPTIONS"))  // ablations: e.g. -DNAME=1
       for (const std::string& o : split(extra, ' ')) req.extra_options.push_back(o);
+    if (variant) req.extra_options.insert(req.extra_options.end(), variant->options.begin(), variant->options.end());
     const CompiledKernel k = compile(req);
     const CubinResources r = cubin_resources(k);
-    std::printf("compiled %s: %d registers, %d local bytes; NVRTC log:\n%s\n", cfg.to_string().c_str(), r.registers,
-                r.local_bytes, k.log.c_str());
+    std::printf("compiled %s%s: %d registers, %d local bytes; NVRTC log:\n%s\n", variant ? (variant->name + ": ").c_str() : "",
+                cfg.to_string().c_str(), r.registers, r.local_bytes, k.log.c_str());
     // The first cubin of each layout, as DUMP.<layout>.cubin.
     if (!dump.empty() && dumped.insert(cfg.layout).second)
       std::ofstream(dump + "." + cfg.layout + ".cubin", std::ios::binary) << k.image;
     Kernel kernel = Module(k, 0).kernel();
     kernel.set_max_dynamic_smem(gemm_sm90_smem_bytes(cfg));
-    return kernels.emplace(cfg.to_string(), kernel).first->second;
+    return kernels.emplace(key, kernel).first->second;
   };
 
   std::map<DType, Kernel> reduces;
@@ -200,6 +265,7 @@ static int run(int argc, char** argv) {
   mma_options.hopper_gemm = false;
   std::unique_ptr<Engine> mma_engine = mma ? std::make_unique<Engine>(mma_options) : nullptr;
   std::vector<Row> rows;
+  std::vector<AbRow> ab_rows;
   for (const std::string& dt : dtypes)
     for (const Shape& s : shapes)
     for (const std::string& layout : layouts) {
@@ -285,7 +351,6 @@ static int run(int argc, char** argv) {
           std::printf("  config %s: %s\n", configs[ci].c_str(), e.what());
           continue;
         }
-        const Kernel& kernel = kernel_for(cfg);
         // Split configs: the f32 workspace and the reduction are part of what is timed.
         const std::size_t ws_bytes = gemm_sm90_workspace_bytes(cfg, p, sms);
         void* ws = nullptr;
@@ -294,6 +359,45 @@ static int run(int argc, char** argv) {
         const Sm90GemmLaunch launch = gemm_sm90_prepare(cfg, p, reinterpret_cast<DevicePtr>(a),
                                                         reinterpret_cast<DevicePtr>(b), reinterpret_cast<DevicePtr>(c),
                                                         1.0f, 0.0f, sms, 0, reinterpret_cast<DevicePtr>(ws));
+        if (!variants.empty()) {
+          // A/B: every variant checked, then rounds of cuBLAS and the variants in a rotating order.
+          AbRow ab;
+          ab.dtype = dt, ab.layout = layout, ab.config = (sms != prop.multiProcessorCount ? "sms=" + std::to_string(sms) + "," : "") +
+                                                        cfg.to_string();
+          ab.shape = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
+                     (s.batch > 1 ? "x" + std::to_string(s.batch) : "");
+          std::vector<const Kernel*> ks;
+          for (const Variant& v : variants) {
+            ks.push_back(&kernel_for(cfg, &v));
+            check(cudaMemsetAsync(c, 0xFF, c_elems * eb, stream), "poison C");
+            gemm_sm90_launch(*ks.back(), launch, stream, false, reduce);
+            check(cudaStreamSynchronize(stream), "sm_90a gemm");
+            const double err = rel_error(c, cref, c_elems, t);
+            ab.worst_err = std::max(ab.worst_err, err);
+            std::printf("  %-8s %s  rel.err %.2e%s\n", v.name.c_str(), cfg.to_string().c_str(), err, err < 1e-2 ? "" : "  WRONG");
+          }
+          const std::size_t nv = variants.size();
+          ab.ratios.assign(nv, {});
+          std::vector<std::vector<double>> tfs(nv);
+          for (int r = 0; r < rounds; ++r) {
+            const double cb = tflops(timer.time(run_cublas, reps).median);
+            std::printf("  round %d: cuBLAS %s", r + 1, fmt(cb, 1).c_str());
+            for (std::size_t j = 0; j < nv; ++j) {
+              const std::size_t vi = (j + static_cast<std::size_t>(r)) % nv;
+              const Kernel& kv = *ks[vi];
+              const double tf = tflops(timer.time([&] { gemm_sm90_launch(kv, launch, stream, false, reduce); }, reps).median);
+              tfs[vi].push_back(tf);
+              ab.ratios[vi].push_back(tf / cb);
+              std::printf(", %s %s (%s)", variants[vi].name.c_str(), fmt(tf, 1).c_str(), fmt(tf / cb, 3).c_str());
+            }
+            std::printf("\n");
+          }
+          for (std::size_t vi = 0; vi < nv; ++vi) ab.tflops.push_back(median_of(tfs[vi]));
+          ab_rows.push_back(ab);
+          if (ws) cudaFree(ws);
+          continue;
+        }
+        const Kernel& kernel = kernel_for(cfg);
         check(cudaMemsetAsync(c, 0xFF, c_elems * eb, stream), "poison C");
         gemm_sm90_launch(kernel, launch, stream, false, reduce);
         check(cudaStreamSynchronize(stream), "sm_90a gemm");
@@ -330,6 +434,37 @@ static int run(int argc, char** argv) {
                 fmt(r.default_tf, 1).c_str(), fmt(r.auto_tf, 1).c_str(), fmt(r.best_tf, 1).c_str(),
                 fmt(r.auto_tf / r.cublas_tf, 3).c_str(), fmt(r.best_tf / r.cublas_tf, 3).c_str(), r.worst_err,
                 r.mma_tf > 0 ? fmt(r.mma_tf, 1).c_str() : "-", r.best_cfg.c_str());
+  }
+  if (!ab_rows.empty()) {
+    // Each variant: the median over the rounds of its ratio to that round's cuBLAS, then the rounds' ratios.
+    std::printf("\nA/B (ratio to cuBLAS in the same round, median of %d rounds; each round's ratios in brackets)\n", rounds);
+    std::printf("%-5s %-3s %-16s", "dtype", "lay", "MxNxK");
+    for (const Variant& v : variants) std::printf(" %16s", v.name.c_str());
+    std::printf("  %9s  config\n", "max.err");
+    std::vector<std::vector<double>> all(variants.size());
+    for (const AbRow& r : ab_rows) {
+      std::printf("%-5s %-3s %-16s", r.dtype.c_str(), r.layout.c_str(), r.shape.c_str());
+      for (std::size_t vi = 0; vi < variants.size(); ++vi) {
+        const double med = median_of(r.ratios[vi]);
+        all[vi].push_back(med);
+        std::printf(" %16s", (fmt(med, 3) + " " + fmt(r.tflops[vi], 0)).c_str());
+      }
+      std::printf("  %9.2e  %s\n", r.worst_err, r.config.c_str());
+      std::printf("%-26s", "");
+      for (std::size_t vi = 0; vi < variants.size(); ++vi) {
+        std::string rs = "[";
+        for (std::size_t k = 0; k < r.ratios[vi].size(); ++k) rs += (k ? " " : "") + fmt(r.ratios[vi][k], 3);
+        std::printf(" %s]", rs.c_str());
+      }
+      std::printf("\n");
+    }
+    std::printf("geometric mean of the medians:");
+    for (std::size_t vi = 0; vi < variants.size(); ++vi) {
+      double lg = 0;
+      for (double x : all[vi]) lg += std::log(x);
+      std::printf(" %s %s", variants[vi].name.c_str(), fmt(std::exp(lg / static_cast<double>(all[vi].size())), 4).c_str());
+    }
+    std::printf("\n");
   }
   cublasDestroy(handle);
   cudaStreamDestroy(stream);
