@@ -70,6 +70,12 @@ void fill_random_device(void* dst, std::size_t bytes, std::uint64_t seed) {
   check(cudaMemcpy(dst, h.data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy(random fill)");
 }
 
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
 std::string fmt(double v, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);

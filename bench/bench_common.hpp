@@ -40,6 +40,9 @@ class Timer {
 /// 0xFF-poisoned output can never pass a check by accident), from a host buffer.
 void fill_random_device(void* dst, std::size_t bytes, std::uint64_t seed);
 
+/// The median of `v` (the upper one of an even count, as Timer's).
+double median(std::vector<double> v);
+
 /// "12.3" style formatting helpers.
 std::string fmt(double v, int decimals);
 

@@ -224,11 +224,7 @@ int run_tuned(cudaStream_t stream, cublasHandle_t handle, bench::Timer& timer, i
           def_ms.push_back(timer.time([&] { def_engine.gemm(p, da, db, dc, 1.0f, 0.0f, stream); }, reps).median);
           tuned_ms.push_back(timer.time([&] { tuned_engine.gemm(p, da, db, dc, 1.0f, 0.0f, stream); }, reps).median);
         }
-        const auto median = [](std::vector<double> v) {
-          std::sort(v.begin(), v.end());
-          return v[v.size() / 2];
-        };
-        const double cbm = median(cb_ms), dm = median(def_ms), tm = median(tuned_ms);
+        const double cbm = bench::median(cb_ms), dm = bench::median(def_ms), tm = bench::median(tuned_ms);
         double err = 0;
         for (Engine* e : {&def_engine, &tuned_engine}) {
           check(cudaMemsetAsync(c, 0xff, c_elems * eb, stream), "poison");

@@ -96,13 +96,6 @@ struct AbRow {
   double worst_err = 0;
 };
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
-
 struct Row {
   std::string dtype, layout;
   Shape s;
@@ -392,7 +385,7 @@ static int run(int argc, char** argv) {
             }
             std::printf("\n");
           }
-          for (std::size_t vi = 0; vi < nv; ++vi) ab.tflops.push_back(median_of(tfs[vi]));
+          for (std::size_t vi = 0; vi < nv; ++vi) ab.tflops.push_back(bench::median(tfs[vi]));
           ab_rows.push_back(ab);
           if (ws) cudaFree(ws);
           continue;
@@ -445,7 +438,7 @@ static int run(int argc, char** argv) {
     for (const AbRow& r : ab_rows) {
       std::printf("%-5s %-3s %-16s", r.dtype.c_str(), r.layout.c_str(), r.shape.c_str());
       for (std::size_t vi = 0; vi < variants.size(); ++vi) {
-        const double med = median_of(r.ratios[vi]);
+        const double med = bench::median(r.ratios[vi]);
         all[vi].push_back(med);
         std::printf(" %16s", (fmt(med, 3) + " " + fmt(r.tflops[vi], 0)).c_str());
       }
