@@ -13,11 +13,16 @@
 // 3). Each round times cuBLAS, then every variant, starting one variant further each round, so clock
 // drift does not favour a place in the order. A variant's ratio is the median over the rounds of its time
 // against that round's cuBLAS time. One process, one compile per variant: no process start, cuBLAS
-// warm-up or L2 state between the variants. The A/B table comes last.
+// warm-up or L2 state between the variants. The A/B table comes last. There --reps may be as low as 3: on a
+// power-capped H100 the clock moves within tens of milliseconds, and 25 rounds of 5 repetitions gave ratios
+// stable to about 0.3% where 3 rounds of 30 swung by 10% at 8192^3.
+// Every explicit config's kernel (and each variant's) is compiled before the first timing, on all cores.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -29,6 +34,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench/bench_common.hpp"
@@ -112,6 +118,25 @@ std::vector<std::string> split(const std::string& text, char sep) {
   return out;
 }
 
+// The problem of a dtype, shape and layout (the layout's letters: A N = row-major (K-contiguous), T =
+// column-major; B T = column-major, N = row-major; C row-major).
+GemmProblem problem_of(const std::string& dt, const Shape& s, const std::string& layout) {
+  GemmProblem p;
+  p.dtype = parse_dtype(dt), p.out_dtype = p.dtype;
+  p.m = s.m, p.n = s.n, p.k = s.k;
+  p.batch = s.batch;
+  p.a_order = layout[0] == 'T' ? MatrixOrder::ColMajor : MatrixOrder::RowMajor;
+  p.b_order = layout[1] == 'N' ? MatrixOrder::RowMajor : MatrixOrder::ColMajor;
+  p.c_order = MatrixOrder::RowMajor;
+  return p;
+}
+
+// A --configs item (without its "sms=N," prefix) for problem `p`: "auto" is choose_sm90_gemm_config's pick.
+Sm90GemmConfig config_of(const std::string& text, const GemmProblem& p, const std::string& dt, int sms) {
+  return text == "auto" ? choose_sm90_gemm_config(p, sms)
+                        : Sm90GemmConfig::parse("in=" + dt + ",out=" + dt + ",layout=" + gemm_sm90_layout(p) + "," + text);
+}
+
 }  // namespace
 
 static int run(int argc, char** argv) {
@@ -144,13 +169,15 @@ static int run(int argc, char** argv) {
                  "          [--configs \"CFG;...\"] [--dump-cubin PREFIX] [--mma] [--variants \"NAME=OPTS;...\" [--rounds N]]\n"
                  "The Hopper GEMM beside cuBLAS in one process (random data, L2 flushed, medians of N >= 20).\n"
                  "--variants: each config compiled once per variant (NVRTC options, e.g. \"base=;old=-DSWZ_X=1\") and\n"
-                 "  timed in --rounds rounds (default 3) interleaved with cuBLAS; prints each variant's ratio to cuBLAS.\n",
+                 "  timed in --rounds rounds (default 3) interleaved with cuBLAS; prints each variant's ratio to cuBLAS.\n"
+                 "  There --reps may go down to 3: on a power-capped GPU many short rounds (e.g. --reps 5 --rounds 25)\n"
+                 "  keep each ratio's two timings within milliseconds of each other.\n",
                  argv[0]);
   };
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--reps" && i + 1 < argc) {
-      reps = std::max(20, std::atoi(argv[++i]));
+      reps = std::atoi(argv[++i]);
     } else if (a == "--dtype" && i + 1 < argc) {
       dtypes = {argv[++i]};
     } else if (a == "--shape" && i + 1 < argc) {
@@ -213,23 +240,74 @@ static int run(int argc, char** argv) {
   cublasHandle_t handle;
   cublas_check(cublasCreate(&handle), "cublasCreate");
   cublas_check(cublasSetStream(handle, stream), "cublasSetStream");
+  reps = std::max(variants.empty() ? 20 : 3, reps);  // medians of at least 20, or 3 per round of an A/B
   bench::Timer timer(stream);
   std::printf("device: %s, %d SMs; %d repetitions per measurement (median), L2 flushed before each\n", prop.name,
               prop.multiProcessorCount, reps);
 
   std::map<std::string, Kernel> kernels;
   std::set<std::string> dumped;
-  // The kernel of `cfg`, compiled with the variant's options (none outside --variants).
-  auto kernel_for = [&](const Sm90GemmConfig& cfg, const Variant* variant = nullptr) -> const Kernel& {
-    const std::string key = (variant ? variant->name + ":" : std::string()) + cfg.to_string();
-    auto it = kernels.find(key);
-    if (it != kernels.end()) return it->second;
+  const auto key_of = [](const Sm90GemmConfig& cfg, const Variant* variant) {
+    return (variant ? variant->name + ":" : std::string()) + cfg.to_string();
+  };
+  const auto request_for = [&](const Sm90GemmConfig& cfg, const Variant* variant) {
     CompileRequest req = gemm_sm90_compile_request(cfg);
     req.extra_options.push_back("--ptxas-options=-v");  // ptxas's report (registers, stack frame, warnings)
     if (const char* extra = std::getenv("SWZ_BENCH_NVRTC_OPTIONS"))  // ablations: e.g. -DNAME=1
       for (const std::string& o : split(extra, ' ')) req.extra_options.push_back(o);
     if (variant) req.extra_options.insert(req.extra_options.end(), variant->options.begin(), variant->options.end());
-    const CompiledKernel k = compile(req);
+    return req;
+  };
+  // Every explicit kernel of the run, compiled up front on all CPU cores (NVRTC is thread-safe): serially,
+  // 2 s each, a 4-layout, 5-variant A/B spent most of its device time compiling. A config that does not
+  // parse or compile here is reported where the run reaches it.
+  std::map<std::string, CompiledKernel> precompiled;
+  {
+    std::map<std::string, CompileRequest> todo;
+    for (const std::string& dt : dtypes)
+      for (const Shape& s : shapes)
+        for (const std::string& layout : layouts)
+          for (const std::string& item : configs) {
+            const std::size_t comma = item.find(',');
+            const std::string text = item.rfind("sms=", 0) == 0 && comma != std::string::npos ? item.substr(comma + 1) : item;
+            try {
+              const Sm90GemmConfig cfg = config_of(text, problem_of(dt, s, layout), dt, prop.multiProcessorCount);
+              if (variants.empty()) {
+                todo.emplace(key_of(cfg, nullptr), request_for(cfg, nullptr));
+              } else {
+                for (const Variant& v : variants) todo.emplace(key_of(cfg, &v), request_for(cfg, &v));
+              }
+            } catch (const Error&) {
+            }
+          }
+    std::vector<std::pair<std::string, CompileRequest>> jobs(todo.begin(), todo.end());
+    std::vector<std::unique_ptr<CompiledKernel>> done(jobs.size());
+    std::atomic<std::size_t> next{0};
+    const unsigned hw = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::thread> pool;
+    for (unsigned i = 0; i < std::min<std::size_t>(hw, jobs.size()); ++i)
+      pool.emplace_back([&] {
+        for (std::size_t j; (j = next++) < jobs.size();) {
+          try {
+            done[j] = std::make_unique<CompiledKernel>(compile(jobs[j].second));
+          } catch (const Error&) {  // compiled again, and reported, where the run reaches it
+          }
+        }
+      });
+    for (std::thread& th : pool) th.join();
+    for (std::size_t j = 0; j < jobs.size(); ++j)
+      if (done[j]) precompiled.emplace(jobs[j].first, std::move(*done[j]));
+    std::printf("precompiled %zu of %zu kernels on %u threads in %.1f s\n", precompiled.size(), jobs.size(), hw,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  // The kernel of `cfg`, compiled with the variant's options (none outside --variants).
+  auto kernel_for = [&](const Sm90GemmConfig& cfg, const Variant* variant = nullptr) -> const Kernel& {
+    const std::string key = key_of(cfg, variant);
+    auto it = kernels.find(key);
+    if (it != kernels.end()) return it->second;
+    const auto pre = precompiled.find(key);
+    const CompiledKernel k = pre != precompiled.end() ? pre->second : compile(request_for(cfg, variant));
     const CubinResources r = cubin_resources(k);
     std::printf("compiled %s%s: %d registers, %d local bytes; NVRTC log:\n%s\n", variant ? (variant->name + ": ").c_str() : "",
                 cfg.to_string().c_str(), r.registers, r.local_bytes, k.log.c_str());
@@ -275,15 +353,8 @@ static int run(int argc, char** argv) {
       check(cudaMalloc(&cref, c_elems * eb), "cudaMalloc(Cref)");
       fill_uniform(a, a_elems, t, 11 + static_cast<std::uint64_t>(s.m));
       fill_uniform(b, b_elems, t, 17 + static_cast<std::uint64_t>(s.n));
-      GemmProblem p;
-      p.dtype = t, p.out_dtype = t;
-      p.m = s.m, p.n = s.n, p.k = s.k;
-      p.batch = s.batch;
-      // The layout's letters: A N = row-major (K-contiguous), T = column-major; B T = column-major, N = row-major.
+      const GemmProblem p = problem_of(dt, s, layout);
       const bool a_col = layout[0] == 'T', b_row = layout[1] == 'N';
-      p.a_order = a_col ? MatrixOrder::ColMajor : MatrixOrder::RowMajor;
-      p.b_order = b_row ? MatrixOrder::RowMajor : MatrixOrder::ColMajor;
-      p.c_order = MatrixOrder::RowMajor;
       const double flops =
           2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) * static_cast<double>(s.batch);
       auto tflops = [&](double ms) { return flops / (ms * 1e-3) / 1e12; };
@@ -338,8 +409,7 @@ static int run(int argc, char** argv) {
           text = text.substr(text.find(',') + 1);
         }
         try {
-          cfg = text == "auto" ? choose_sm90_gemm_config(p, prop.multiProcessorCount)
-                               : Sm90GemmConfig::parse("in=" + dt + ",out=" + dt + ",layout=" + gemm_sm90_layout(p) + "," + text);
+          cfg = config_of(text, p, dt, prop.multiProcessorCount);
         } catch (const Error& e) {
           std::printf("  config %s: %s\n", configs[ci].c_str(), e.what());
           continue;
