@@ -15,7 +15,7 @@
 // against that round's cuBLAS time. One process, one compile per variant: no process start, cuBLAS
 // warm-up or L2 state between the variants. The A/B table comes last. There --reps may be as low as 3: on a
 // power-capped H100 the clock moves within tens of milliseconds, and 25 rounds of 5 repetitions gave ratios
-// stable to about 0.3% where 3 rounds of 30 swung by 10% at 8192^3.
+// stable to about 0.5% where single rounds of 30 ranged 0.78-1.24x at 8192^3.
 // Every explicit config's kernel (and each variant's) is compiled before the first timing, on all cores.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
