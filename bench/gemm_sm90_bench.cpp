@@ -35,6 +35,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "bench/bench_common.hpp"
@@ -129,6 +130,14 @@ GemmProblem problem_of(const std::string& dt, const Shape& s, const std::string&
   p.b_order = layout[1] == 'N' ? MatrixOrder::RowMajor : MatrixOrder::ColMajor;
   p.c_order = MatrixOrder::RowMajor;
   return p;
+}
+
+// A --configs item split into its leading "sms=N," (a persistent grid for N SMs; `device_sms` without it)
+// and the config text after it (the whole item where no comma follows, for the parse to refuse).
+std::pair<int, std::string> split_sms(const std::string& item, int device_sms) {
+  if (item.rfind("sms=", 0) != 0) return {device_sms, item};
+  const std::size_t comma = item.find(',');
+  return {std::atoi(item.c_str() + 4), comma == std::string::npos ? item : item.substr(comma + 1)};
 }
 
 // A --configs item (without its "sms=N," prefix) for problem `p`: "auto" is choose_sm90_gemm_config's pick.
@@ -268,8 +277,7 @@ static int run(int argc, char** argv) {
       for (const Shape& s : shapes)
         for (const std::string& layout : layouts)
           for (const std::string& item : configs) {
-            const std::size_t comma = item.find(',');
-            const std::string text = item.rfind("sms=", 0) == 0 && comma != std::string::npos ? item.substr(comma + 1) : item;
+            const std::string text = split_sms(item, prop.multiProcessorCount).second;
             try {
               const Sm90GemmConfig cfg = config_of(text, problem_of(dt, s, layout), dt, prop.multiProcessorCount);
               if (variants.empty()) {
@@ -402,12 +410,7 @@ static int run(int argc, char** argv) {
       }
       for (std::size_t ci = 0; ci < configs.size(); ++ci) {
         Sm90GemmConfig cfg;
-        std::string text = configs[ci];
-        int sms = prop.multiProcessorCount;
-        if (text.rfind("sms=", 0) == 0) {
-          sms = std::atoi(text.c_str() + 4);
-          text = text.substr(text.find(',') + 1);
-        }
+        const auto [sms, text] = split_sms(configs[ci], prop.multiProcessorCount);
         try {
           cfg = config_of(text, p, dt, prop.multiProcessorCount);
         } catch (const Error& e) {
