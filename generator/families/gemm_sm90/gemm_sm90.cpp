@@ -258,6 +258,12 @@ Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count)
     t.tail = 4;
     if (gemm_sm90_tail_plan(t, m, n, p.k, p.batch, sm_count).slices > 1) return t;
   }
+  // 128 x 256 tiles one CTA each: groups of 16 tile rows. A wave of 132 such tiles reads the least of A and B
+  // from L2 with about 16 tile rows a group (a tile row of A is half the bytes of a tile column of B); pairs
+  // (66 a wave, B shared) keep 8 cluster rows. H100, 21 rounds in one process against raster 8: 4096^3 +0.3
+  // to +0.5% in f16 and bf16, NT/NN/TT; 2048 x 14336 x 4096 0 to +0.3%; 8192 x 4096 x 4096 -0.2 to +0.6%
+  // (bench/results_gemm_sm90_ab_h100_session17.log).
+  if (c.bn == 256 && c.cluster == 1 && wide_tiles >= sm_count) c.raster = 16;
   // Full tile rows but too few 128-wide tiles for the SMs: 128 x 64 or 128 x 32 tiles (the wider that
   // does) fill half to one wave of SMs without splitting K, with the deepest ring that fits (9 or 11
   // stages, C from registers). H100, f16 NT: M = 128, N = 4096, K 4096 / 14336 on 32-wide tiles 183 / 254

@@ -160,6 +160,13 @@ TEST_CASE("gemm_sm90: the shape-based choice: 128-wide tiles when 256-wide ones 
   const Sm90GemmConfig big = choose_sm90_gemm_config(nt_problem(DType::BF16, DType::BF16, 8192, 8192, 8192), 132);
   CHECK(big.bn == 256);
   CHECK(big.cluster == 2);  // 2048 tiles: B shared by pairs of CTAs
+  // Groups of 16 tile rows for 128 x 256 tiles one CTA each (a wave's least L2 footprint), of 8 cluster rows
+  // for pairs, and 8 where the last wave goes in K slices (measured that way).
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 4096, 4096, 4096), 132).raster == 16);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::BF16, DType::BF16, 2048, 14336, 4096), 132).raster == 16);
+  CHECK(big.raster == 8);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::BF16, DType::BF16, 2048, 11008, 4096), 132).raster == 8);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 4096, 4096), 132).raster == 8);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 4096, 4096), 132).cluster == 1);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 2048, 4096, 4096), 132).bn == 256);  // 256 tiles
   // 688 wide tiles fill 87% of 6 waves' slots, 1376 narrow ones 95% of 11: the narrow ones where K is too
