@@ -264,7 +264,7 @@ Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count)
   // to +0.5% in f16 and bf16, NT/NN/TT; 2048 x 14336 x 4096 0 to +0.3%; 8192 x 4096 x 4096 -0.2 to +0.6%
   // (bench/results_gemm_sm90_ab_h100_session17.log); 2048 x 4096 x 4096 +0.6 / +0.7% in bf16 / f16, 2048 x 4096
   // x 14336 +0.2 to +0.4%, 8192 x 4096 x 14336 a tie (bench/results_gemm_sm90_ab_h100_session18.log).
-  if (c.bn == 256 && c.cluster == 1 && wide_tiles >= sm_count) c.raster = 16;
+  if (c.bn == 256 && c.cluster == 1) c.raster = 16;  // bn stays 256 here only with a wave or more of wide tiles
   // Full tile rows but too few 128-wide tiles for the SMs: 128 x 64 or 128 x 32 tiles (the wider that
   // does) fill half to one wave of SMs without splitting K, with the deepest ring that fits (9 or 11
   // stages, C from registers). H100, f16 NT: M = 128, N = 4096, K 4096 / 14336 on 32-wide tiles 183 / 254
