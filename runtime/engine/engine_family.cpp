@@ -19,6 +19,17 @@
 #include "swzjit/log.hpp"
 
 namespace swz {
+
+namespace {
+thread_local const char* t_scratch_lend = nullptr;  // detail::ScratchAdvice's, per thread
+}  // namespace
+
+detail::ScratchAdvice::ScratchAdvice(const char* lend) noexcept : previous_(t_scratch_lend) { t_scratch_lend = lend; }
+detail::ScratchAdvice::~ScratchAdvice() { t_scratch_lend = previous_; }
+const char* detail::ScratchAdvice::lend() noexcept {
+  return t_scratch_lend ? t_scratch_lend : "a FamilyWorkspace (Engine::family_workspace_size)";
+}
+
 namespace {
 
 // The pointer of each buffer the launch names: from the caller's map, a scratch buffer's from the
@@ -48,7 +59,8 @@ CUmemoryPool family_pool(Engine::Impl& impl) {
   std::lock_guard<std::mutex> lock(impl.mutex);
   if (impl.family_pool) return static_cast<CUmemoryPool>(impl.family_pool.get());
   const int device = impl.options.device;
-  CUmemoryPool pool = detail::create_keeping_pool(device, "family scratch", "; or lend a FamilyWorkspace");
+  CUmemoryPool pool =
+      detail::create_keeping_pool(device, "family scratch", std::string("; or lend ") + detail::ScratchAdvice::lend());
   impl.family_pool = std::shared_ptr<void>(pool, [device](void* p) {
     detail::ContextGuard g(device, std::nothrow);
     if (g.ok()) detail::loaded_driver_api()->cuMemPoolDestroy(static_cast<CUmemoryPool>(p));
@@ -273,7 +285,8 @@ void execute(Engine::Impl& impl, const Family& family, const Engine::Impl::Famil
       scratch = workspace.ptr;
     } else {
       own.emplace(p.scratch_bytes, impl.options.device, stream, family_pool(impl),
-                  "the scratch of family " + family.name() + " (free device memory, or lend a FamilyWorkspace)");
+                  "the scratch of family " + family.name() + " (free device memory, or lend " +
+                      detail::ScratchAdvice::lend() + ")");
       scratch = own->ptr();
     }
   }

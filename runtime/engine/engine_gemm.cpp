@@ -66,6 +66,8 @@ namespace {
 // SMs of the GPU the defaults are sized for (H100 SXM; A100 has 108): default_gemm_config takes no
 // device, so its wave arithmetic uses this.
 constexpr long long kDefaultSmCount = 132;
+// What a GEMM caller lends instead of the engine's scratch (the errors of the families' scratch pool say it).
+constexpr const char* kGemmScratchAdvice = "a GemmWorkspace to Engine::gemm (Engine::gemm_workspace_size)";
 
 const char* order_name(MatrixOrder o) { return o == MatrixOrder::RowMajor ? "row" : "col"; }
 
@@ -472,6 +474,7 @@ void Engine::launch_gemm(const GemmConfig& cfg, const GemmProblem& problem, Devi
         {"a", fa + static_cast<DevicePtr>(b0 * frame.stride_a * eb_in)},
         {"b", fb + static_cast<DevicePtr>(b0 * frame.stride_b * eb_in)},
         {"c", c + static_cast<DevicePtr>(b0 * frame.stride_c * eb_out)}};
+    const detail::ScratchAdvice advice(kGemmScratchAdvice);
     run_family(*family, piece, bufs, scalars, stream, &fc, FamilyWorkspace{workspace.ptr, workspace.bytes});
     gemm_state().launches += static_cast<std::uint64_t>(detail::gemm_mma_launch_count(cfg, piece_frame));
   }
@@ -580,6 +583,7 @@ void Engine::gemm(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePt
                         " is too small: this call needs " + bytes_text(static_cast<long long>(need)) +
                         " (Engine::gemm_workspace_size gives it)");
       }
+      const detail::ScratchAdvice advice(kGemmScratchAdvice);
       run_family(*detail::gemm_sm90_builtin(), *v, bufs, FamilyScalars{{"alpha", alpha}, {"beta", beta}}, stream, nullptr,
                  FamilyWorkspace{workspace.ptr, workspace.bytes});
       ++st.launches;  // the Hopper kernel (with its split-K reduction, where it has one)

@@ -160,6 +160,22 @@ Config choose_config(Engine::Impl& impl, TuneGate<Key>& gate, const Key& key,
   return fallback();
 }
 
+/// What a caller of run_family can lend instead of the engine's scratch pool, as the errors of that pool
+/// say it: "a FamilyWorkspace (Engine::family_workspace_size)", unless the thread's caller speaks in other
+/// terms while a guard lives (Engine::gemm: its GemmWorkspace). Guards nest; each restores the one before.
+class ScratchAdvice {
+ public:
+  explicit ScratchAdvice(const char* lend) noexcept;
+  ~ScratchAdvice();
+  ScratchAdvice(const ScratchAdvice&) = delete;
+  ScratchAdvice& operator=(const ScratchAdvice&) = delete;
+  /// The calling thread's advice now.
+  static const char* lend() noexcept;
+
+ private:
+  const char* previous_;
+};
+
 /// The kernel of `name_expression` in `family`'s source, compiled (through the cache) and loaded once.
 Kernel family_kernel(Engine::Impl& impl, const Family& family, const std::string& name_expression);
 
