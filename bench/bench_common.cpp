@@ -2,6 +2,8 @@
 #include "bench_common.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -80,6 +82,28 @@ std::string fmt(double v, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
   return buf;
+}
+
+long long parse_count(const char* text, const char* option, long long lo, long long hi) {
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(text, &end, 10);
+  if (end == text || *end != '\0' || errno == ERANGE || v < lo || v > hi) {
+    std::fprintf(stderr, "bench: %s '%s' must be a whole number from %lld to %lld\n", option, text, lo, hi);
+    std::exit(2);
+  }
+  return v;
+}
+
+double parse_positive(const char* text, const char* option) {
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text, &end);
+  if (end == text || *end != '\0' || errno == ERANGE || !std::isfinite(v) || !(v > 0)) {
+    std::fprintf(stderr, "bench: %s '%s' must be a number above 0\n", option, text);
+    std::exit(2);
+  }
+  return v;
 }
 
 }  // namespace bench

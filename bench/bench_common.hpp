@@ -46,5 +46,11 @@ double median(std::vector<double> v);
 /// "12.3" style formatting helpers.
 std::string fmt(double v, int decimals);
 
+/// The value of command-line option `option`: a whole number in [lo, hi] (all of `text`, nothing after it),
+/// else the program exits with status 2 saying which option and what it takes.
+long long parse_count(const char* text, const char* option, long long lo, long long hi);
+/// The value of command-line option `option`: a finite decimal number > 0 (all of `text`), else exit 2.
+double parse_positive(const char* text, const char* option);
+
 }  // namespace bench
 }  // namespace swz

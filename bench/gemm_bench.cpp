@@ -274,7 +274,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--reps" && i + 1 < argc) {
-      reps = std::max(5, std::atoi(argv[++i]));
+      reps = std::max(5, static_cast<int>(bench::parse_count(argv[++i], "--reps", 1, 100000)));
     } else if (a == "--quick") {
       quick = true;
     } else if (a == "--tuned") {

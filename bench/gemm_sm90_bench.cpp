@@ -132,12 +132,15 @@ GemmProblem problem_of(const std::string& dt, const Shape& s, const std::string&
   return p;
 }
 
-// A --configs item split into its leading "sms=N," (a persistent grid for N SMs; `device_sms` without it)
-// and the config text after it (the whole item where no comma follows, for the parse to refuse).
+// A --configs item split into its leading "sms=N," (a persistent grid for N SMs, 1 to 100000; `device_sms`
+// without it) and the config text after it (the whole item where no comma follows, for the parse to
+// refuse). An N that is no such number exits 2 saying so (main checks every item before the GPU starts).
 std::pair<int, std::string> split_sms(const std::string& item, int device_sms) {
   if (item.rfind("sms=", 0) != 0) return {device_sms, item};
   const std::size_t comma = item.find(',');
-  return {std::atoi(item.c_str() + 4), comma == std::string::npos ? item : item.substr(comma + 1)};
+  const std::string n = item.substr(4, comma == std::string::npos ? std::string::npos : comma - 4);
+  return {static_cast<int>(bench::parse_count(n.c_str(), "--configs sms=", 1, 100000)),
+          comma == std::string::npos ? item : item.substr(comma + 1)};
 }
 
 // A --configs item (without its "sms=N," prefix) for problem `p`: "auto" is choose_sm90_gemm_config's pick.
@@ -186,24 +189,41 @@ static int run(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--reps" && i + 1 < argc) {
-      reps = std::atoi(argv[++i]);
+      reps = static_cast<int>(bench::parse_count(argv[++i], "--reps", 1, 100000));
     } else if (a == "--dtype" && i + 1 < argc) {
       dtypes = {argv[++i]};
+      if (dtypes[0] != "f16" && dtypes[0] != "bf16") {
+        std::fprintf(stderr, "bench: --dtype '%s' is neither f16 nor bf16\n", dtypes[0].c_str());
+        return 2;
+      }
     } else if (a == "--shape" && i + 1 < argc) {
       shapes.clear();
       for (const std::string& text : split(argv[++i], ',')) {
         Shape s{};
-        const int got = std::sscanf(text.c_str(), "%lldx%lldx%lldx%lld", &s.m, &s.n, &s.k, &s.batch);
-        if (got < 3 || s.batch < 1) return 2;
-        if (got == 3) s.batch = 1;
+        s.batch = 1;
+        int used = 0, more = 0;
+        bool ok = std::sscanf(text.c_str(), "%lldx%lldx%lld%n", &s.m, &s.n, &s.k, &used) == 3;
+        if (ok && text[used] == 'x') {
+          ok = std::sscanf(text.c_str() + used, "x%lld%n", &s.batch, &more) == 1;
+          used += more;
+        }
+        if (!ok || text[used] != '\0' || s.m < 0 || s.n < 0 || s.k < 0 || s.batch < 1) {
+          std::fprintf(stderr, "bench: --shape item '%s' is not MxNxK or MxNxKxBATCH (e.g. 4096x4096x4096)\n",
+                       text.c_str());
+          return 2;
+        }
         shapes.push_back(s);
       }
     } else if (a == "--layout" && i + 1 < argc) {
       layouts = split(argv[++i], ',');
       for (const std::string& l : layouts)
-        if (l != "NT" && l != "NN" && l != "TN" && l != "TT") return 2;
+        if (l != "NT" && l != "NN" && l != "TN" && l != "TT") {
+          std::fprintf(stderr, "bench: --layout item '%s' is none of NT, NN, TN, TT\n", l.c_str());
+          return 2;
+        }
     } else if (a == "--configs" && i + 1 < argc) {
       configs = split(argv[++i], ';');
+      for (const std::string& item : configs) split_sms(item, 0);  // a bad sms=N exits here, before the GPU
     } else if (a == "--mma") {
       mma = true;
     } else if (a == "--dump-cubin" && i + 1 < argc) {
@@ -223,11 +243,7 @@ static int run(int argc, char** argv) {
         return 2;
       }
     } else if (a == "--rounds" && i + 1 < argc) {
-      rounds = std::atoi(argv[++i]);
-      if (rounds < 1) {
-        std::fprintf(stderr, "bench: --rounds must be at least 1\n");
-        return 2;
-      }
+      rounds = static_cast<int>(bench::parse_count(argv[++i], "--rounds", 1, 100000));
     } else if (a == "--help" || a == "-h") {
       usage(stdout);
       return 0;

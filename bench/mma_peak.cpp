@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--iters" && i + 1 < argc) {
-      iters = std::atoi(argv[++i]);
+      iters = static_cast<int>(bench::parse_count(argv[++i], "--iters", 1, 1000000000));
     } else {
       std::fprintf(stderr, "usage: swz_bench_mma_peak [--iters N]\n");
       return a == "--help" || a == "-h" ? 0 : 2;

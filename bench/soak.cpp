@@ -456,10 +456,10 @@ int main(int argc, char** argv) {
       if (i + 1 >= argc) std::exit(usage(argv[0]));
       return argv[++i];
     };
-    if (a == "--seconds") opt.seconds = std::atof(next().c_str());
-    else if (a == "--threads") opt.threads = std::atoi(next().c_str());
-    else if (a == "--watchdog") opt.watchdog_s = std::atof(next().c_str());
-    else if (a == "--seed") opt.seed = std::strtoull(next().c_str(), nullptr, 10);
+    if (a == "--seconds") opt.seconds = bench::parse_positive(next().c_str(), "--seconds");
+    else if (a == "--threads") opt.threads = static_cast<int>(bench::parse_count(next().c_str(), "--threads", 1, 64));
+    else if (a == "--watchdog") opt.watchdog_s = bench::parse_positive(next().c_str(), "--watchdog");
+    else if (a == "--seed") opt.seed = static_cast<std::uint64_t>(bench::parse_count(next().c_str(), "--seed", 0, 9223372036854775807LL));
     else if (a == "--cache-dir") opt.cache_dir = next();
     else if (a == "--no-tune") opt.tune = false;
     else if (a == "-h" || a == "--help") { usage(argv[0]); return 0; }
