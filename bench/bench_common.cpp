@@ -95,6 +95,35 @@ long long parse_count(const char* text, const char* option, long long lo, long l
   return v;
 }
 
+std::uint64_t parse_u64(const char* text, const char* option) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(text, &end, 10);
+  if (end == text || *end != '\0' || errno == ERANGE || text[0] == '-' || text[0] == '+' || text[0] == ' ') {
+    std::fprintf(stderr, "bench: %s '%s' must be a whole number from 0 to 18446744073709551615\n", option, text);
+    std::exit(2);
+  }
+  return static_cast<std::uint64_t>(v);
+}
+
+bool parse_shape(const std::string& text, long long* m, long long* n, long long* k, long long* batch) {
+  std::vector<long long> parts;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t x = text.find('x', start);
+    const std::string part = text.substr(start, x == std::string::npos ? std::string::npos : x - start);
+    if (part.empty() || part.size() > 13 || part.find_first_not_of("0123456789") != std::string::npos) return false;
+    parts.push_back(std::stoll(part));
+    if (parts.back() > (1LL << 40)) return false;
+    if (x == std::string::npos) break;
+    start = x + 1;
+  }
+  if (parts.size() != 3 && !(batch != nullptr && parts.size() == 4)) return false;
+  *m = parts[0], *n = parts[1], *k = parts[2];
+  if (batch != nullptr) *batch = parts.size() == 4 ? parts[3] : 1;
+  return batch == nullptr || *batch >= 1;
+}
+
 double parse_positive(const char* text, const char* option) {
   char* end = nullptr;
   errno = 0;

@@ -51,6 +51,11 @@ std::string fmt(double v, int decimals);
 long long parse_count(const char* text, const char* option, long long lo, long long hi);
 /// The value of command-line option `option`: a finite decimal number > 0 (all of `text`), else exit 2.
 double parse_positive(const char* text, const char* option);
+/// The value of command-line option `option`: a whole number from 0 to 2^64 - 1 (a seed), else exit 2.
+std::uint64_t parse_u64(const char* text, const char* option);
+/// A problem size "MxNxK" (digits and 'x' only, each at most 2^40), or with `batch` also "MxNxKxBATCH"
+/// (BATCH >= 1; 1 when left out). False for anything else, the outputs then unspecified.
+bool parse_shape(const std::string& text, long long* m, long long* n, long long* k, long long* batch = nullptr);
 
 }  // namespace bench
 }  // namespace swz

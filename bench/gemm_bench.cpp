@@ -143,7 +143,7 @@ int run_ncu(Engine& engine, const std::string& list) {
     }
     const GemmConfig c = GemmConfig::parse(item.substr(0, at));
     Shape s{};
-    if (std::sscanf(item.c_str() + at + 1, "%lldx%lldx%lld", &s.m, &s.n, &s.k) != 3) return 2;
+    bench::parse_shape(item.substr(at + 1), &s.m, &s.n, &s.k);  // checked with the options
     const char l0 = gemm_a_kmajor(c.layout()) ? 'N' : 'T', l1 = gemm_b_kmajor(c.layout()) ? 'T' : 'N';
     const GemmProblem p = make_problem(c.in_dtype(), std::string{l0, l1}, s);
     GemmProblem po = p;
@@ -290,12 +290,38 @@ int main(int argc, char** argv) {
         if (!item.empty()) extra.push_back(GemmConfig::parse(item).to_string());
     } else if (a == "--ncu" && i + 1 < argc) {
       ncu = argv[++i];
+      std::stringstream ss(ncu);
+      std::string item;
+      while (std::getline(ss, item, ';')) {
+        const auto at = item.find('@');
+        long long m, n, k;
+        if (at == std::string::npos || !bench::parse_shape(item.substr(at + 1), &m, &n, &k)) {
+          std::fprintf(stderr, "bench: --ncu item '%s' is not CONFIG@MxNxK\n", item.c_str());
+          return 2;
+        }
+      }
     } else if (a == "--dtype" && i + 1 < argc) {
       only_dtype = argv[++i];
+      if (only_dtype != "f32" && only_dtype != "f16" && only_dtype != "bf16") {
+        std::fprintf(stderr, "bench: --dtype '%s' is none of f32, f16, bf16\n", only_dtype.c_str());
+        return 2;
+      }
     } else if (a == "--layout" && i + 1 < argc) {
       only_layout = argv[++i];
+      std::stringstream ss(only_layout);
+      std::string item;
+      while (std::getline(ss, item, ','))
+        if (item != "NN" && item != "NT" && item != "TN" && item != "TT") {
+          std::fprintf(stderr, "bench: --layout item '%s' is none of NN, NT, TN, TT\n", item.c_str());
+          return 2;
+        }
     } else if (a == "--shape" && i + 1 < argc) {
       only_shape = argv[++i];
+      long long m, n, k;
+      if (!bench::parse_shape(only_shape, &m, &n, &k)) {
+        std::fprintf(stderr, "bench: --shape '%s' is not MxNxK (e.g. 4096x4096x4096)\n", only_shape.c_str());
+        return 2;
+      }
     } else {
       std::fprintf(stderr,
                    "usage: swz_bench_gemm [--reps N] [--quick] [--dtype f32|f16|bf16] [--layout NN|NT|TN|TT] "
@@ -335,7 +361,7 @@ int main(int argc, char** argv) {
   }
   if (!only_shape.empty()) {
     Shape s{};
-    if (std::sscanf(only_shape.c_str(), "%lldx%lldx%lld", &s.m, &s.n, &s.k) != 3) return 2;
+    bench::parse_shape(only_shape, &s.m, &s.n, &s.k);  // checked with the options
     shapes = {s};
   }
   std::vector<std::string> layouts = {"NN", "NT", "TN", "TT"};

@@ -200,14 +200,7 @@ static int run(int argc, char** argv) {
       shapes.clear();
       for (const std::string& text : split(argv[++i], ',')) {
         Shape s{};
-        s.batch = 1;
-        int used = 0, more = 0;
-        bool ok = std::sscanf(text.c_str(), "%lldx%lldx%lld%n", &s.m, &s.n, &s.k, &used) == 3;
-        if (ok && text[used] == 'x') {
-          ok = std::sscanf(text.c_str() + used, "x%lld%n", &s.batch, &more) == 1;
-          used += more;
-        }
-        if (!ok || text[used] != '\0' || s.m < 0 || s.n < 0 || s.k < 0 || s.batch < 1) {
+        if (!bench::parse_shape(text, &s.m, &s.n, &s.k, &s.batch)) {
           std::fprintf(stderr, "bench: --shape item '%s' is not MxNxK or MxNxKxBATCH (e.g. 4096x4096x4096)\n",
                        text.c_str());
           return 2;

@@ -459,7 +459,7 @@ int main(int argc, char** argv) {
     if (a == "--seconds") opt.seconds = bench::parse_positive(next().c_str(), "--seconds");
     else if (a == "--threads") opt.threads = static_cast<int>(bench::parse_count(next().c_str(), "--threads", 1, 64));
     else if (a == "--watchdog") opt.watchdog_s = bench::parse_positive(next().c_str(), "--watchdog");
-    else if (a == "--seed") opt.seed = static_cast<std::uint64_t>(bench::parse_count(next().c_str(), "--seed", 0, 9223372036854775807LL));
+    else if (a == "--seed") opt.seed = bench::parse_u64(next().c_str(), "--seed");
     else if (a == "--cache-dir") opt.cache_dir = next();
     else if (a == "--no-tune") opt.tune = false;
     else if (a == "-h" || a == "--help") { usage(argv[0]); return 0; }
