@@ -1,6 +1,9 @@
 // bench: timing helpers shared by the benchmark programs (see bench_common.hpp).
 #include "bench_common.hpp"
 
+#include "swzjit/error.hpp"
+#include "swzjit/types.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -85,22 +88,22 @@ std::string fmt(double v, int decimals) {
 }
 
 long long parse_count(const char* text, const char* option, long long lo, long long hi) {
-  char* end = nullptr;
-  errno = 0;
-  const long long v = std::strtoll(text, &end, 10);
-  if (end == text || *end != '\0' || errno == ERANGE || v < lo || v > hi) {
-    std::fprintf(stderr, "bench: %s '%s' must be a whole number from %lld to %lld\n", option, text, lo, hi);
+  try {
+    return parse_integer(option, text, lo, hi);  // the library's parser: digits only, as swz's options
+  } catch (const Error& e) {
+    std::fprintf(stderr, "bench: %s\n", e.what());
     std::exit(2);
   }
-  return v;
 }
 
 std::uint64_t parse_u64(const char* text, const char* option) {
+  // parse_integer's strictness (digits only) over the whole unsigned range.
+  const std::string t = text;
   char* end = nullptr;
   errno = 0;
   const unsigned long long v = std::strtoull(text, &end, 10);
-  if (end == text || *end != '\0' || errno == ERANGE || text[0] == '-' || text[0] == '+' || text[0] == ' ') {
-    std::fprintf(stderr, "bench: %s '%s' must be a whole number from 0 to 18446744073709551615\n", option, text);
+  if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos || errno == ERANGE) {
+    std::fprintf(stderr, "bench: %s: '%s' is not a whole number (allowed: 0 to 18446744073709551615)\n", option, text);
     std::exit(2);
   }
   return static_cast<std::uint64_t>(v);
@@ -111,10 +114,12 @@ bool parse_shape(const std::string& text, long long* m, long long* n, long long*
   std::size_t start = 0;
   for (;;) {
     const std::size_t x = text.find('x', start);
-    const std::string part = text.substr(start, x == std::string::npos ? std::string::npos : x - start);
-    if (part.empty() || part.size() > 13 || part.find_first_not_of("0123456789") != std::string::npos) return false;
-    parts.push_back(std::stoll(part));
-    if (parts.back() > (1LL << 40)) return false;
+    try {
+      parts.push_back(parse_integer("shape", text.substr(start, x == std::string::npos ? std::string::npos : x - start), 0,
+                                    1LL << 40));
+    } catch (const Error&) {
+      return false;
+    }
     if (x == std::string::npos) break;
     start = x + 1;
   }
@@ -125,11 +130,15 @@ bool parse_shape(const std::string& text, long long* m, long long* n, long long*
 }
 
 double parse_positive(const char* text, const char* option) {
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(text, &end);
-  if (end == text || *end != '\0' || errno == ERANGE || !std::isfinite(v) || !(v > 0)) {
-    std::fprintf(stderr, "bench: %s '%s' must be a number above 0\n", option, text);
+  // Digits with at most one '.', as swz's decimal options; above 0.
+  const std::string t = text;
+  const std::size_t dot = t.find('.');
+  const std::string whole = t.substr(0, dot), frac = dot == std::string::npos ? "1" : t.substr(dot + 1);
+  const bool ok = !whole.empty() && !frac.empty() && whole.find_first_not_of("0123456789") == std::string::npos &&
+                  frac.find_first_not_of("0123456789") == std::string::npos;
+  const double v = ok ? std::strtod(text, nullptr) : 0.0;
+  if (!ok || !std::isfinite(v) || !(v > 0)) {
+    std::fprintf(stderr, "bench: %s: '%s' is not a decimal number above 0 (e.g. 300 or 0.5)\n", option, text);
     std::exit(2);
   }
   return v;

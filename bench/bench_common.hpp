@@ -46,14 +46,14 @@ double median(std::vector<double> v);
 /// "12.3" style formatting helpers.
 std::string fmt(double v, int decimals);
 
-/// The value of command-line option `option`: a whole number in [lo, hi] (all of `text`, nothing after it),
-/// else the program exits with status 2 saying which option and what it takes.
+/// The value of command-line option `option`: a whole number in [lo, hi] as swz::parse_integer reads it
+/// (digits only), else the program exits with status 2 with parse_integer's message.
 long long parse_count(const char* text, const char* option, long long lo, long long hi);
-/// The value of command-line option `option`: a finite decimal number > 0 (all of `text`), else exit 2.
+/// The value of command-line option `option`: digits with at most one '.', above 0, else exit 2.
 double parse_positive(const char* text, const char* option);
 /// The value of command-line option `option`: a whole number from 0 to 2^64 - 1 (a seed), else exit 2.
 std::uint64_t parse_u64(const char* text, const char* option);
-/// A problem size "MxNxK" (digits and 'x' only, each at most 2^40), or with `batch` also "MxNxKxBATCH"
+/// A problem size "MxNxK" (each part parse_integer's digits, at most 2^40), or with `batch` also "MxNxKxBATCH"
 /// (BATCH >= 1; 1 when left out). False for anything else, the outputs then unspecified.
 bool parse_shape(const std::string& text, long long* m, long long* n, long long* k, long long* batch = nullptr);
 
