@@ -540,19 +540,34 @@ LaunchShape gemm_sm90_launch_shape(const Sm90GemmConfig& cfg, long long m, long 
   if (batch < 1) throw_invalid("sm_90a gemm launch shape: batch " + std::to_string(batch) + " must be >= 1");
   long long tiles = (rows + cfg.cluster - 1) / cfg.cluster * ((n + cfg.bn - 1) / cfg.bn) *
                     std::max(1, gemm_sm90_k_splits(cfg, k)) * batch;
+  bool tail = false;
   if (cfg.uses_tail()) {  // the whole tiles, then the last wave's tiles in K slices
     const Sm90TailPlan plan = gemm_sm90_tail_plan(cfg, m, n, k, batch, sm_count);
     tiles = plan.dp_tiles + plan.tail_tiles * plan.slices;
+    tail = plan.slices > 1;
   }
   // The kernel counts its work units in int. A cluster reduction runs one cluster of `splits` CTAs per
   // (tile, matrix): its slices are in the cluster, not in the units.
   if (tiles * cfg.cluster > 2147483647LL)
     throw_invalid("sm_90a gemm: " + std::to_string(tiles) + " work units (tiles x K slices x matrices) exceed 2^31 - 1");
   const long long ctas_per_cluster = cfg.reduce_cluster ? cfg.splits : cfg.cluster;
-  const long long clusters =
-      cfg.reduce_cluster ? tiles / cfg.splits
-                         : std::max(1LL, cfg.persistent ? std::min<long long>(tiles, std::max(1, sm_count / cfg.cluster))
-                                                        : tiles);
+  long long clusters = cfg.reduce_cluster ? tiles / cfg.splits : std::max(1LL, tiles);
+  if (cfg.persistent && !cfg.reduce_cluster) {
+    // As many clusters as the SMs hold, then as few as still finish in the same number of waves: every
+    // cluster runs the same number of units (512 tiles at 4096^2: 128 CTAs of 4, not 132 with 16 of them
+    // idle in the last wave). Fewer tiles in flight at once read less of A and B from DRAM (bench/l2_model.py)
+    // and the unit order lines up with the raster groups. H200, 21 rounds in one process against 132 CTAs
+    // (bench/results_gemm_sm90_ab_h200_session20.log): 4096^3 +0.8 to +1.4% in all four layouts, f16 and
+    // bf16; 8192 x 4096 x 4096 +1.1 / +1.9% bf16 / f16; 2048 x 4096 x 4096 +0.6%; 2048 x 14336 x 4096
+    // +1.0 / +0.3%; 8192^3 pairs +1.6 / -0.2%. A tail in K slices keeps its whole wave: its slices are
+    // planned for that many clusters.
+    const long long slots = std::max(1, sm_count / cfg.cluster);
+    clusters = std::min(clusters, slots);
+    if (!tail && tiles > slots) {
+      const long long waves = (tiles + slots - 1) / slots;
+      clusters = (tiles + waves - 1) / waves;
+    }
+  }
   LaunchShape s{};
   s.grid[0] = static_cast<unsigned>(std::max(1LL, clusters) * ctas_per_cluster);
   s.grid[1] = s.grid[2] = 1;

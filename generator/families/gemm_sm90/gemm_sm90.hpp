@@ -170,9 +170,11 @@ Sm90Frame gemm_sm90_frame(const Sm90GemmConfig& cfg, const GemmProblem& problem,
 /// 4096 on 128 x 32 tiles is 128 units (23.6 TFLOP/s against the mma.sync family's 18.3).
 bool gemm_sm90_preferred(const Sm90GemmConfig& cfg, const Sm90Frame& frame, int sm_count);
 
-/// Grid and block of a launch: x = cluster x min(units, sm_count / cluster) when persistent, else
-/// cluster x units, where units = cluster tiles x K slices x matrices (a cluster tile is `cluster` vertically
-/// adjacent tiles; the slices gemm_sm90_k_splits gives for depth `k`); block 384 threads.
+/// Grid and block of a launch: x = cluster x units when not persistent, where units = cluster tiles x K
+/// slices x matrices (a cluster tile is `cluster` vertically adjacent tiles; the slices gemm_sm90_k_splits
+/// gives for depth `k`). Persistent: the waves w = ceil(units / (sm_count / cluster)), x = cluster x
+/// ceil(units / w), so that every cluster runs the same number of units, or within one (a tail in K slices
+/// keeps sm_count / cluster clusters). Block 384 threads.
 LaunchShape gemm_sm90_launch_shape(const Sm90GemmConfig& cfg, long long m, long long n, long long k, int sm_count,
                                    long long batch = 1);
 

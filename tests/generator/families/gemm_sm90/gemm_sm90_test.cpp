@@ -137,7 +137,7 @@ TEST_CASE("gemm_sm90: source, name expression, shared memory, launch shape") {
   CHECK(gemm_sm90_smem_bytes(c) <= tpl::kSm90MaxSmem);
 
   const LaunchShape s = gemm_sm90_launch_shape(c, 4096, 4096, 4096, 132);
-  CHECK(s.grid[0] == 132);  // 32 x 16 = 512 tiles, persistent
+  CHECK(s.grid[0] == 128);  // 32 x 16 = 512 tiles, persistent: 4 waves of 132 SMs, 128 CTAs of 4 tiles each
   CHECK(s.block[0] == 384);
   c.persistent = false;
   CHECK(gemm_sm90_launch_shape(c, 4096, 4096, 4096, 132).grid[0] == 512);
@@ -147,10 +147,44 @@ TEST_CASE("gemm_sm90: source, name expression, shared memory, launch shape") {
   c.cluster = 2;
   CHECK(gemm_sm90_launch_shape(c, 300, 257, 4096, 132).grid[0] == 2 * 2 * 2);
   c.persistent = true;
-  CHECK(gemm_sm90_launch_shape(c, 4096, 4096, 4096, 132).grid[0] == 132);  // 66 clusters of 256 cluster tiles
-  CHECK(gemm_sm90_launch_shape(c, 4096, 4096, 4096, 131).grid[0] == 130);
+  // 256 cluster tiles in 4 waves of 66 (65 on 131 SMs): 64 clusters of 4.
+  CHECK(gemm_sm90_launch_shape(c, 4096, 4096, 4096, 132).grid[0] == 128);
+  CHECK(gemm_sm90_launch_shape(c, 4096, 4096, 4096, 131).grid[0] == 128);
+  CHECK(gemm_sm90_launch_shape(c, 4096, 4096, 4096, 100).grid[0] == 2 * 43);  // 6 waves of 50: 43 clusters
+  CHECK(gemm_sm90_launch_shape(c, 1024, 4096, 4096, 132).grid[0] == 2 * 64);  // one wave: a cluster a tile
   CHECK(gemm_sm90_launch_shape(c, 127, 100, 4096, 132).grid[0] == 2);
   CHECK(contains(error_of(ErrorKind::InvalidArgument, [&] { gemm_sm90_launch_shape(c, -1, 1, 4096, 132); }), "m -1"));
+}
+
+TEST_CASE("gemm_sm90: the persistent grid takes the fewest waves the SMs allow, and spreads them evenly") {
+  // Units (cluster tiles x K slices x matrices) against the grid's clusters, for shapes, SM counts and
+  // configs: never more clusters than units or than the SMs hold; no more waves than with every SM busy;
+  // and (but for the tail) no cluster more than those waves need, so each runs the same number of units or
+  // one fewer.
+  int checked = 0;
+  for (const char* text : {"in=f16,out=f16", "in=f16,out=f16,cluster=2", "in=bf16,out=bf16,bn=128,stages=6,splits=3",
+                           "in=bf16,out=bf16,bn=64,stages=9,cluster=2", "in=f16,out=f16,tail=4,epilogue=tma"}) {
+    const Sm90GemmConfig c = Sm90GemmConfig::parse(text);
+    for (const long long m : {1LL, 129LL, 1000LL, 2048LL, 4100LL})
+      for (const long long n : {64LL, 1000LL, 4096LL, 11008LL})
+        for (const int sms : {1, 7, 78, 114, 132}) {
+          const long long rows = (m + gemm_sm90_tile_rows(c) - 1) / gemm_sm90_tile_rows(c);
+          long long units = (rows + c.cluster - 1) / c.cluster * ((n + c.bn - 1) / c.bn) * gemm_sm90_k_splits(c, 4096);
+          const Sm90TailPlan plan = gemm_sm90_tail_plan(c, m, n, 4096, 1, sms);
+          if (c.uses_tail()) units = plan.dp_tiles + plan.tail_tiles * plan.slices;
+          const long long slots = std::max(1, sms / c.cluster);
+          const long long clusters = gemm_sm90_launch_shape(c, m, n, 4096, sms).grid[0] / c.cluster;
+          INFO(text << " " << m << " x " << n << " on " << sms << " SMs: " << units << " units, " << clusters << " clusters");
+          CHECK(clusters >= 1);
+          CHECK(clusters <= std::min(units, slots));
+          CHECK((units + clusters - 1) / clusters == (units + slots - 1) / slots);  // the waves
+          const long long waves = (units + clusters - 1) / clusters;
+          if (plan.slices > 1) CHECK(clusters == slots);  // the tail's slices are planned for a whole wave
+          else CHECK((clusters - 1) * waves < units);  // one cluster fewer would take another wave
+          ++checked;
+        }
+  }
+  CHECK(checked == 5 * 5 * 4 * 5);
 }
 
 TEST_CASE("gemm_sm90: the shape-based choice: 128-wide tiles when 256-wide ones leave SMs idle, pairs for many tiles") {
@@ -464,7 +498,7 @@ TEST_CASE("gemm_sm90: split-K configs: text, slices, launch shape, workspace, th
   c.splits = 4;
   CHECK(gemm_sm90_launch_shape(c, 128, 4096, 4096, 132).grid[0] == 128);  // 32 tiles x 4 slices
   CHECK(gemm_sm90_launch_shape(c, 128, 4096, 64, 132).grid[0] == 32);     // one k-block: one slice
-  CHECK(gemm_sm90_launch_shape(c, 1024, 4096, 4096, 132).grid[0] == 132);  // 1024 units, persistent
+  CHECK(gemm_sm90_launch_shape(c, 1024, 4096, 4096, 132).grid[0] == 128);  // 1024 units, persistent: 8 waves
 
   // Workspace: one slice of whole tile rows (of a cluster) per K slice, rows padded to 4 floats.
   GemmProblem skinny = nt_problem(DType::F16, DType::F16, 16, 4094, 4096);
@@ -663,7 +697,14 @@ TEST_CASE("gemm_sm90: the last wave in K slices (tail): text, rules, the plan, t
   CHECK(plan.tail_tiles == 28);
   CHECK(plan.slices == 4);
   CHECK(plan.kb_per_slice == 16);
-  CHECK(gemm_sm90_launch_shape(c, 2048, 11008, 4096, 132).grid[0] == 132);
+  CHECK(gemm_sm90_launch_shape(c, 2048, 11008, 4096, 132).grid[0] == 132);  // the tail's slices keep the wave
+  // Without the tail, 688 tiles are 6 waves of 132: 115 CTAs run 6 or 5 tiles each.
+  Sm90GemmConfig no_tail = c;
+  no_tail.tail = 1;
+  CHECK(gemm_sm90_launch_shape(no_tail, 2048, 11008, 4096, 132).grid[0] == 115);
+  // K too short for slices (7 k-blocks): no tail, so the same even spread.
+  CHECK(gemm_sm90_tail_plan(c, 2048, 11008, 448, 1, 132).slices == 1);
+  CHECK(gemm_sm90_launch_shape(c, 2048, 11008, 448, 132).grid[0] == 115);
   const GemmProblem p = nt_problem(DType::BF16, DType::BF16, 2048, 11008, 4096);
   CHECK(gemm_sm90_workspace_bytes(c, p, 132) == 28ull * 4 * 128 * 256 * 4 + 256);
   CHECK(contains(error_of(ErrorKind::InvalidArgument, [&] { gemm_sm90_workspace_bytes(c, p); }), "SM count"));
@@ -766,7 +807,7 @@ TEST_CASE("gemm_sm90: 64-row stages make 64-row tiles: any M, pairs of them, K w
   CHECK(gemm_sm90_launch_shape(c, 200, 4096, 4096, 1000, 1).grid[0] == 4 * 64);
   CHECK(gemm_sm90_launch_shape(pair, 200, 4096, 4096, 1000, 1).grid[0] == 4 * 64);
   CHECK(gemm_sm90_launch_shape(pair, 130, 4096, 4096, 1000, 1).grid[0] == 4 * 64);  // 3 tile rows: 2 pairs
-  CHECK(gemm_sm90_launch_shape(c, 200, 4096, 4096, 132, 1).grid[0] == 132);          // persistent
+  CHECK(gemm_sm90_launch_shape(c, 200, 4096, 4096, 132, 1).grid[0] == 128);          // persistent, 2 waves
   CHECK(gemm_sm90_slice_rows(pair, 130) == 256);
   // K slices and the tail assume 128-row tiles: refused past one 64-row tile, naming what to use.
   const std::string why = error_of(ErrorKind::Unsupported, [&] {
