@@ -555,12 +555,13 @@ LaunchShape gemm_sm90_launch_shape(const Sm90GemmConfig& cfg, long long m, long 
   if (cfg.persistent && !cfg.reduce_cluster) {
     // As many clusters as the SMs hold, then as few as still finish in the same number of waves: every
     // cluster runs the same number of units (512 tiles at 4096^2: 128 CTAs of 4, not 132 with 16 of them
-    // idle in the last wave). Fewer tiles in flight at once read less of A and B from DRAM (bench/l2_model.py)
-    // and the unit order lines up with the raster groups. H200, 21 rounds in one process against 132 CTAs
-    // (bench/results_gemm_sm90_ab_h200_session20.log): 4096^3 +0.8 to +1.4% in all four layouts, f16 and
-    // bf16; 8192 x 4096 x 4096 +1.1 / +1.9% bf16 / f16; 2048 x 4096 x 4096 +0.6%; 2048 x 14336 x 4096
-    // +1.0 / +0.3%; 8192^3 pairs +1.6 / -0.2%. A tail in K slices keeps its whole wave: its slices are
-    // planned for that many clusters.
+    // idle in the last wave). Fewer tiles in flight at once read less of A and B from DRAM (bench/l2_model.py:
+    // 149 -> 134 MB at 4096^3) and a wave is then whole raster groups. H200, 15-21 rounds in one process
+    // against 132 CTAs (bench/results_gemm_sm90_ab_h200_session20.log): 4096^3 +0.3 to +1.4% in all four
+    // layouts, f16 and bf16, three runs in either order; 8192 x 4096 x 4096 +1.1 / +1.9% bf16 / f16; 2048 x
+    // 4096 x 4096 +0.6%; 2048 x 14336 x 4096 +1.0 / +0.3%; K = 14336 +0.3 to +0.6%; pairs (8192^3 in 4
+    // layouts, 4096 x 14336 x 4096) -0.5 to +1.6%, +0.3% on average. A tail in K slices keeps its whole
+    // wave: its slices are planned for that many clusters.
     const long long slots = std::max(1, sm_count / cfg.cluster);
     clusters = std::min(clusters, slots);
     if (!tail && tiles > slots) {
