@@ -82,11 +82,32 @@ for step in "$@"; do
       summary+=("memcheck: rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/memcheck.log" | tail -1)") ;;
     racecheck)
       # Shared-memory races and barrier misuse of the kernels on sanitizer-sized problems (the Hopper kernel's
-      # mbarrier ring and TMA-store epilogue included).
+      # mbarrier ring and TMA-store epilogue included). Both tools at once, each in two processes: the Hopper
+      # kernel's odd-shapes case alone took 243 s under racecheck on the H200 (twentieth session), the other
+      # four cases about 20 s. RACECHECK_CASES (a doctest filter) runs those cases in one process a tool.
+      t=${RACECHECK_TIMEOUT:-420}
+      odd='*small and odd shapes*sanitizer-sized*'
+      pids=()
+      names=()
       for tool in racecheck synccheck; do
-        SWZJIT_CACHE_DIR=$(mktemp -d) timeout ${RACECHECK_TIMEOUT:-200} compute-sanitizer --tool $tool --error-exitcode 3 \
-          build/tests/swzjit_gpu_tests -tc="${RACECHECK_CASES:-*sanitizer-sized*}" >"$OUT/$tool.log" 2>&1
-        summary+=("$tool: rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$tool.log" | tail -1)")
+        if [ -n "${RACECHECK_CASES:-}" ]; then
+          SWZJIT_CACHE_DIR=$(mktemp -d) timeout $t compute-sanitizer --tool $tool --error-exitcode 3 \
+            build/tests/swzjit_gpu_tests -tc="$RACECHECK_CASES" >"$OUT/$tool.log" 2>&1 &
+          pids+=($!); names+=("$tool")
+        else
+          SWZJIT_CACHE_DIR=$(mktemp -d) timeout $t compute-sanitizer --tool $tool --error-exitcode 3 \
+            build/tests/swzjit_gpu_tests -tc="$odd" >"$OUT/${tool}_odd.log" 2>&1 &
+          pids+=($!); names+=("${tool}_odd")
+          SWZJIT_CACHE_DIR=$(mktemp -d) timeout $t compute-sanitizer --tool $tool --error-exitcode 3 \
+            build/tests/swzjit_gpu_tests -tc='*sanitizer-sized*' -tce="$odd" >"$OUT/${tool}_rest.log" 2>&1 &
+          pids+=($!); names+=("${tool}_rest")
+        fi
+      done
+      for i in "${!pids[@]}"; do
+        wait "${pids[$i]}"
+        rc=$?
+        log="$OUT/${names[$i]}.log"
+        summary+=("${names[$i]}: rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1) $(grep -E '^\[doctest\] test cases' "$log" | tail -1)")
       done ;;
     gemm_llm)
       # What Engine::gemm runs untuned and tuned beside cuBLAS, the LLM shapes, f16 and bf16 NT.
