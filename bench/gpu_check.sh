@@ -116,6 +116,18 @@ for step in "$@"; do
           >"$OUT/gemm_llm_$t.log" 2>&1
         summary+=("gemm --tuned --llm $t: rc=$? $(grep -E '^geometric mean' "$OUT/gemm_llm_$t.log")")
       done ;;
+    gemm_steady)
+      # The Hopper kernel's default config ("auto") at 4096^3 and 8192^3 in every layout against cuBLAS, the
+      # steadiest measure of issue 12's done-when: many short rounds in one process, each round's time against
+      # cuBLAS's in the same round, the median over the rounds (swz_bench_gemm_sm90 --variants).
+      for t in f16 bf16; do
+        timeout ${BENCH_TIMEOUT:-280} build/bench/swz_bench_gemm_sm90 --dtype $t --shape 4096x4096x4096,8192x8192x8192 \
+          --layout NT,NN,TN,TT --configs auto --variants base= --reps 5 --rounds ${STEADY_ROUNDS:-15} \
+          >"$OUT/gemm_steady_$t.log" 2>&1
+        rc=$?
+        summary+=("gemm steady $t: rc=$rc $(grep -E "^$t +(NT|NN|TN|TT) .* in=" "$OUT/gemm_steady_$t.log" |
+          awk '{printf "%s %s %s; ", $2, $3, $4}')")
+      done ;;
     gemm_square)
       # Untuned and tuned Engine::gemm at 4096^3 and 8192^3, every layout, f16 and bf16.
       for t in f16 bf16; do
