@@ -3,10 +3,10 @@
 
 #include "swzjit/error.hpp"
 #include "swzjit/types.hpp"
+#include "tools/cli.hpp"
 
 #include <algorithm>
 #include <cerrno>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -87,13 +87,29 @@ std::string fmt(double v, int decimals) {
   return buf;
 }
 
-long long parse_count(const char* text, const char* option, long long lo, long long hi) {
+namespace {
+// f's value, or the end of the program with status 2 and the parser's message.
+template <typename F>
+auto or_exit(F&& f) -> decltype(f()) {
   try {
-    return parse_integer(option, text, lo, hi);  // the library's parser: digits only, as swz's options
-  } catch (const Error& e) {
+    return f();
+  } catch (const cli::UsageError& e) {
     std::fprintf(stderr, "bench: %s\n", e.what());
     std::exit(2);
   }
+}
+}  // namespace
+
+long long parse_count(const char* text, const char* option, long long lo, long long hi) {
+  return or_exit([&] { return cli::parse_int(option, text, lo, hi); });
+}
+
+double parse_real(const char* text, const char* option, double lo, double hi) {
+  return or_exit([&] { return cli::parse_real(option, text, lo, hi); });
+}
+
+std::string parse_choice(const std::string& text, const char* option, const std::vector<std::string>& choices) {
+  return or_exit([&] { return cli::parse_choice(option, text, choices); });
 }
 
 std::uint64_t parse_u64(const char* text, const char* option) {
@@ -127,21 +143,6 @@ bool parse_shape(const std::string& text, long long* m, long long* n, long long*
   *m = parts[0], *n = parts[1], *k = parts[2];
   if (batch != nullptr) *batch = parts.size() == 4 ? parts[3] : 1;
   return batch == nullptr || *batch >= 1;
-}
-
-double parse_positive(const char* text, const char* option) {
-  // Digits with at most one '.', as swz's decimal options; above 0.
-  const std::string t = text;
-  const std::size_t dot = t.find('.');
-  const std::string whole = t.substr(0, dot), frac = dot == std::string::npos ? "1" : t.substr(dot + 1);
-  const bool ok = !whole.empty() && !frac.empty() && whole.find_first_not_of("0123456789") == std::string::npos &&
-                  frac.find_first_not_of("0123456789") == std::string::npos;
-  const double v = ok ? std::strtod(text, nullptr) : 0.0;
-  if (!ok || !std::isfinite(v) || !(v > 0)) {
-    std::fprintf(stderr, "bench: %s: '%s' is not a decimal number above 0 (e.g. 300 or 0.5)\n", option, text);
-    std::exit(2);
-  }
-  return v;
 }
 
 }  // namespace bench

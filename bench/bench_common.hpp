@@ -46,11 +46,14 @@ double median(std::vector<double> v);
 /// "12.3" style formatting helpers.
 std::string fmt(double v, int decimals);
 
-/// The value of command-line option `option`: a whole number in [lo, hi] as swz::parse_integer reads it
-/// (digits only), else the program exits with status 2 with parse_integer's message.
+// Command-line values read by swz's own option parsers (tools/cli.hpp), so the bench and `swz` accept and
+// refuse alike; what they refuse ends the program with status 2 and their message.
+/// The value of option `option`: a whole number in [lo, hi] (cli::parse_int: digits only).
 long long parse_count(const char* text, const char* option, long long lo, long long hi);
-/// The value of command-line option `option`: digits with at most one '.', above 0, else exit 2.
-double parse_positive(const char* text, const char* option);
+/// The value of option `option`: a plain decimal number in [lo, hi] (cli::parse_real).
+double parse_real(const char* text, const char* option, double lo, double hi);
+/// The value of option `option`: one of `choices` (cli::parse_choice).
+std::string parse_choice(const std::string& text, const char* option, const std::vector<std::string>& choices);
 /// The value of command-line option `option`: a whole number from 0 to 2^64 - 1 (a seed), else exit 2.
 std::uint64_t parse_u64(const char* text, const char* option);
 /// A problem size "MxNxK" (each part parse_integer's digits, at most 2^40), or with `batch` also "MxNxKxBATCH"

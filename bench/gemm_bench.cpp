@@ -301,20 +301,12 @@ int main(int argc, char** argv) {
         }
       }
     } else if (a == "--dtype" && i + 1 < argc) {
-      only_dtype = argv[++i];
-      if (only_dtype != "f32" && only_dtype != "f16" && only_dtype != "bf16") {
-        std::fprintf(stderr, "bench: --dtype '%s' is none of f32, f16, bf16\n", only_dtype.c_str());
-        return 2;
-      }
+      only_dtype = bench::parse_choice(argv[++i], "--dtype", {"f32", "f16", "bf16"});
     } else if (a == "--layout" && i + 1 < argc) {
       only_layout = argv[++i];
       std::stringstream ss(only_layout);
       std::string item;
-      while (std::getline(ss, item, ','))
-        if (item != "NN" && item != "NT" && item != "TN" && item != "TT") {
-          std::fprintf(stderr, "bench: --layout item '%s' is none of NN, NT, TN, TT\n", item.c_str());
-          return 2;
-        }
+      while (std::getline(ss, item, ',')) bench::parse_choice(item, "--layout", {"NN", "NT", "TN", "TT"});
     } else if (a == "--shape" && i + 1 < argc) {
       only_shape = argv[++i];
       long long m, n, k;

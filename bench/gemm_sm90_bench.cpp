@@ -191,11 +191,7 @@ static int run(int argc, char** argv) {
     if (a == "--reps" && i + 1 < argc) {
       reps = static_cast<int>(bench::parse_count(argv[++i], "--reps", 1, 100000));
     } else if (a == "--dtype" && i + 1 < argc) {
-      dtypes = {argv[++i]};
-      if (dtypes[0] != "f16" && dtypes[0] != "bf16") {
-        std::fprintf(stderr, "bench: --dtype '%s' is neither f16 nor bf16\n", dtypes[0].c_str());
-        return 2;
-      }
+      dtypes = {bench::parse_choice(argv[++i], "--dtype", {"f16", "bf16"})};
     } else if (a == "--shape" && i + 1 < argc) {
       shapes.clear();
       for (const std::string& text : split(argv[++i], ',')) {
@@ -209,11 +205,7 @@ static int run(int argc, char** argv) {
       }
     } else if (a == "--layout" && i + 1 < argc) {
       layouts = split(argv[++i], ',');
-      for (const std::string& l : layouts)
-        if (l != "NT" && l != "NN" && l != "TN" && l != "TT") {
-          std::fprintf(stderr, "bench: --layout item '%s' is none of NT, NN, TN, TT\n", l.c_str());
-          return 2;
-        }
+      for (const std::string& l : layouts) bench::parse_choice(l, "--layout", {"NT", "NN", "TN", "TT"});
     } else if (a == "--configs" && i + 1 < argc) {
       configs = split(argv[++i], ';');
       for (const std::string& item : configs) split_sms(item, 0);  // a bad sms=N exits here, before the GPU

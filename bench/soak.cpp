@@ -456,9 +456,9 @@ int main(int argc, char** argv) {
       if (i + 1 >= argc) std::exit(usage(argv[0]));
       return argv[++i];
     };
-    if (a == "--seconds") opt.seconds = bench::parse_positive(next().c_str(), "--seconds");
+    if (a == "--seconds") opt.seconds = bench::parse_real(next().c_str(), "--seconds", 0.001, 1e7);
     else if (a == "--threads") opt.threads = static_cast<int>(bench::parse_count(next().c_str(), "--threads", 1, 64));
-    else if (a == "--watchdog") opt.watchdog_s = bench::parse_positive(next().c_str(), "--watchdog");
+    else if (a == "--watchdog") opt.watchdog_s = bench::parse_real(next().c_str(), "--watchdog", 0.001, 1e7);
     else if (a == "--seed") opt.seed = bench::parse_u64(next().c_str(), "--seed");
     else if (a == "--cache-dir") opt.cache_dir = next();
     else if (a == "--no-tune") opt.tune = false;
