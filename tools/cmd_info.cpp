@@ -98,9 +98,10 @@ void print_text(const Report& r) {
   if (r.driver_ok) {
     std::printf("devices: %zu\n", r.devices.size());
     for (const auto& d : r.devices)
-      std::printf("  [%d] %s: %s, %d SMs, smem/block %d KiB (opt-in %d KiB), L2 %s, memory %s\n", d.ordinal,
-                  d.name.c_str(), d.arch().c_str(), d.sm_count, d.max_smem_per_block / 1024,
-                  d.max_smem_per_block_optin / 1024, mib(d.l2_bytes).c_str(), mib(d.global_mem_bytes).c_str());
+      std::printf("  [%d] %s: %s, %d SMs, smem/block %d KiB (opt-in %d KiB), L2 %s, memory %s (%d GB/s)\n",
+                  d.ordinal, d.name.c_str(), d.arch().c_str(), d.sm_count, d.max_smem_per_block / 1024,
+                  d.max_smem_per_block_optin / 1024, mib(d.l2_bytes).c_str(), mib(d.global_mem_bytes).c_str(),
+                  d.dram_gbps);
     if (!r.device_error.empty()) std::printf("  device query failed: %s\n", r.device_error.c_str());
   } else {
     std::printf("devices: none usable (generate, analyze and compile still work)\n");
@@ -145,7 +146,8 @@ void print_json(const Report& r) {
                   ", \"max_smem_per_block\": " + std::to_string(d.max_smem_per_block) +
                   ", \"max_smem_per_block_optin\": " + std::to_string(d.max_smem_per_block_optin) +
                   ", \"l2_bytes\": " + std::to_string(d.l2_bytes) +
-                  ", \"global_mem_bytes\": " + std::to_string(d.global_mem_bytes) + "}";
+                  ", \"global_mem_bytes\": " + std::to_string(d.global_mem_bytes) +
+                  ", \"dram_gbps\": " + std::to_string(d.dram_gbps) + "}";
          });
   if (!r.device_error.empty()) out += ",\n  \"device_error\": " + json_string(r.device_error);
   out += ",\n  \"cache\": " + json_string(r.cache_dir) + "\n}\n";

@@ -90,6 +90,7 @@ NB_MODULE(_swzjit, m) {
     r["arch"] = d.arch();
     r["sm_count"] = d.sm_count;
     r["global_mem_bytes"] = d.global_mem_bytes;
+    r["dram_gbps"] = d.dram_gbps;
     r["driver_version"] = d.driver_version;
     return r;
   }, nb::arg("ordinal") = 0);

@@ -3,6 +3,7 @@
 // The RAII objects built on it (modules, kernels, memory, streams, events) are in driver_objects.cpp.
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <memory>
@@ -363,6 +364,13 @@ DeviceInfo device_info(int ordinal) {
   std::size_t total = 0;
   detail::check(api.cuDeviceTotalMem(&total, dev), "reading the memory size of " + which);
   info.global_mem_bytes = static_cast<long long>(total);
+  // The memory clock and bus width only inform defaults (DeviceInfo::dram_gbps): a driver that does not
+  // report them leaves the bandwidth unknown (0) rather than failing the query.
+  int mem_khz = 0, bus_bits = 0;
+  if (api.cuDeviceGetAttribute(&mem_khz, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, dev) != CUDA_SUCCESS ||
+      api.cuDeviceGetAttribute(&bus_bits, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, dev) != CUDA_SUCCESS)
+    mem_khz = bus_bits = 0;
+  info.dram_gbps = static_cast<int>(2LL * std::max(0, mem_khz) * std::max(0, bus_bits) / 8 / 1000000);  // kHz x bytes
   info.driver_version = detail::driver().driver_version();
   return info;
 }
