@@ -153,10 +153,13 @@ Family::Family(FamilyDef def) : impl_(std::make_unique<Impl>()) {
     throw_invalid("family.space_version: a family with a space_fn must name the version of the code behind it "
                   "(e.g. a hash of its sources): stored winners are valid only for the space that chose them");
   std::set<std::string> taken;
-  // sm_count is the device's (kFamilySmCount), for launch expressions: no name of the family may hide it.
+  // sm_count is the device's (kFamilySmCount), for launch expressions, and dram_gbps its bandwidth
+  // (kFamilyDramGBps), for programs: no name of the family may hide them.
   const auto not_reserved = [](const std::string& name, const std::string& what) {
     if (name == kFamilySmCount)
       throw_invalid(what + ": \"" + name + "\" is reserved (launch expressions read the device's SM count under it)");
+    if (name == kFamilyDramGBps)
+      throw_invalid(what + ": \"" + name + "\" is reserved (programs read the device's DRAM bandwidth under it)");
   };
   for (const std::string& entry : def.dims) not_reserved(entry.substr(0, entry.find(':')), "family.dims");
   for (const FamilyAlign& a : def.aligns) not_reserved(a.name, "family.aligns");
@@ -357,7 +360,7 @@ DType Family::buffer_dtype(std::size_t index, const FamilyValues& problem) const
 
 void Family::validate_problem(const FamilyValues& problem) const {
   for (const auto& kv : problem)
-    if (kv.first != kFamilySmCount &&
+    if (kv.first != kFamilySmCount && kv.first != kFamilyDramGBps &&
         std::find(impl_->problem_names.begin(), impl_->problem_names.end(), kv.first) == impl_->problem_names.end())
       throw_invalid(name() + " problem: unknown dimension '" + kv.first + "' (dims: " + problem_text({}) + ")");
   for (const std::string& d : impl_->problem_names) {

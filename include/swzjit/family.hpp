@@ -145,6 +145,18 @@ inline FamilyValues with_sm_count(FamilyValues problem, int sm_count) {
   problem[kFamilySmCount] = sm_count;
   return problem;
 }
+/// The name under which the engine and the tuner give a program family's default_config and space
+/// (FamilyProgram) the device's peak DRAM bandwidth in GB/s (DeviceInfo::dram_gbps), beside its SM count: the
+/// Hopper GEMM splits K for skinny problems where the bandwidth per SM is high. Like kFamilySmCount, not part
+/// of the problem or its tuning key (that names the device) and reserved; launches and expressions do not
+/// read it. Absent or 0: not known (a program then chooses as for the devices it was measured on first).
+constexpr const char* kFamilyDramGBps = "dram_gbps";
+/// `problem` with the device's SM count and peak DRAM bandwidth (kFamilySmCount, kFamilyDramGBps).
+inline FamilyValues with_device(FamilyValues problem, int sm_count, int dram_gbps) {
+  problem[kFamilySmCount] = sm_count;
+  problem[kFamilyDramGBps] = dram_gbps;
+  return problem;
+}
 
 /// One kernel launch. Expressions are integer expressions over the problem's dimensions and the
 /// configuration's parameters (grid and arguments also sm_count, kFamilySmCount): + - * / % (C semantics on
@@ -403,7 +415,8 @@ struct FamilyProgram {
   /// in scratch). Called by the worker before each repeat of a run it bound once; the engine binds anew.
   std::function<void(std::vector<FamilyLaunchParams>& bound)> renew;
   /// Optional: the configuration used without tuning on a device of `sm_count` SMs (0: not known),
-  /// instead of the params' defaults. @throws Error(Unsupported) for a problem the family does not take.
+  /// instead of the params' defaults; `problem` carries the device's DRAM bandwidth (kFamilyDramGBps) where
+  /// the engine or the tuner calls it. @throws Error(Unsupported) for a problem the family does not take.
   std::function<FamilyValues(const FamilyValues& problem, int sm_count)> default_config;
   /// Optional: the candidates of a tune (as FamilyDef::space_fn, for that device).
   std::function<std::vector<FamilyValues>(const FamilyValues& problem, int sm_count)> space;

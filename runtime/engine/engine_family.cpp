@@ -150,9 +150,9 @@ TuningProblemKey Engine::family_tuning_key(const Family& family, const FamilyVal
 
 FamilyValues Engine::family_config(const Family& family, const FamilyValues& problem_in) {
   family.validate_problem(problem_in);
-  // A program's default, space and plans follow the device (FamilyProgram): they see its SM count.
-  const FamilyValues problem =
-      family.def().program ? with_sm_count(problem_in, impl_->sm_count()) : problem_in;
+  // A program's default, space and plans follow the device (FamilyProgram): they see its SM count and
+  // DRAM bandwidth.
+  const FamilyValues problem = family.def().program ? impl_->with_this_device(problem_in) : problem_in;
   const std::string key = detail::family_choice_key(family, problem);
   {
     std::lock_guard<std::mutex> lock(impl_->mutex);

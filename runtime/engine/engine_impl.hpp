@@ -54,11 +54,12 @@ struct Engine::Impl {
   std::unique_ptr<Cache> cache;
   std::string templates_hash;
   std::string nvrtc_version;
-  // The device's arch and SM count, detected together on first use (arch(), sm_count()); every GEMM and
-  // family call asks, so after the first they are read without a lock.
+  // The device's arch, SM count and DRAM bandwidth, detected together on first use (arch(), sm_count(),
+  // dram_gbps()); every GEMM and family call asks, so after the first they are read without a lock.
   std::once_flag device_once;
   std::string device_arch;
   int device_sms = 0;
+  int device_dram_gbps = 0;
   mutable std::mutex mutex;
   // Engine::transpose's memo: per problem (its resolved numbers and alignment class, no strings built)
   // the transpose family's remembered choice, loaded, with its launch shape, so a repeated call is one
@@ -131,11 +132,19 @@ struct Engine::Impl {
     detect_device();
     return device_sms;
   }
+  /// The device's peak DRAM bandwidth in GB/s (DeviceInfo::dram_gbps), detected on first use.
+  int dram_gbps() {
+    detect_device();
+    return device_dram_gbps;
+  }
+  /// `problem` as a program family's default and space see it (kFamilySmCount, kFamilyDramGBps).
+  FamilyValues with_this_device(const FamilyValues& problem) { return with_device(problem, sm_count(), dram_gbps()); }
   void detect_device() {
     std::call_once(device_once, [this] {
       const DeviceInfo info = device_info(options.device);
       device_arch = info.arch();
       device_sms = std::max(1, info.sm_count);
+      device_dram_gbps = std::max(0, info.dram_gbps);
     });
   }
 };

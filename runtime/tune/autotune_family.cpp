@@ -84,6 +84,18 @@ int tune_sm_count(Engine& engine, const TuneOptions& options) {
   }
 }
 
+// The device's DRAM bandwidth for a tune's space and default, as tune_sm_count: 0 (not known) for a
+// compile-only tune for another arch or without a device.
+int tune_dram_gbps(Engine& engine, const TuneOptions& options) {
+  if (!options.compile_only) return detail::EngineAccess::impl(engine).dram_gbps();
+  if (!options.arch.empty()) return 0;
+  try {
+    return detail::EngineAccess::impl(engine).dram_gbps();
+  } catch (const Error&) {
+    return 0;
+  }
+}
+
 }  // namespace
 
 TuneReport autotune_family(Engine& engine, const Family& family, const FamilyValues& problem_in,
@@ -92,13 +104,14 @@ TuneReport autotune_family(Engine& engine, const Family& family, const FamilyVal
   detail::validate_tune_options(options);
   FamilyValues problem = problem_in;
   problem.erase(kFamilySmCount);
+  problem.erase(kFamilyDramGBps);
   if (family.def().program) {
     // Its launches are C++: the worker runs them from its own registry, which has the library's built-in
     // families only (the same build's: the definition text must match).
     if (!detail::is_builtin_family(family))
       throw_invalid("autotune " + family.name() + ": the family's launches are C++ (FamilyDef::program), which the "
                     "isolated worker process has only for the library's own families; run it with a config instead");
-    problem = with_sm_count(problem, tune_sm_count(engine, options));
+    problem = with_device(problem, tune_sm_count(engine, options), tune_dram_gbps(engine, options));
   }
   if (!options.inject.empty() && !family.def().stand_in)
     throw_invalid("autotune " + family.name() + ": inject needs the family's stand_in kernels (FamilyDef::stand_in)");

@@ -190,6 +190,8 @@ TEST_CASE("family sm_count: a persistent grid follows the device's SM count; the
     return invalid([&] { Family g(FamilyDef::parse(replace(text, from, to))); });
   };
   CHECK(has(error("dims = rows cols", "dims = rows cols sm_count"), "family.dims: \"sm_count\" is reserved"));
+  CHECK(has(error("dims = rows cols", "dims = rows cols dram_gbps"), "family.dims: \"dram_gbps\" is reserved"));
+  CHECK(has(error("param TILE =", "param dram_gbps = 1 ;default 1\nparam TILE ="), "family.params: \"dram_gbps\" is reserved"));
   CHECK(has(error("param TILE =", "param sm_count = 1 ;default 1\nparam TILE ="), "family.params: \"sm_count\" is reserved"));
   CHECK(has(error("require = cols % 4 == 0", "require = cols % sm_count == 0"), "'sm_count' is not a dim or a param"));
   CHECK(has(error("block = TILE, TILE", "block = TILE, min(TILE, sm_count)"), "'sm_count' is not a dim or a param"));
