@@ -209,7 +209,7 @@ int run_tuned(cudaStream_t stream, cublasHandle_t handle, bench::Timer& timer, i
         const GemmProblem ps = p.staged(da, db, &sa, &sb);
         const int align = ps.max_vec_bytes(sa ? 0 : da, sb ? 0 : db);
         const std::optional<Sm90GemmConfig> hopper =
-            detail::gemm_hopper_variant(def_engine, ps, align, info.arch(), info.sm_count);
+            detail::gemm_hopper_variant(def_engine, ps, align, info.arch(), info.sm_count, info.dram_gbps);
         const std::string def = hopper ? sm90_candidate_text(*hopper) : def_engine.gemm_config(p, da, db).to_string();
         const TuneReport rep = autotune_gemm(tuned_engine, ps, align);
         if (rep.winner.empty()) {

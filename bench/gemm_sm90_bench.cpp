@@ -143,9 +143,11 @@ std::pair<int, std::string> split_sms(const std::string& item, int device_sms) {
           comma == std::string::npos ? item : item.substr(comma + 1)};
 }
 
-// A --configs item (without its "sms=N," prefix) for problem `p`: "auto" is choose_sm90_gemm_config's pick.
-Sm90GemmConfig config_of(const std::string& text, const GemmProblem& p, const std::string& dt, int sms) {
-  return text == "auto" ? choose_sm90_gemm_config(p, sms)
+// A --configs item (without its "sms=N," prefix) for problem `p`: "auto" is choose_sm90_gemm_config's pick
+// for `dram_gbps`, "auto0" its pick where the bandwidth is not known (the H100's rules).
+Sm90GemmConfig config_of(const std::string& text, const GemmProblem& p, const std::string& dt, int sms, int dram_gbps) {
+  if (text == "auto0") return choose_sm90_gemm_config(p, sms, 0);
+  return text == "auto" ? choose_sm90_gemm_config(p, sms, dram_gbps)
                         : Sm90GemmConfig::parse("in=" + dt + ",out=" + dt + ",layout=" + gemm_sm90_layout(p) + "," + text);
 }
 
@@ -175,11 +177,15 @@ static int run(int argc, char** argv) {
   bool mma = false;
   std::vector<Variant> variants;
   int rounds = 3;
+  int dram_gbps = -1;  // the device's (DeviceInfo::dram_gbps) unless --dram-gbps names one
   const auto usage = [&](FILE* to) {
     std::fprintf(to,
                  "usage: %s [--reps N] [--dtype f16|bf16] [--shape MxNxK[xBATCH][,...]] [--layout NT|NN|TN|TT[,...]]\n"
                  "          [--configs \"CFG;...\"] [--dump-cubin PREFIX] [--mma] [--variants \"NAME=OPTS;...\" [--rounds N]]\n"
+                 "          [--dram-gbps N]\n"
                  "The Hopper GEMM beside cuBLAS in one process (random data, L2 flushed, medians of N >= 20).\n"
+                 "--dram-gbps: the DRAM bandwidth \"auto\" chooses for (default the device's; 0: unknown, as on an H100);\n"
+                 "  the config \"auto0\" is the choice for an unknown bandwidth, beside \"auto\" in one run.\n"
                  "--variants: each config compiled once per variant (NVRTC options, e.g. \"base=;old=-DSWZ_X=1\") and\n"
                  "  timed in --rounds rounds (default 3) interleaved with cuBLAS; prints each variant's ratio to cuBLAS.\n"
                  "  There --reps may go down to 3: on a power-capped GPU many short rounds (e.g. --reps 5 --rounds 25)\n"
@@ -227,6 +233,8 @@ static int run(int argc, char** argv) {
         std::fprintf(stderr, "bench: --variants names no variant\n");
         return 2;
       }
+    } else if (a == "--dram-gbps" && i + 1 < argc) {
+      dram_gbps = static_cast<int>(bench::parse_count(argv[++i], "--dram-gbps", 0, 1000000));
     } else if (a == "--rounds" && i + 1 < argc) {
       rounds = static_cast<int>(bench::parse_count(argv[++i], "--rounds", 1, 100000));
     } else if (a == "--help" || a == "-h") {
@@ -252,8 +260,9 @@ static int run(int argc, char** argv) {
   cublas_check(cublasSetStream(handle, stream), "cublasSetStream");
   reps = std::max(variants.empty() ? 20 : 3, reps);  // medians of at least 20, or 3 per round of an A/B
   bench::Timer timer(stream);
-  std::printf("device: %s, %d SMs; %d repetitions per measurement (median), L2 flushed before each\n", prop.name,
-              prop.multiProcessorCount, reps);
+  if (dram_gbps < 0) dram_gbps = swz::device_info(0).dram_gbps;
+  std::printf("device: %s, %d SMs, \"auto\" for %d GB/s of DRAM; %d repetitions per measurement (median), L2 flushed before each\n",
+              prop.name, prop.multiProcessorCount, dram_gbps, reps);
 
   std::map<std::string, Kernel> kernels;
   std::set<std::string> dumped;
@@ -280,7 +289,7 @@ static int run(int argc, char** argv) {
           for (const std::string& item : configs) {
             const std::string text = split_sms(item, prop.multiProcessorCount).second;
             try {
-              const Sm90GemmConfig cfg = config_of(text, problem_of(dt, s, layout), dt, prop.multiProcessorCount);
+              const Sm90GemmConfig cfg = config_of(text, problem_of(dt, s, layout), dt, prop.multiProcessorCount, dram_gbps);
               if (variants.empty()) {
                 todo.emplace(key_of(cfg, nullptr), request_for(cfg, nullptr));
               } else {
@@ -413,7 +422,7 @@ static int run(int argc, char** argv) {
         Sm90GemmConfig cfg;
         const auto [sms, text] = split_sms(configs[ci], prop.multiProcessorCount);
         try {
-          cfg = config_of(text, p, dt, prop.multiProcessorCount);
+          cfg = config_of(text, p, dt, prop.multiProcessorCount, dram_gbps);
         } catch (const Error& e) {
           std::printf("  config %s: %s\n", configs[ci].c_str(), e.what());
           continue;

@@ -358,7 +358,8 @@ const FamilyValues* hopper_problem(Engine& engine, detail::GemmState& st, const 
     if (it != st.sm90_problems.end()) return it->second ? &*it->second : nullptr;
   }
   std::optional<FamilyValues> v;
-  if (sm90_default_choice(p, a, b, detail::EngineAccess::impl(engine).sm_count())) v = detail::gemm_family_problem(p, align);
+  Engine::Impl& impl = detail::EngineAccess::impl(engine);
+  if (sm90_default_choice(p, a, b, impl.sm_count(), impl.dram_gbps())) v = detail::gemm_family_problem(p, align);
   std::lock_guard<std::mutex> lock(st.mutex);
   const auto placed = st.sm90_problems.emplace(key, std::move(v)).first;
   return placed->second ? &*placed->second : nullptr;

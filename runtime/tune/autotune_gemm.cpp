@@ -22,9 +22,9 @@ namespace swz {
 namespace detail {
 
 std::optional<Sm90GemmConfig> gemm_hopper_variant(const Engine& engine, const GemmProblem& resolved, int max_vec_bytes,
-                                                  const std::string& arch, int sm_count) {
+                                                  const std::string& arch, int sm_count, int dram_gbps) {
   if (!engine.options().hopper_gemm || arch != "sm_90") return std::nullopt;
-  return sm90_default_choice(resolved, max_vec_bytes, sm_count);
+  return sm90_default_choice(resolved, max_vec_bytes, sm_count, dram_gbps);
 }
 
 }  // namespace detail
@@ -34,17 +34,19 @@ namespace {
 // The Hopper variant's tune: the built-in family gemm_sm90 (its space around the problem's default, compiled
 // for sm_90a), every config written "sm90:" + Sm90GemmConfig text. Extra configs must be Hopper candidates of
 // the problem's dtypes and layout.
-TuneReport hopper_tune(Engine& engine, const GemmProblem& problem, int max_vec_bytes, const TuneOptions& options) {
+TuneReport hopper_tune(Engine& engine, const GemmProblem& problem, int max_vec_bytes, const TuneOptions& options,
+                       int sm_count, int dram_gbps) {
   const std::shared_ptr<const Family> family = detail::gemm_sm90_builtin();
   const FamilyValues fp = detail::gemm_family_problem(problem, max_vec_bytes);
+  const FamilyValues on_device = with_device(fp, sm_count, dram_gbps);  // the default the tune starts from
   TuneOptions o = options;
   o.extra_configs.clear();
   for (const std::string& text : options.extra_configs) {
     if (!is_sm90_candidate(text))
       throw_invalid("extra config '" + text + "': on this sm_90 device the problem runs the Hopper GEMM variant, "
                     "so extra configs are Hopper candidates (its default is \"" +
-                    sm90_candidate_text(detail::gemm_sm90_config_of(family->default_config(fp), fp)) +
-                    "\", in the family gemm_sm90's terms \"" + family->config_text(family->default_config(fp)) +
+                    sm90_candidate_text(detail::gemm_sm90_config_of(family->default_config(on_device), fp)) +
+                    "\", in the family gemm_sm90's terms \"" + family->config_text(family->default_config(on_device)) +
                     "\"), or turn the variant off with EngineOptions::hopper_gemm = false");
     const Sm90GemmConfig cfg = parse_sm90_candidate(text);
     gemm_sm90_frame(cfg, problem, DevicePtr{1} << 20, DevicePtr{1} << 20);  // dtypes and layout must match
@@ -92,14 +94,22 @@ TuneReport mma_tune(Engine& engine, const GemmProblem& problem, int max_vec_byte
 
 // The arch and SM count a tune targets: the engine's device, or for a compile-only tune the asked-for
 // arch with an H100's 132 SMs standing in (they only decide which variant's kernels are warmed).
-std::pair<std::string, int> tune_target(Engine& engine, const TuneOptions& options) {
-  if (options.compile_only && !options.arch.empty()) return {options.arch, 132};
+// The arch, SM count and DRAM bandwidth a tune is for: the device's, or an H100's count (bandwidth not
+// known) for a compile-only tune for a named arch.
+struct TuneTarget {
+  std::string arch;
+  int sm_count = 0;
+  int dram_gbps = 0;
+};
+
+TuneTarget tune_target(Engine& engine, const TuneOptions& options) {
+  if (options.compile_only && !options.arch.empty()) return {options.arch, 132, 0};
   try {
     const DeviceInfo info = device_info(engine.options().device);
-    return {info.arch(), info.sm_count};
+    return {info.arch(), info.sm_count, info.dram_gbps};
   } catch (const Error&) {
     if (!options.compile_only) throw;
-    return {"", 0};  // no GPU and no arch: the compile-only tune reports that itself
+    return {"", 0, 0};  // no GPU and no arch: the compile-only tune reports that itself
   }
 }
 
@@ -123,10 +133,11 @@ TuneReport autotune_gemm(Engine& engine, const GemmProblem& problem_in, int max_
   max_vec_bytes = std::min(max_vec_bytes, problem.max_vec_bytes(0, 0));
   detail::validate_tune_options(options);
   if (!options.inject.empty()) throw_invalid("autotune: inject is implemented for transposes only");
-  const std::pair<std::string, int> target = tune_target(engine, options);
+  const TuneTarget target = tune_target(engine, options);
   const bool hopper =
-      detail::gemm_hopper_variant(engine, problem, max_vec_bytes, target.first, target.second).has_value();
-  TuneReport r = hopper ? hopper_tune(engine, problem, max_vec_bytes, options)
+      detail::gemm_hopper_variant(engine, problem, max_vec_bytes, target.arch, target.sm_count, target.dram_gbps)
+          .has_value();
+  TuneReport r = hopper ? hopper_tune(engine, problem, max_vec_bytes, options, target.sm_count, target.dram_gbps)
                         : mma_tune(engine, problem, max_vec_bytes, options);
   r.problem = problem.key(max_vec_bytes);
   const double flops = 2.0 * static_cast<double>(problem.m) * static_cast<double>(problem.n) *

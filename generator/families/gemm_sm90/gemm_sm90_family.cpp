@@ -7,6 +7,7 @@
 // typed Engine::gemm runs it where the variant applies (runtime/engine/engine_gemm.cpp).
 #include "generator/families/gemm_sm90/gemm_sm90_family.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -100,6 +101,12 @@ void renew_of(std::vector<FamilyLaunchParams>& bound) {
 // of a machine without a GPU warms).
 int sms_or_h100(int sm_count) { return sm_count > 0 ? sm_count : 132; }
 
+// The device's peak DRAM bandwidth the caller gave (kFamilyDramGBps), else 0: not known (an H100's rules).
+int dram_of(const FamilyValues& problem) {
+  const auto it = problem.find(kFamilyDramGBps);
+  return it == problem.end() || it->second < 0 ? 0 : static_cast<int>(std::min<long long>(it->second, 1 << 30));
+}
+
 std::string definition_text(const std::string& program_id) {
   return R"(family = gemm_sm90
 about = C = alpha * A * B + beta * C on sm_90a: TMA loads with the 128-byte swizzle, wgmma, warp-specialized, persistent; f16/bf16 in, f16/bf16/f32 out; C row-major (the kernel's frame), A K- or M-contiguous (a_mn), B K- or N-contiguous (b_mn); C is read only where beta is not 0
@@ -176,10 +183,12 @@ FamilyDef gemm_sm90_family() {
   program->bind = bind_of;
   program->renew = renew_of;
   program->default_config = [](const FamilyValues& problem, int sm_count) {
-    return gemm_sm90_family_config(choose_sm90_gemm_config(gemm_family_frame(problem), sms_or_h100(sm_count)));
+    return gemm_sm90_family_config(
+        choose_sm90_gemm_config(gemm_family_frame(problem), sms_or_h100(sm_count), dram_of(problem)));
   };
   program->space = [](const FamilyValues& problem, int sm_count) {
-    const Sm90GemmConfig base = choose_sm90_gemm_config(gemm_family_frame(problem), sms_or_h100(sm_count));
+    const Sm90GemmConfig base =
+        choose_sm90_gemm_config(gemm_family_frame(problem), sms_or_h100(sm_count), dram_of(problem));
     std::vector<FamilyValues> out;
     for (const Sm90GemmConfig& c : sm90_gemm_space(base)) out.push_back(gemm_sm90_family_config(c));
     return out;

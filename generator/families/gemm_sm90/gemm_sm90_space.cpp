@@ -41,11 +41,12 @@ CompileRequest gemm_sm90_request(const std::string& config_text) {
 
 std::string gemm_sm90_config_text(const std::string& config_text) { return config_of_text(config_text).to_string(); }
 
-std::optional<Sm90GemmConfig> sm90_default_choice(const GemmProblem& problem, DevicePtr a, DevicePtr b, int sm_count) {
+std::optional<Sm90GemmConfig> sm90_default_choice(const GemmProblem& problem, DevicePtr a, DevicePtr b, int sm_count,
+                                                  int dram_gbps) {
   const GemmProblem p = problem.resolved();
   if (p.dtype == DType::F32 || p.k == 0) return std::nullopt;
   try {
-    const Sm90GemmConfig cfg = choose_sm90_gemm_config(p, sm_count);
+    const Sm90GemmConfig cfg = choose_sm90_gemm_config(p, sm_count, dram_gbps);
     if (gemm_sm90_preferred(cfg, gemm_sm90_frame(cfg, p, a, b), sm_count)) return cfg;
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::Unsupported) throw;
@@ -53,12 +54,13 @@ std::optional<Sm90GemmConfig> sm90_default_choice(const GemmProblem& problem, De
   return std::nullopt;
 }
 
-std::optional<Sm90GemmConfig> sm90_default_choice(const GemmProblem& problem, int max_vec_bytes, int sm_count) {
+std::optional<Sm90GemmConfig> sm90_default_choice(const GemmProblem& problem, int max_vec_bytes, int sm_count,
+                                                  int dram_gbps) {
   // Stand-in pointers with the call's alignment class: 256-byte aligned ones when it allows TMA's 16
   // bytes, else ones off by the class (the frame refuses them, as it would the real ones).
   const DevicePtr base = DevicePtr{1} << 20;
   const DevicePtr p = max_vec_bytes >= 16 ? base : base + static_cast<DevicePtr>(max_vec_bytes);
-  return sm90_default_choice(problem, p, p, sm_count);
+  return sm90_default_choice(problem, p, p, sm_count, dram_gbps);
 }
 
 std::vector<Sm90GemmConfig> sm90_gemm_space(const Sm90GemmConfig& base) {

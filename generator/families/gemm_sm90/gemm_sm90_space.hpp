@@ -19,14 +19,17 @@ bool is_sm90_candidate(const std::string& text);
 /// @throws Error(InvalidArgument) when `text` is not a valid Hopper candidate.
 Sm90GemmConfig parse_sm90_candidate(const std::string& text);
 
-/// The Hopper variant's default for a problem on an sm_90 device with `sm_count` SMs, or nullopt where
+/// The Hopper variant's default for a problem on an sm_90 device with `sm_count` SMs and `dram_gbps` of peak
+/// DRAM bandwidth (0: not known; choose_sm90_gemm_config), or nullopt where
 /// the mma.sync family runs instead: a problem the kernel does not take (gemm_sm90_frame says why: f32,
 /// TMA's 16-byte alignment of `a`, `b`, their pitches and batch strides), K = 0, or a shape where the mma.sync
 /// family's split-K configs do better (gemm_sm90_preferred). The caller checks the device's arch.
-std::optional<Sm90GemmConfig> sm90_default_choice(const GemmProblem& problem, DevicePtr a, DevicePtr b, int sm_count);
+std::optional<Sm90GemmConfig> sm90_default_choice(const GemmProblem& problem, DevicePtr a, DevicePtr b, int sm_count,
+                                                  int dram_gbps = 0);
 /// As above for a problem known only by its alignment class (the tuner's view): `max_vec_bytes` is
 /// GemmProblem::max_vec_bytes of the call (16 when the pointers and pitches allow TMA).
-std::optional<Sm90GemmConfig> sm90_default_choice(const GemmProblem& problem, int max_vec_bytes, int sm_count);
+std::optional<Sm90GemmConfig> sm90_default_choice(const GemmProblem& problem, int max_vec_bytes, int sm_count,
+                                                  int dram_gbps = 0);
 
 /// The variant's search space around `base` (a problem's default: its dtypes and operand layout are kept):
 /// bn 128 or 256 with the stage counts that fit each, rasterization groups of 8, 16 or 4 tile-rows,

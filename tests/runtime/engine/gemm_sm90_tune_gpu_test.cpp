@@ -130,7 +130,9 @@ TEST_CASE("gemm on sm_90: the Hopper variant is tuned, stored, reused by a later
     const TuneReport r = autotune_gemm(engine, run.problem(), 16, o);
     CAPTURE(r.winner);
     REQUIRE(is_sm90_candidate(r.winner));
-    CHECK(r.default_config == sm90_candidate_text(choose_sm90_gemm_config(run.problem().resolved(), device_info(0).sm_count)));
+    const DeviceInfo info = device_info(0);
+    CHECK(r.default_config ==
+          sm90_candidate_text(choose_sm90_gemm_config(run.problem().resolved(), info.sm_count, info.dram_gbps)));
     CHECK(r.benchmarked >= 2);
     for (const TuneCandidate& c : r.candidates) CHECK_MESSAGE(c.status == "ok", c.config << ": " << c.status << " " << c.reason);
     // The winner is never slower than the default in the measurement it was chosen on.

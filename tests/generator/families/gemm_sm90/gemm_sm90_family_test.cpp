@@ -152,6 +152,19 @@ TEST_CASE("gemm_sm90 family: every layout maps onto the kernel's frame, and defa
       CHECK(detail::gemm_sm90_config_of(def, v) == typed);
       CHECK(def == detail::gemm_sm90_family_config(typed));
       CHECK(f->check_config(def, with_sm_count(v, sms)) == "");
+      // The device's DRAM bandwidth reaches the choice (kFamilyDramGBps): the H200's, the H100's, unknown.
+      for (const int dram : {4814, 3352, 0}) {
+        const Sm90GemmConfig typed_dram = choose_sm90_gemm_config(p, sms, dram);
+        CHECK(detail::gemm_sm90_config_of(f->default_config(with_device(v, sms, dram)), v) == typed_dram);
+        if (sms == 132 && dram == 4814) {
+          std::vector<Sm90GemmConfig> want;
+          for (const Sm90GemmConfig& c : sm90_gemm_space(typed_dram))
+            if (f->check_config(detail::gemm_sm90_family_config(c), with_sm_count(v, sms)).empty()) want.push_back(c);
+          const std::vector<FamilyValues> space = f->space(with_device(v, sms, dram));
+          REQUIRE(space.size() == want.size());
+          for (std::size_t j = 0; j < space.size(); ++j) CHECK(detail::gemm_sm90_config_of(space[j], v) == want[j]);
+        }
+      }
       if (sms != 132) continue;
       // The space: the typed space around that default, each config valid for the problem.
       std::vector<Sm90GemmConfig> want;
@@ -164,6 +177,12 @@ TEST_CASE("gemm_sm90 family: every layout maps onto the kernel's frame, and defa
     taken += sm90_default_choice(p, 16, 132).has_value();
   }
   CHECK(taken > 50);  // the random set reaches the variant's usual problems
+  // A problem whose default follows the bandwidth (the random sizes, K <= 2048, have none). The bandwidth is
+  // the device's, not the problem's: not in the problem text (the tuning key).
+  const FamilyValues v = detail::gemm_family_problem(problem(DType::F16, DType::F16, 16, 4096, 4096), 16);
+  CHECK(f->problem_text(with_device(v, 132, 4814)) == f->problem_text(v));
+  CHECK_NOTHROW(f->validate_problem(with_device(v, 132, 4814)));
+  CHECK(f->config_text(f->default_config(with_device(v, 132, 4814))) != f->config_text(f->default_config(v)));
 }
 
 TEST_CASE("gemm_sm90 family: the plan is the kernel's launch shape, a split config adds the reduction, scratch sized") {

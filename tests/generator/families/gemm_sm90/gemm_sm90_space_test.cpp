@@ -56,6 +56,12 @@ TEST_CASE("gemm_sm90 variant: where it runs by default") {
   REQUIRE(sm90_default_choice(big, aligned, aligned, 132).has_value());
   CHECK(*sm90_default_choice(big, aligned, aligned, 132) == choose_sm90_gemm_config(big, 132));
   CHECK(sm90_default_choice(big, 16, 132).has_value());       // the tuner's view: alignment class 16
+  // The config follows the device's DRAM bandwidth (the H200's 4814 GB/s: a skinny problem's K in 2 slices).
+  const GemmProblem skinny_llm = nt(DType::BF16, DType::BF16, 16, 4096, 4096);
+  REQUIRE(sm90_default_choice(skinny_llm, 16, 132, 4814).has_value());
+  CHECK(*sm90_default_choice(skinny_llm, 16, 132, 4814) == choose_sm90_gemm_config(skinny_llm, 132, 4814));
+  CHECK(sm90_default_choice(skinny_llm, 16, 132, 4814)->splits == 2);
+  CHECK(sm90_default_choice(skinny_llm, 16, 132)->splits == 1);
   CHECK_FALSE(sm90_default_choice(big, 8, 132).has_value());  // TMA needs 16-byte aligned bases and pitches
   CHECK_FALSE(sm90_default_choice(big, aligned + 8, aligned, 132).has_value());
   CHECK_FALSE(sm90_default_choice(nt(DType::F32, DType::F32, 4096, 4096, 4096), 16, 132).has_value());

@@ -271,6 +271,73 @@ TEST_CASE("gemm_sm90: the shape-based choice: 128-wide tiles when 256-wide ones 
   CHECK(two_rows.splits == 1);
 }
 
+TEST_CASE("gemm_sm90: with much DRAM bandwidth per SM (the H200) one short tile row splits K in a cluster pair") {
+  const int h100 = 3352, h200 = 4814;  // GB/s, DeviceInfo::dram_gbps: 25.4 and 36.5 per SM of 132
+  for (const long long m : {16LL, 32LL, 64LL, 96LL, 128LL})
+    for (const long long k : {4096LL, 8192LL, 14336LL}) {
+      CAPTURE(m);
+      CAPTURE(k);
+      const GemmProblem p = nt_problem(DType::BF16, DType::BF16, m, 4096, k);
+      const Sm90GemmConfig rich = choose_sm90_gemm_config(p, 132, h200);
+      CHECK(rich.bn == 64);
+      CHECK(rich.splits == 2);
+      CHECK(rich.reduce_cluster);
+      CHECK_FALSE(rich.reduce_fixup);
+      CHECK(rich.cluster == 1);
+      CHECK_FALSE(rich.tma_epilogue);
+      CHECK(rich.arows == 128);
+      CHECK(rich.stages == 9);  // the deepest ring of 128 x 64 stages
+      CHECK(rich.stages == gemm_sm90_max_stages(rich));
+      CHECK_NOTHROW(rich.validate());
+      CHECK(gemm_sm90_launch_shape(rich, m, 4096, k, 132).grid[0] == 128);  // 64 tiles x 2 slices
+      CHECK(gemm_sm90_workspace_bytes(rich, p) == 0);
+      // The H100, and a device whose bandwidth is not known, keep the rules measured there: K whole.
+      const Sm90GemmConfig h = choose_sm90_gemm_config(p, 132, h100);
+      CHECK(h == choose_sm90_gemm_config(p, 132));
+      CHECK(h == choose_sm90_gemm_config(p, 132, 0));
+      CHECK(h.splits == 1);
+      CHECK(h.bn == 32);
+    }
+  // Elsewhere the rich device's default is the H100's: two tile rows, K under 4096, 64-wide tiles filling
+  // more than half a wave (N = 8192) or less than a quarter (N = 2048), wide tiles, a wave of them.
+  for (const auto& s : std::vector<std::array<long long, 3>>{{256, 4096, 4096}, {129, 4096, 4096}, {128, 4096, 2048},
+                                                             {16, 4096, 4032}, {16, 8192, 4096}, {16, 2048, 4096},
+                                                             {128, 14336, 4096}, {16, 11008, 4096}, {4096, 4096, 4096},
+                                                             {2048, 4096, 4096}, {8192, 8192, 8192}}) {
+    CAPTURE(s[0]);
+    CAPTURE(s[1]);
+    CAPTURE(s[2]);
+    const GemmProblem p = nt_problem(DType::F16, DType::F16, s[0], s[1], s[2]);
+    CHECK(choose_sm90_gemm_config(p, 132, h200) == choose_sm90_gemm_config(p, 132));
+  }
+  // The edges of a quarter to half a wave: 33 .. 66 tiles of 64 columns on 132 SMs (N 2049 .. 4224).
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 2049, 4096), 132, h200).splits == 2);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 4224, 4096), 132, h200).splits == 2);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 4225, 4096), 132, h200).splits == 1);
+  // Batches count: 2 x 2048 columns are 64 tiles.
+  GemmProblem batched = nt_problem(DType::F16, DType::F16, 100, 2048, 4096);
+  batched.batch = 2;
+  CHECK(choose_sm90_gemm_config(batched.resolved(), 132, h200).splits == 2);
+  // Per SM: the same bandwidth on fewer SMs is richer (114 SMs at 3352 GB/s: 29.4 each, at 3420: 30.0).
+  const GemmProblem skinny = nt_problem(DType::F16, DType::F16, 16, 3584, 4096);  // 56 tiles of 64
+  CHECK(choose_sm90_gemm_config(skinny, 114, 3352).splits == 1);
+  CHECK(choose_sm90_gemm_config(skinny, 114, 3420).splits == 2);
+  // Every layout: an M- or N-contiguous operand takes the same config (its boxes fit 64-wide tiles).
+  for (const auto& orders : std::vector<std::pair<MatrixOrder, MatrixOrder>>{
+           {MatrixOrder::RowMajor, MatrixOrder::RowMajor}, {MatrixOrder::ColMajor, MatrixOrder::ColMajor},
+           {MatrixOrder::ColMajor, MatrixOrder::RowMajor}}) {
+    GemmProblem p = nt_problem(DType::BF16, DType::F32, 128, 4096, 14336);
+    p.a_order = orders.first;
+    p.b_order = orders.second;
+    const Sm90GemmConfig c = choose_sm90_gemm_config(p.resolved(), 132, h200);
+    CAPTURE(c.to_string());
+    CHECK(c.layout == gemm_sm90_layout(p.resolved()));
+    CHECK(c.splits == 2);
+    CHECK(c.reduce_cluster);
+    CHECK_NOTHROW(c.validate());
+  }
+}
+
 TEST_CASE("gemm_sm90: where the Hopper kernel is preferred to the mma.sync family (the measured small-M rule)") {
   const auto frame = [](long long m, long long n) {
     Sm90Frame f;
