@@ -71,29 +71,21 @@ std::function<void(const TuneProgress&)> retyped_progress(const std::function<vo
 
 namespace {
 
-// The SM count a tune sizes a program's space, default and grids for: the engine's device, or for a
-// compile-only tune for a named arch an H100's 132 (what it warms is then the kernels such a GPU would run,
-// as the GEMM's variant choice assumes there too), as also when there is no GPU to ask.
-int tune_sm_count(Engine& engine, const TuneOptions& options) {
-  if (!options.compile_only) return detail::EngineAccess::impl(engine).sm_count();
-  if (!options.arch.empty()) return 132;
-  try {
-    return detail::EngineAccess::impl(engine).sm_count();
-  } catch (const Error&) {
-    return 132;
+// `problem` with the device a tune sizes a program's space, default and grids for (with_device): the
+// engine's SM count and DRAM bandwidth, or for a compile-only tune for a named arch an H100's 132 SMs and
+// an unknown bandwidth (what it warms is then the kernels such a GPU would run, as the GEMM's variant
+// choice assumes there too), as also when there is no GPU to ask.
+FamilyValues with_tune_device(const FamilyValues& problem, Engine& engine, const TuneOptions& options) {
+  Engine::Impl& impl = detail::EngineAccess::impl(engine);
+  if (options.compile_only) {
+    if (!options.arch.empty()) return with_device(problem, 132, 0);
+    try {
+      return impl.with_this_device(problem);
+    } catch (const Error&) {
+      return with_device(problem, 132, 0);
+    }
   }
-}
-
-// The device's DRAM bandwidth for a tune's space and default, as tune_sm_count: 0 (not known) for a
-// compile-only tune for another arch or without a device.
-int tune_dram_gbps(Engine& engine, const TuneOptions& options) {
-  if (!options.compile_only) return detail::EngineAccess::impl(engine).dram_gbps();
-  if (!options.arch.empty()) return 0;
-  try {
-    return detail::EngineAccess::impl(engine).dram_gbps();
-  } catch (const Error&) {
-    return 0;
-  }
+  return impl.with_this_device(problem);
 }
 
 }  // namespace
@@ -111,7 +103,7 @@ TuneReport autotune_family(Engine& engine, const Family& family, const FamilyVal
     if (!detail::is_builtin_family(family))
       throw_invalid("autotune " + family.name() + ": the family's launches are C++ (FamilyDef::program), which the "
                     "isolated worker process has only for the library's own families; run it with a config instead");
-    problem = with_device(problem, tune_sm_count(engine, options), tune_dram_gbps(engine, options));
+    problem = with_tune_device(problem, engine, options);
   }
   if (!options.inject.empty() && !family.def().stand_in)
     throw_invalid("autotune " + family.name() + ": inject needs the family's stand_in kernels (FamilyDef::stand_in)");
