@@ -98,10 +98,10 @@ void print_text(const Report& r) {
   if (r.driver_ok) {
     std::printf("devices: %zu\n", r.devices.size());
     for (const auto& d : r.devices)
-      std::printf("  [%d] %s: %s, %d SMs, smem/block %d KiB (opt-in %d KiB), L2 %s, memory %s (%d GB/s)\n",
+      std::printf("  [%d] %s: %s, %d SMs, smem/block %d KiB (opt-in %d KiB), L2 %s, memory %s (%s)\n",
                   d.ordinal, d.name.c_str(), d.arch().c_str(), d.sm_count, d.max_smem_per_block / 1024,
                   d.max_smem_per_block_optin / 1024, mib(d.l2_bytes).c_str(), mib(d.global_mem_bytes).c_str(),
-                  d.dram_gbps);
+                  d.dram_gbps > 0 ? (std::to_string(d.dram_gbps) + " GB/s").c_str() : "bandwidth unknown");
     if (!r.device_error.empty()) std::printf("  device query failed: %s\n", r.device_error.c_str());
   } else {
     std::printf("devices: none usable (generate, analyze and compile still work)\n");

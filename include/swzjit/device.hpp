@@ -65,10 +65,10 @@ struct DeviceInfo {
   int max_threads_per_block = 0;
   long long l2_bytes = 0;
   long long global_mem_bytes = 0;
-  /// Peak DRAM bandwidth in GB/s: 2 (double data rate) x the memory clock x the bus width / 8 (H100 SXM
-  /// 3352, H200 4814); 0 where the driver reports no memory clock.
-  int dram_gbps = 0;
   int driver_version = 0;  ///< as cuDriverGetVersion: 13000 = 13.0
+  /// Peak DRAM bandwidth in GB/s: 2 (double data rate) x the memory clock x the bus width / 8 (H200: 3201
+  /// MHz x 6016 bits = 4814; an H100 SXM's specifications give 3352); 0 where the driver reports no clock.
+  int dram_gbps = 0;
 
   /// "sm_<major><minor>", e.g. "sm_90". Arch-specific targets ("sm_90a") are never detected:
   /// kernels that need them ask for them.

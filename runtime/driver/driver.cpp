@@ -370,7 +370,8 @@ DeviceInfo device_info(int ordinal) {
   if (api.cuDeviceGetAttribute(&mem_khz, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, dev) != CUDA_SUCCESS ||
       api.cuDeviceGetAttribute(&bus_bits, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, dev) != CUDA_SUCCESS)
     mem_khz = bus_bits = 0;
-  info.dram_gbps = static_cast<int>(2LL * std::max(0, mem_khz) * std::max(0, bus_bits) / 8 / 1000000);  // kHz x bytes
+  const long long gbps = 2LL * std::max(0, mem_khz) * std::max(0, bus_bits) / 8 / 1000000;  // kHz x bytes -> GB/s
+  info.dram_gbps = static_cast<int>(std::min<long long>(gbps, 1 << 30));
   info.driver_version = detail::driver().driver_version();
   return info;
 }
