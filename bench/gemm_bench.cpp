@@ -20,7 +20,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -31,8 +30,6 @@
 #include "swzjit/autotune.hpp"
 #include "swzjit/engine.hpp"
 #include "swzjit/error.hpp"
-#include "generator/families/gemm_sm90/gemm_sm90_space.hpp"
-#include "runtime/tune/autotune_internal.hpp"
 
 using namespace swz;
 using swz::bench::check;
@@ -186,7 +183,6 @@ int run_tuned(cudaStream_t stream, cublasHandle_t handle, bench::Timer& timer, i
   int slower = 0, wrong = 0;
   double log_def = 0, log_tuned = 0, min_tuned = 1e9;
   int rows = 0;
-  const DeviceInfo info = device_info(0);
   for (DType t : dtypes)
     for (const std::string& layout : layouts)
       for (const Shape& s : shapes) {
@@ -208,10 +204,10 @@ int run_tuned(cudaStream_t stream, cublasHandle_t handle, bench::Timer& timer, i
         bool sa = false, sb = false;
         const GemmProblem ps = p.staged(da, db, &sa, &sb);
         const int align = ps.max_vec_bytes(sa ? 0 : da, sb ? 0 : db);
-        const std::optional<Sm90GemmConfig> hopper =
-            detail::gemm_hopper_variant(def_engine, ps, align, info.arch(), info.sm_count, info.dram_gbps);
-        const std::string def = hopper ? sm90_candidate_text(*hopper) : def_engine.gemm_config(p, da, db).to_string();
         const TuneReport rep = autotune_gemm(tuned_engine, ps, align);
+        // The default as the tune saw it (the device's: its SM count and DRAM bandwidth), which is what the
+        // untuned engine runs.
+        const std::string def = rep.default_config;
         if (rep.winner.empty()) {
           std::printf("# %s %s %lldx%lldx%lld: the tune found no winner\n", to_string(t).c_str(), layout.c_str(), s.m,
                       s.n, s.k);

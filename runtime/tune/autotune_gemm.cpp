@@ -38,7 +38,7 @@ TuneReport hopper_tune(Engine& engine, const GemmProblem& problem, int max_vec_b
                        int sm_count, int dram_gbps) {
   const std::shared_ptr<const Family> family = detail::gemm_sm90_builtin();
   const FamilyValues fp = detail::gemm_family_problem(problem, max_vec_bytes);
-  const FamilyValues on_device = with_device(fp, sm_count, dram_gbps);  // the default the tune starts from
+  const FamilyValues on_device = with_device(fp, sm_count, dram_gbps);  // for the default an error names
   TuneOptions o = options;
   o.extra_configs.clear();
   for (const std::string& text : options.extra_configs) {
@@ -92,10 +92,9 @@ TuneReport mma_tune(Engine& engine, const GemmProblem& problem, int max_vec_byte
   return r;
 }
 
-// The arch and SM count a tune targets: the engine's device, or for a compile-only tune the asked-for
-// arch with an H100's 132 SMs standing in (they only decide which variant's kernels are warmed).
-// The arch, SM count and DRAM bandwidth a tune is for: the device's, or an H100's count (bandwidth not
-// known) for a compile-only tune for a named arch.
+// The arch, SM count and DRAM bandwidth a tune targets: the engine's device, or for a compile-only tune the
+// asked-for arch with an H100's 132 SMs and an unknown bandwidth standing in (they only decide which
+// variant's kernels are warmed).
 struct TuneTarget {
   std::string arch;
   int sm_count = 0;

@@ -35,8 +35,9 @@ struct Sm90GemmConfig;  // generator/families/gemm_sm90/gemm_sm90.hpp
 namespace detail {
 /// Where the Hopper GEMM variant runs (sm_90 devices, EngineOptions::hopper_gemm, problems it takes):
 /// its default config for `resolved` with the alignment class `max_vec_bytes` on `arch` with `sm_count`
-/// SMs and `dram_gbps` of DRAM bandwidth (0: not known), else nullopt. autotune_gemm tunes the variant's space exactly there (through the built-in family
-/// gemm_sm90, whose definition hash is the space id its winners are stored under), and Engine::gemm runs it.
+/// SMs and `dram_gbps` of DRAM bandwidth (0: not known), else nullopt. autotune_gemm tunes the variant's
+/// space exactly there (through the built-in family gemm_sm90, whose definition hash is the space id its
+/// winners are stored under), and Engine::gemm runs it.
 std::optional<Sm90GemmConfig> gemm_hopper_variant(const Engine& engine, const GemmProblem& resolved, int max_vec_bytes,
                                                   const std::string& arch, int sm_count, int dram_gbps);
 }  // namespace detail

@@ -35,11 +35,10 @@ constexpr long long kFixupMaxRows = 32;
 constexpr long long kThinShortRowMaxBlocks = 128;
 // Short A stages (Sm90GemmConfig::arows) for M up to this many rows.
 constexpr long long kShortAMaxRows = 64;
-// Peak DRAM bandwidth per SM (GB/s) from which one short tile row splits K in a cluster pair
-// (choose_sm90_gemm_config): the H200 has 36.5 (4814 GB/s, 132 SMs), the H100 SXM 25.4 (3352).
+// Peak DRAM GB/s per SM from which one tile row splits K in a cluster pair (choose_sm90_gemm_config): H200
+// 36.5, H100 SXM 25.4 -- from at least this many k-blocks (K = 4096; at 2048 the slices lost, 0.78 of cuBLAS
+// against 0.83-0.85 with K whole).
 constexpr int kRichDramPerSm = 30;
-// ... for at least this many k-blocks (K = 4096): 32 a slice. At K = 2048 the slices lost (H200: 16 / 128 x 4096
-// x 2048 0.78 of cuBLAS in slices against 0.83 / 0.85 with K whole).
 constexpr long long kRichPairMinBlocks = 64;
 
 int elem_kind(DType t) { return t == DType::F16 ? tpl::kGemmF16 : t == DType::BF16 ? tpl::kGemmBF16 : tpl::kGemmF32; }
@@ -284,22 +283,15 @@ Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count,
   const long long tiles_m = (m + tpl::kSm90Bm - 1) / tpl::kSm90Bm;
   const long long kblocks = (p.k + tpl::kSm90Bk - 1) / tpl::kSm90Bk;
   const bool short_row = tiles_m == 1 && kblocks <= kThinShortRowMaxBlocks;
-  // A device with much DRAM bandwidth per SM (the H200) and one tile row (M <= 128) whose 128 x 64 tiles
-  // fill a quarter to half a wave: those tiles in 2 K slices, summed in a cluster of the two CTAs (128 CTAs
-  // at N = 4096), 9 stages, where the rules below would run 32-wide tiles or short A stages with K whole.
-  // H200 f16 NT, 11 rounds against cuBLAS in one process (bench/results_gemm_sm90_skinny_h200_session21.log):
-  // M = 16 / 32 / 64 / 128 x 4096 x 4096 0.86 / 0.89 / 0.84 / 0.84 -> 0.91 / 0.94 / 0.88 / 0.90 of cuBLAS,
-  // x 14336 0.78 / 0.79 / 0.84 / 0.83 -> 0.96 / 0.97 / 1.04 / 1.02, 96 x 4096 x 4096 0.97 -> 1.02; 16 x 2560
-  // x 4096 0.70 -> 0.84, 128 x 2560 x 14336 0.65 -> 0.90, 64 x 2048 x 4096 x 2 matrices 0.83 -> 0.86; NN, TN, TT
-  // at 32 / 128 x 4096 x 4096 and 16 x 4096 x 14336 level or better (ncu: cuBLAS runs this structure at
-  // M = 16: 64-wide tiles of 16 rows in pairs, 2 K slices). The H100 keeps its rules below.
+  // Much DRAM bandwidth per SM (the H200) and one tile row (M <= 128) whose 128 x 64 tiles fill a quarter to
+  // half a wave: those tiles in 2 K slices summed in a cluster pair, 9 stages (cuBLAS's structure there too).
+  // H200 NT, A/B against cuBLAS (bench/results_gemm_sm90_skinny_h200_session21.log): M = 16..128 x 4096 x
+  // 4096 0.84-0.89 -> 0.88-0.94, x 14336 0.77-0.84 -> 0.95-1.04; N = 2112..3072 0.52-0.76 -> 0.74-0.90;
+  // NN, TN, TT level or better. The H100 keeps the rules below.
   if (dram_gbps >= kRichDramPerSm * sm_count && wide_tiles < sm_count && tiles_m == 1 && kblocks >= kRichPairMinBlocks) {
     const long long pair_tiles = (n + 63) / 64 * std::max(1LL, p.batch);
     if (2 * pair_tiles <= sm_count && 4 * pair_tiles >= sm_count) {
-      c.bn = 64;
-      c.cluster = 1;
-      c.splits = 2;
-      c.reduce_cluster = true;
+      c.bn = 64, c.cluster = 1, c.splits = 2, c.reduce_cluster = true;
       c.tma_epilogue = false;  // the cluster's sum stores C from registers
       c.stages = gemm_sm90_max_stages(c);
       return c;

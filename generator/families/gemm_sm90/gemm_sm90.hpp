@@ -128,9 +128,9 @@ Sm90GemmConfig default_sm90_gemm_config(DType in, DType out);
 /// one short tile row with K up to 8192 (M = 16..64 against N = 4096); for M up to 64, with short A stages
 /// (arows), as many as fit, and so also at longer K (16 x 4096 x 14336, K unsplit). On a device with
 /// `dram_gbps` of peak DRAM bandwidth (DeviceInfo::dram_gbps; 0: not known) of 30 GB/s per SM or more (the
-/// H200, not the H100 SXM), one tile row (M <= 128) with K >= 4096 runs 128 x 64 tiles in 2 K slices summed
-/// in a cluster (reduce=cluster) instead where those fill a quarter to half a wave (M = 16..128 against
-/// N = 4096).
+/// H200, not the H100 SXM), one tile row (M <= 128) with at least 64 k-blocks (K > 4032) runs 128 x 64 tiles
+/// in 2 K slices summed in a cluster (reduce=cluster) instead, where those tiles fill a quarter to half a
+/// wave (M = 16..128 against N = 2049..4224 on 132 SMs).
 Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count, int dram_gbps = 0);
 
 /// Dynamic shared memory per block (stages + barriers + alignment slack).

@@ -187,10 +187,9 @@ FamilyDef gemm_sm90_family() {
         choose_sm90_gemm_config(gemm_family_frame(problem), sms_or_h100(sm_count), dram_of(problem)));
   };
   program->space = [](const FamilyValues& problem, int sm_count) {
-    const Sm90GemmConfig base =
-        choose_sm90_gemm_config(gemm_family_frame(problem), sms_or_h100(sm_count), dram_of(problem));
     std::vector<FamilyValues> out;
-    for (const Sm90GemmConfig& c : sm90_gemm_space(base)) out.push_back(gemm_sm90_family_config(c));
+    for (const Sm90GemmConfig& c : sm90_device_space(gemm_family_frame(problem), sms_or_h100(sm_count), dram_of(problem)))
+      out.push_back(gemm_sm90_family_config(c));
     return out;
   };
   // The layout proof (gemm_sm90_compile_request proves a config once per process before it compiles).

@@ -63,6 +63,13 @@ std::optional<Sm90GemmConfig> sm90_default_choice(const GemmProblem& problem, in
   return sm90_default_choice(problem, p, p, sm_count, dram_gbps);
 }
 
+std::vector<Sm90GemmConfig> sm90_device_space(const GemmProblem& problem, int sm_count, int dram_gbps) {
+  std::vector<Sm90GemmConfig> space = sm90_gemm_space(choose_sm90_gemm_config(problem, sm_count, dram_gbps));
+  const Sm90GemmConfig unknown = choose_sm90_gemm_config(problem, sm_count, 0);
+  if (std::find(space.begin(), space.end(), unknown) == space.end()) space.push_back(unknown);
+  return space;
+}
+
 std::vector<Sm90GemmConfig> sm90_gemm_space(const Sm90GemmConfig& base) {
   std::vector<Sm90GemmConfig> space;
   const auto add = [&space](const Sm90GemmConfig& c) {

@@ -41,5 +41,9 @@ std::optional<Sm90GemmConfig> sm90_default_choice(const GemmProblem& problem, in
 /// slices (at most 16). Every
 /// config compiles for sm_90a without spills (a CPU test checks it).
 std::vector<Sm90GemmConfig> sm90_gemm_space(const Sm90GemmConfig& base);
+/// A tune's space for `problem` on a device of `sm_count` SMs and `dram_gbps` of DRAM bandwidth: the space
+/// around that device's default, and the default for an unknown bandwidth (the H100's rules) where that
+/// differs, so a tune can still come back to it.
+std::vector<Sm90GemmConfig> sm90_device_space(const GemmProblem& problem, int sm_count, int dram_gbps);
 
 }  // namespace swz

@@ -5,6 +5,7 @@
 // run it concurrently with exact results.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -196,4 +197,38 @@ TEST_CASE("gemm on sm_90: threads sharing one engine run the Hopper variant on t
   CHECK(ran_sm90(engine));
   // Four shapes, one config each at most: each kernel compiled and loaded once.
   CHECK(engine.counters().kernel_loads <= 4);
+}
+
+TEST_CASE("gemm on sm_90: the default and the tune follow the device's DRAM bandwidth (skinny K in a cluster pair)") {
+  if (device_info(0).arch() != "sm_90") {
+    MESSAGE("skipped: device 0 is " << device_info(0).arch() << ", the Hopper GEMM variant needs sm_90");
+    return;
+  }
+  const DeviceInfo info = device_info(0);
+  MESSAGE(info.name << ": " << info.dram_gbps << " GB/s of DRAM, " << info.sm_count << " SMs");
+  CHECK(info.dram_gbps > 0);  // an sm_90 driver reports the memory clock and bus width
+  std::mt19937_64 rng(std::random_device{}());
+  NtRun run(16, 4096, 4096, rng);
+  const GemmProblem p = run.problem().resolved();
+  const Sm90GemmConfig want = choose_sm90_gemm_config(p, info.sm_count, info.dram_gbps);
+  // The rule's device class: an H200 (36.5 GB/s per SM) splits K, an H100 SXM (25.4) keeps it whole.
+  CHECK((want.splits == 2 && want.reduce_cluster) == (info.dram_gbps >= 30 * info.sm_count));
+  const swz_cache_test::TempDir dir;
+  Engine engine(EngineOptions{0, TunePolicy::Default, dir.path(), true});
+  // What the engine runs untuned, what the tune reports as the default, and that the tune can come back to
+  // the default of an unknown bandwidth.
+  const FamilyValues fp = detail::gemm_family_problem(p, 16);
+  CHECK(detail::gemm_sm90_config_of(engine.family_config(*detail::gemm_sm90_builtin(), fp), fp) == want);
+  CHECK(run.run(engine, nullptr, rng) < 1e-2);
+  TuneOptions o;
+  o.max_candidates = 4;
+  const TuneReport r = autotune_gemm(engine, p, 16, o);
+  CHECK(r.default_config == sm90_candidate_text(want));
+  const std::vector<FamilyValues> space =
+      detail::gemm_sm90_builtin()->space(with_device(fp, info.sm_count, info.dram_gbps));
+  CHECK(r.space_size == static_cast<int>(space.size()));
+  CHECK(std::find(space.begin(), space.end(), detail::gemm_sm90_family_config(want)) != space.end());
+  CHECK(std::find(space.begin(), space.end(),
+                  detail::gemm_sm90_family_config(choose_sm90_gemm_config(p, info.sm_count))) != space.end());
+  CHECK(run.run(engine, nullptr, rng) < 1e-2);
 }

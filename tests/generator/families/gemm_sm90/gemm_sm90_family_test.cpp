@@ -5,6 +5,8 @@
 // the requirements TMA needs, the declarative f64 reference, and an NVRTC compile for sm_90a.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <random>
 #include <string>
 #include <vector>
@@ -158,7 +160,7 @@ TEST_CASE("gemm_sm90 family: every layout maps onto the kernel's frame, and defa
         CHECK(detail::gemm_sm90_config_of(f->default_config(with_device(v, sms, dram)), v) == typed_dram);
         if (sms == 132 && dram == 4814) {
           std::vector<Sm90GemmConfig> want;
-          for (const Sm90GemmConfig& c : sm90_gemm_space(typed_dram))
+          for (const Sm90GemmConfig& c : sm90_device_space(p, sms, dram))
             if (f->check_config(detail::gemm_sm90_family_config(c), with_sm_count(v, sms)).empty()) want.push_back(c);
           const std::vector<FamilyValues> space = f->space(with_device(v, sms, dram));
           REQUIRE(space.size() == want.size());
@@ -183,6 +185,18 @@ TEST_CASE("gemm_sm90 family: every layout maps onto the kernel's frame, and defa
   CHECK(f->problem_text(with_device(v, 132, 4814)) == f->problem_text(v));
   CHECK_NOTHROW(f->validate_problem(with_device(v, 132, 4814)));
   CHECK(f->config_text(f->default_config(with_device(v, 132, 4814))) != f->config_text(f->default_config(v)));
+  // Its space is the H200 default's, with the H100's default beside it (a tune can come back to it).
+  const GemmProblem skinny = problem(DType::F16, DType::F16, 16, 4096, 4096);
+  const std::vector<FamilyValues> rich_space = f->space(with_device(v, 132, 4814));
+  const std::vector<Sm90GemmConfig> want = sm90_device_space(skinny, 132, 4814);
+  REQUIRE(rich_space.size() == want.size());
+  for (std::size_t j = 0; j < want.size(); ++j) CHECK(detail::gemm_sm90_config_of(rich_space[j], v) == want[j]);
+  const auto in_rich = [&](const Sm90GemmConfig& c) {
+    return std::find(rich_space.begin(), rich_space.end(), detail::gemm_sm90_family_config(c)) != rich_space.end();
+  };
+  CHECK(in_rich(choose_sm90_gemm_config(skinny, 132, 4814)));
+  CHECK(in_rich(choose_sm90_gemm_config(skinny, 132)));
+  CHECK(rich_space != f->space(with_device(v, 132, 0)));
 }
 
 TEST_CASE("gemm_sm90 family: the plan is the kernel's launch shape, a split config adds the reduction, scratch sized") {
