@@ -144,7 +144,7 @@ struct Engine::Impl {
       const DeviceInfo info = device_info(options.device);
       device_arch = info.arch();
       device_sms = std::max(1, info.sm_count);
-      device_dram_gbps = std::max(0, info.dram_gbps);
+      device_dram_gbps = info.dram_gbps;  // >= 0 (device_info)
     });
   }
 };

@@ -38,16 +38,17 @@ TuneReport hopper_tune(Engine& engine, const GemmProblem& problem, int max_vec_b
                        int sm_count, int dram_gbps) {
   const std::shared_ptr<const Family> family = detail::gemm_sm90_builtin();
   const FamilyValues fp = detail::gemm_family_problem(problem, max_vec_bytes);
-  const FamilyValues on_device = with_device(fp, sm_count, dram_gbps);  // for the default an error names
   TuneOptions o = options;
   o.extra_configs.clear();
   for (const std::string& text : options.extra_configs) {
-    if (!is_sm90_candidate(text))
+    if (!is_sm90_candidate(text)) {
+      const FamilyValues def = family->default_config(with_device(fp, sm_count, dram_gbps));  // this device's
       throw_invalid("extra config '" + text + "': on this sm_90 device the problem runs the Hopper GEMM variant, "
                     "so extra configs are Hopper candidates (its default is \"" +
-                    sm90_candidate_text(detail::gemm_sm90_config_of(family->default_config(on_device), fp)) +
-                    "\", in the family gemm_sm90's terms \"" + family->config_text(family->default_config(on_device)) +
+                    sm90_candidate_text(detail::gemm_sm90_config_of(def, fp)) +
+                    "\", in the family gemm_sm90's terms \"" + family->config_text(def) +
                     "\"), or turn the variant off with EngineOptions::hopper_gemm = false");
+    }
     const Sm90GemmConfig cfg = parse_sm90_candidate(text);
     gemm_sm90_frame(cfg, problem, DevicePtr{1} << 20, DevicePtr{1} << 20);  // dtypes and layout must match
     o.extra_configs.push_back(family->config_text(detail::gemm_sm90_family_config(cfg)));

@@ -173,6 +173,7 @@ TEST_CASE("gemm_sm90 variant: a compile-only tune for sm_90 warms the Hopper spa
       FAIL("an mma.sync extra config was accepted for a Hopper problem");
     } catch (const Error& e) {
       CHECK(contains(e.what(), "hopper_gemm = false"));
+      CHECK(contains(e.what(), r.default_config));  // the default the tune starts from, named
     }
     // At 8-byte alignment TMA cannot load: the mma.sync space.
     const TuneReport r8 = autotune_gemm(engine, p, 8, o);
