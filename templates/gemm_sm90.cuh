@@ -253,6 +253,14 @@ __device__ __forceinline__ unsigned sm90_cluster_rank() {
 __device__ __forceinline__ void sm90_cluster_sync() {
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
 }
+/// The cluster barrier without the release: it orders execution, not this thread's memory operations. Its
+/// release compiles to a GPU-wide MEMBAR, which waits for every global store in flight.
+__device__ __forceinline__ void sm90_cluster_sync_relaxed() {
+  asm volatile("barrier.cluster.arrive.relaxed;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+/// Every thread of the CTA, from divergent code too (barrier 0 without .aligned: the producer's thread 0 and
+/// the rest of its warp reach it from different branches).
+__device__ __forceinline__ void sm90_cta_sync_all() { asm volatile("barrier.sync 0;\n" ::: "memory"); }
 
 /// Stores four floats at the shared-memory offset `addr` of the cluster's CTA `rank` (distributed shared
 /// memory).
@@ -645,6 +653,9 @@ __device__ __forceinline__ Sm90Unit sm90_unit(const Sm90GemmParams& p, int unit,
 /// one tile and sum them through distributed shared memory, no workspace: after the main loop each sends
 /// the columns the others own into their shared memory (over the then idle stage ring), and each sums its
 /// own columns in rank order (the same order whoever arrives first) and stores them from registers.
+/// Three barriers a unit: A (cluster, relaxed) before the sends, B (cluster, release / acquire) after them,
+/// C (this CTA) before the ring fills again. After B no CTA touches another's shared memory, so a CTA may
+/// leave while its peers still sum.
 /// FIXUP 1: K slices (p.splits > 1) are summed by the kernel itself, by whichever CTA finishes a tile's
 /// last slice (Sm90GemmParams::ws / flags): no second kernel, no cluster.
 /// A_ROWS (128, or 64, 32, 16 where all of M fits in that many rows): the rows of A a stage has room for.
@@ -724,9 +735,9 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
     for (int unit = cluster_id; unit < units; unit += clusters) {
       // The cluster reduction's three barriers per unit (see the consumers), which every thread passes.
       if (SPLITC > 1 && threadIdx.x != 0) {
+        sm90_cluster_sync_relaxed();
         sm90_cluster_sync();
-        sm90_cluster_sync();
-        sm90_cluster_sync();
+        sm90_cta_sync_all();
         continue;
       }
       if (SPLITC == 1 && threadIdx.x != 0) break;
@@ -773,9 +784,9 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
         }
       }
       if (SPLITC > 1) {
+        sm90_cluster_sync_relaxed();
         sm90_cluster_sync();
-        sm90_cluster_sync();
-        sm90_cluster_sync();
+        sm90_cta_sync_all();
       }
     }
   } else {
@@ -926,7 +937,9 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
         const auto slot_addr = [&](int slot, int i4) {
           return base + static_cast<unsigned>(((slot * 2 + consumer) * kPart4 + i4) * 2048 + t * 16);
         };
-        sm90_cluster_sync();  // A: every CTA of the cluster is done with its stage ring
+        // A: every CTA of the cluster is done with its stage ring. The peers' reads of it (wgmma, waited for)
+        // are over before they arrive, so no release is needed: relaxed, it skips a GPU-wide MEMBAR.
+        sm90_cluster_sync_relaxed();
 #pragma unroll
         for (int q = 0; q < SPLITC; ++q) {
           if (q == krank) continue;
@@ -962,7 +975,11 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
         }
         // The slots were written and read by the generic proxy; the next unit's TMA (async proxy) refills them.
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-        sm90_cluster_sync();  // C: the receive slots are read; the stage ring may fill again
+        // C: the receive slots are read; the stage ring may fill again. Only this CTA's producer fills it (no
+        // multicast beside SPLITC) and the peers write into it only after the next unit's A: a CTA barrier
+        // does, not a cluster one whose release waited for this unit's stores of C (H200, 16 x 4096 x 4096:
+        // a tenth of the consumers' warp samples sat in the three barriers' GPU-wide MEMBARs).
+        sm90_cta_sync_all();
         continue;
       }
       if (kTileM == 64 && consumer == 1) continue;  // rows past the 64-row tile: the next tile's
