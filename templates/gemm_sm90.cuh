@@ -937,8 +937,10 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
         const auto slot_addr = [&](int slot, int i4) {
           return base + static_cast<unsigned>(((slot * 2 + consumer) * kPart4 + i4) * 2048 + t * 16);
         };
-        // A: every CTA of the cluster is done with its stage ring. The peers' reads of it (wgmma, waited for)
-        // are over before they arrive, so no release is needed: relaxed, it skips a GPU-wide MEMBAR.
+        // A: every CTA of the cluster is done with its stage ring. No release is needed: the peers' reads of
+        // it (wgmma, waited for) are over and every TMA write of the unit was waited for on the full
+        // barriers before they arrive, and the producers issue nothing more before C. Relaxed, it skips a
+        // GPU-wide MEMBAR. (Safety rests on those waits, not on the barrier's memory order.)
         sm90_cluster_sync_relaxed();
 #pragma unroll
         for (int q = 0; q < SPLITC; ++q) {
