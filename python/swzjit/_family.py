@@ -33,6 +33,24 @@ def _values_text(values, what):
     raise _invalid(f"{what}: {type(values).__name__} given; pass a dict {{name: int}} or a text 'A=1,B=2'")
 
 
+def _with_device(problem, sm_count, dram_gbps):
+    """The problem's text with the device's SM count and DRAM bandwidth (GB/s) added where given: the
+    reserved problem values sm_count and dram_gbps a program family's default and space may read."""
+    text = _values_text(problem, "problem")
+    named = {part.split("=", 1)[0].strip() for part in text.split(",") if "=" in part}
+    extra = []
+    for key, value, low in (("sm_count", sm_count, 1), ("dram_gbps", dram_gbps, 0)):
+        if value is None:
+            continue
+        if key in named:
+            raise _invalid(f"problem: {key} is given twice, in the problem and as an argument; give it once")
+        number = _int(value, key)
+        if number < low:
+            raise _invalid(f"{key}: {number} is below {low}" + (" (0: not known)" if key == "dram_gbps" else ""))
+        extra.append(f"{key}={number}")
+    return ",".join([text] + extra if text else extra)
+
+
 def _scalars(values):
     """A run's scalar values: a dict {name: real number}, or None (every scalar at its default)."""
     if values is None:
@@ -145,14 +163,19 @@ class Family:
         return _swzjit.family_check_config(self._name, _values_text(config, "config"),
                                            _values_text(problem, "problem"))
 
-    def default_config(self, problem):
+    def default_config(self, problem, sm_count=None, dram_gbps=None):
         """The configuration used without tuning: the params' defaults when they fit the problem, else
-        the first configuration of :meth:`space`. Raises UnsupportedError when none fits."""
-        return _swzjit.family_default_config(self._name, _values_text(problem, "problem"))
+        the first configuration of :meth:`space`. Raises UnsupportedError when none fits.
+        ``sm_count`` / ``dram_gbps``: the device the choice is for, as the engine passes its own (a
+        program family may read them: the Hopper GEMM's default for skinny problems follows the DRAM
+        bandwidth per SM; ``swzjit.device_info()`` gives both). None: not known, unless the problem
+        names them."""
+        return _swzjit.family_default_config(self._name, _with_device(problem, sm_count, dram_gbps))
 
-    def space(self, problem):
-        """Every configuration satisfying the requirements for ``problem``, in the tuner's order."""
-        return _swzjit.family_space(self._name, _values_text(problem, "problem"))
+    def space(self, problem, sm_count=None, dram_gbps=None):
+        """Every configuration satisfying the requirements for ``problem``, in the tuner's order
+        (``sm_count`` / ``dram_gbps`` as for :meth:`default_config`)."""
+        return _swzjit.family_space(self._name, _with_device(problem, sm_count, dram_gbps))
 
     def launch(self, problem, config=None, sm_count=1):
         """The evaluated launch: name_expression, grid, block, threads, dynamic_smem, buffer_elements

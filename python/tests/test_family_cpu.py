@@ -140,6 +140,40 @@ def test_default_config_and_space(rowsum, user):
     assert user.default_config(USER_PROBLEM) == {"ROWS": 8, "SWIZZLE": 1}
 
 
+# The Hopper GEMM's problem text (the kernel's frame, f16 in and out, A and B K-contiguous) for M x N x K.
+def _sm90_problem(m, n, k):
+    return (f"in=f16,out=f16,m={m},n={n},k={k},lda={k},ldb={k},ldc={n},batch=1,stride_a=0,stride_b=0,stride_c=0,"
+            "a_mn=0,b_mn=0,align_a=16,align_b=16")
+
+
+def test_default_config_and_space_for_a_device(rowsum):
+    gemm = swzjit.family("gemm_sm90")
+    skinny = _sm90_problem(16, 4096, 4096)
+    unknown = gemm.default_config(skinny)
+    h100 = gemm.default_config(skinny, sm_count=132, dram_gbps=3352)
+    h200 = gemm.default_config(skinny, sm_count=132, dram_gbps=4814)
+    # Much DRAM bandwidth per SM (the H200): K in 2 slices summed in a cluster pair; the H100 as unknown.
+    assert h200["SPLITS"] == 2 and h200["REDUCE"] == 2 and h200["BN"] == 64
+    assert h100 == unknown and h200 != unknown
+    # The same as naming them in the problem's text.
+    assert gemm.default_config(skinny + ",sm_count=132,dram_gbps=4814") == h200
+    space = gemm.space(skinny, sm_count=132, dram_gbps=4814)
+    assert h200 in space and unknown in space  # a tune there can come back to the unknown device's default
+    assert all(gemm.check_config(c, skinny) == "" for c in space)
+    # A big square does not follow the bandwidth; a family that reads neither ignores them.
+    square = _sm90_problem(4096, 4096, 4096)
+    assert gemm.default_config(square, sm_count=132, dram_gbps=4814) == gemm.default_config(square, sm_count=132)
+    assert rowsum.default_config(ROWSUM_PROBLEM, sm_count=132, dram_gbps=4814) == rowsum.default_config(ROWSUM_PROBLEM)
+    with pytest.raises(swzjit.InvalidArgumentError, match="sm_count: 0 is below 1"):
+        gemm.default_config(skinny, sm_count=0)
+    with pytest.raises(swzjit.InvalidArgumentError, match="dram_gbps: -1 is below 0"):
+        gemm.space(skinny, dram_gbps=-1)
+    with pytest.raises(swzjit.InvalidArgumentError, match="dram_gbps is given twice"):
+        gemm.default_config(skinny + ",dram_gbps=4814", dram_gbps=4814)
+    with pytest.raises(swzjit.InvalidArgumentError, match="is not an integer"):
+        gemm.default_config(skinny, sm_count=13.2)
+
+
 def test_launch_is_evaluated_for_the_problem(user):
     launch = user.launch(USER_PROBLEM, {"ROWS": 4})
     assert launch["name_expression"] == "pyfam::tile_transpose<4, 1>"
