@@ -55,6 +55,9 @@ nb::dict report_dict(const swz::TuneReport& r) {
     x["p80_ms"] = c.p80_ms;
     x["repetitions"] = c.repetitions;
     x["from_cache"] = c.from_cache;
+    x["retime_ms"] = c.retime_ms;  // 0: not re-timed (TuneCandidate)
+    x["retime_p20_ms"] = c.retime_p20_ms;
+    x["retime_p80_ms"] = c.retime_p80_ms;
     cands.append(x);
   }
   d["candidates"] = cands;

@@ -34,8 +34,9 @@ def autotune(op, *, device=None, layout=None, a=None, b=None, x=None, out=None, 
 
     Returns:
         dict with problem, winner, winner_ms, winner_gbps / winner_tflops, default_config,
-        default_ms, candidates (config, status, reason, median_ms, ...), compiled, benchmarked,
-        reused, seconds, arch, device, ...
+        default_ms, candidates (config, status, reason, median_ms, ..., retime_ms: the final re-time's
+        median, which the winner is chosen on, 0 where not re-timed; the re-timed come first), compiled,
+        benchmarked, reused, seconds, arch, device, ...
     """
     from . import _gemm_setup, _transpose_setup  # the same tensor reading as the calls themselves
     if op not in ("gemm", "transpose") and isinstance(op, str) and _swzjit.family_exists(op):

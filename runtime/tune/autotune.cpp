@@ -465,6 +465,7 @@ void Tuner::retime(detail::worker::WorkerSession& session, const std::string& ar
       return;
     }
     std::vector<int> again;
+    std::vector<std::pair<int, BenchResult>> timed;  // kept only when every candidate was re-timed ok
     bool finished = true;
     for (std::size_t i = 0; i < ok.size(); ++i) {
       const BenchResult& b = (*results)[i];
@@ -474,16 +475,26 @@ void Tuner::retime(detail::worker::WorkerSession& session, const std::string& ar
         continue;
       }
       TuneCandidate c = from_bench(b);
-      c.from_cache = false;
       if (c.status != "ok") {
         emit("retime", config(ok[i]) + ": " + c.status + " on re-timing (" + c.reason + ")");
         finished = false;
-      } else {
-        again.push_back(ok[i]);
+        c.from_cache = false;
+        record(ok[i], c, /*store=*/true);  // a failure now: stored, so a later tune does not reuse its first pass
+        continue;
       }
-      record(ok[i], c, /*store=*/true);
+      again.push_back(ok[i]);
+      timed.emplace_back(ok[i], b);
     }
     if (finished) {
+      // Beside the first pass, never over it: the cache keeps first passes only, which stay comparable with
+      // each other (the re-time runs on a busy GPU, at the clocks that leaves), for a later tune's ranking.
+      for (const auto& t : timed) {
+        const TuneCandidate c = from_bench(t.second);
+        TuneCandidate& kept = results_.at(t.first);
+        kept.retime_ms = c.median_ms;
+        kept.retime_p20_ms = c.p20_ms;
+        kept.retime_p80_ms = c.p80_ms;
+      }
       report_.retimed = static_cast<int>(ok.size());
       retimed_ = ok;
       return;
@@ -502,8 +513,9 @@ void Tuner::choose_and_store() {
   for (int index : contenders) {
     const TuneCandidate& c = results_.at(index);
     if (c.status != "ok") continue;
-    ranked.push_back(detail::RankedCandidate{c.config, c.median_ms, index, is_default(index)});
-    if (is_default(index)) report_.default_ms = c.median_ms;
+    const double ms = retimed_.empty() ? c.median_ms : c.retime_ms;  // one measurement for all contenders
+    ranked.push_back(detail::RankedCandidate{c.config, ms, index, is_default(index)});
+    if (is_default(index)) report_.default_ms = ms;
   }
   const int w = detail::choose_winner(ranked);
   if (w < 0) {
@@ -522,18 +534,16 @@ void Tuner::choose_and_store() {
 }
 
 void Tuner::collect() {
-  std::vector<std::pair<int, TuneCandidate>> all(results_.begin(), results_.end());
-  const auto rank = [](const TuneCandidate& c) { return c.status == "ok" ? 0 : c.status == "compiled" ? 1 : 2; };
-  std::stable_sort(all.begin(), all.end(), [&](const auto& a, const auto& b) {
-    if (rank(a.second) != rank(b.second)) return rank(a.second) < rank(b.second);
-    if (rank(a.second) == 0 && a.second.median_ms != b.second.median_ms) return a.second.median_ms < b.second.median_ms;
-    return a.first < b.first;
-  });
-  report_.candidates.clear();
-  for (auto& r : all) {
-    if (is_failure(r.second.status)) ++report_.failures[r.second.status];
+  // results_ is in space order, which report_order keeps among ties and for the rest.
+  std::vector<TuneCandidate> all;
+  for (auto& r : results_) {
     r.second.kernel_cached = kernel_cached_.count(r.first) > 0;
-    report_.candidates.push_back(std::move(r.second));
+    all.push_back(std::move(r.second));
+  }
+  report_.candidates.clear();
+  for (const std::size_t i : detail::report_order(all)) {
+    if (is_failure(all[i].status)) ++report_.failures[all[i].status];
+    report_.candidates.push_back(std::move(all[i]));
   }
 }
 

@@ -95,6 +95,12 @@ struct RankedCandidate {
 /// it by more than the near-tie margin. Returns the index into `ranked`, or -1 when it is empty.
 int choose_winner(const std::vector<RankedCandidate>& ranked, double near_tie = 0.01);
 
+/// The order a report lists `candidates` in, as indices into it: the re-timed ok ones (retime_ms > 0) by their
+/// re-time, then the other ok ones by their first pass, then "compiled" (a compile-only tune), then the rest;
+/// ties and the rest in the given (space) order. The two measurements never mix in one ranking: the re-time
+/// runs on a busy GPU, often at lower clocks, so a first-pass time is not comparable with it.
+std::vector<std::size_t> report_order(const std::vector<TuneCandidate>& candidates);
+
 /// The candidates the final interleaved re-time measures together, as `order`s: the `top` fastest of
 /// `ok` (by first-pass median, ties by order), then the default when it is in `ok` and not among them.
 /// Empty when `top` <= 0 (no re-time: the choice uses the first measurements).

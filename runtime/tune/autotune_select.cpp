@@ -92,6 +92,23 @@ int choose_winner(const std::vector<RankedCandidate>& ranked, double near_tie) {
   return chosen;
 }
 
+std::vector<std::size_t> report_order(const std::vector<TuneCandidate>& candidates) {
+  // 0: re-timed, 1: ok, first pass only, 2: compiled (compile-only), 3: the rest.
+  const auto group = [](const TuneCandidate& c) {
+    if (c.status == "ok") return c.retime_ms > 0 ? 0 : 1;
+    return c.status == "compiled" ? 2 : 3;
+  };
+  const auto time = [&](const TuneCandidate& c) { return group(c) == 0 ? c.retime_ms : c.median_ms; };
+  std::vector<std::size_t> order(candidates.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const TuneCandidate &x = candidates[a], &y = candidates[b];
+    if (group(x) != group(y)) return group(x) < group(y);
+    return group(x) <= 1 && time(x) < time(y);
+  });
+  return order;
+}
+
 std::vector<int> retime_set(const std::vector<RankedCandidate>& ok, int top) {
   std::vector<int> set;
   if (top <= 0 || ok.empty()) return set;

@@ -3,6 +3,7 @@
 // the seeded data.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -69,4 +70,24 @@ TEST_CASE("swz autotune transpose --seed: the tune verifies on the seeded data a
   REQUIRE(rows.size() >= 2);
   CHECK(rows[1][4] == "99");
   CHECK(rows[1][6] == "ok");
+  // The re-timed rows come first, with their re-time beside the first pass; the winner is one of them.
+  const auto column = [&](const std::string& name) {
+    const auto it = std::find(rows[0].begin(), rows[0].end(), name);
+    REQUIRE(it != rows[0].end());
+    return static_cast<std::size_t>(it - rows[0].begin());
+  };
+  const std::size_t retime = column("retime_ms"), winner = column("winner"), median = column("median_ms");
+  CHECK_FALSE(rows[1][retime].empty());
+  int winners = 0;
+  for (std::size_t i = 1; i < rows.size(); ++i)
+    if (rows[i][winner] == "true") {
+      ++winners;
+      CHECK_FALSE(rows[i][retime].empty());
+      CHECK_FALSE(rows[i][median].empty());
+    }
+  CHECK(winners == 1);
+  const auto table = run_swz(base + " --seed 99", env);  // the text table: the same tune, reused from the cache
+  REQUIRE_MESSAGE(table.code == 0, table.err);
+  CHECK(table.out.find("re-time ms") != std::string::npos);
+  CHECK(table.out.find("<- winner") != std::string::npos);
 }

@@ -71,6 +71,36 @@ TEST_CASE("the default wins near-ties whatever its position, so the winner is ne
   }
 }
 
+TEST_CASE("a report lists the re-timed first by their re-time, then the rest by their first pass, never mixed") {
+  // The H200's 2048x11008x4096 tune (twenty-third session): the three re-timed ran at 0.285-0.301 ms on a busy,
+  // power-capped GPU, the others at 0.25-0.30 ms alone. Ranked together, the winner fell below the first page.
+  const auto cand = [](const char* config, const char* status, double first, double retime) {
+    TuneCandidate c;
+    c.config = config;
+    c.status = status;
+    c.median_ms = first;
+    c.retime_ms = retime;
+    return c;
+  };
+  const std::vector<TuneCandidate> cands{
+      cand("slow-alone", "ok", 0.2639, 0),     cand("default", "ok", 0.2514, 0.3012), cand("bad", "wrong-result", 0, 0),
+      cand("fast-alone", "ok", 0.2525, 0),     cand("winner", "ok", 0.2509, 0.2854),  cand("third", "ok", 0.2519, 0.2870),
+      cand("also-fast", "ok", 0.2525, 0),      cand("skipped", "skipped-static", 0, 0), cand("hang", "timeout", 0, 0)};
+  std::vector<std::string> order;
+  for (const std::size_t i : detail::report_order(cands)) order.push_back(cands[i].config);
+  // Ties keep the given (space) order: fast-alone before also-fast; the failures and skips in space order.
+  CHECK(order == std::vector<std::string>{"winner", "third", "default", "fast-alone", "also-fast", "slow-alone", "bad",
+                                          "skipped", "hang"});
+  // A compile-only tune: its "compiled" candidates before the failures, in space order.
+  const std::vector<TuneCandidate> compiled{cand("x", "compile-failed", 0, 0), cand("a", "compiled", 0, 0),
+                                            cand("b", "compiled", 0, 0)};
+  CHECK(detail::report_order(compiled) == std::vector<std::size_t>{1, 2, 0});
+  CHECK(detail::report_order({}).empty());
+  // Without a re-time (retime_top = 0, or it failed) the ok ones are ranked by their first pass alone.
+  const std::vector<TuneCandidate> first_only{cand("a", "ok", 2.0, 0), cand("b", "ok", 1.0, 0), cand("c", "ok", 1.5, 0)};
+  CHECK(detail::report_order(first_only) == std::vector<std::size_t>{1, 2, 0});
+}
+
 TEST_CASE("the final re-time takes the best few and the default, once") {
   const std::vector<RankedCandidate> ok{{"a", 1.0, 0}, {"b", 0.9, 1}, {"c", 1.2, 2}, {"d", 0.8, 3}, {"def", 1.5, 4, true}};
   CHECK(detail::retime_set(ok, 3) == std::vector<int>{3, 1, 0, 4});   // fastest three, then the default
