@@ -147,6 +147,8 @@ for step in "$@"; do
           SWZJIT_WORKER=$PWD/$ex/prefix/libexec/swz-worker $ex/build/engine_app; } >"$OUT/nonvrtc.log" 2>&1
       summary+=("engine_app twice, the second without NVRTC: rc=$? $(grep -c 'looking kernels up as built by NVRTC' "$OUT/nonvrtc.log") borrowed-identity line(s)") ;;
     python)
+      # build/python (carried) must match the GPU machine's Python (3.12 there): configure the build with
+      # -DSWZJIT_PYTHON=ON -DPython_EXECUTABLE=<a python3.12 with nanobind> and build the target _swzjit.
       py=${PYTHON:-/opt/torch/.venv/bin/python}
       SWZJIT_CACHE_DIR=$(mktemp -d) PYTHONPATH=$PWD/build/python timeout 400 "$py" -m pytest -q -rs python/tests/test_gpu.py \
         >"$OUT/python_gpu.log" 2>&1
