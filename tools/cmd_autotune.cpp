@@ -264,10 +264,10 @@ void print_table(const std::string& family, const TuneReport& r, const Rate& rat
   if (shown > 0 && shown < static_cast<int>(r.candidates.size()))
     std::printf("  ... %d more (--top N, or --format json|csv for all)\n", static_cast<int>(r.candidates.size()) - shown);
   if (shown > 0 && !compile_only && r.retimed > 0)
-    std::printf("  (re-time: the %d re-timed together after warm-up, the default among them, listed first by it; the\n"
-                "  winner is chosen on it. The other rows follow by their first pass, timed alone: compare within\n"
-                "  each measurement, not across them)\n",
-                r.retimed);
+    std::printf("  (re-time: the %d re-timed together after warm-up%s, listed first by it;\n"
+                "  the winner is chosen on it. The other rows follow by their first pass, timed alone: compare\n"
+                "  within each measurement, not across them)\n",
+                r.retimed, r.default_ms > 0 ? ", the default among them" : "");
   std::string failures;
   for (const auto& f : r.failures) failures += (failures.empty() ? "" : ", ") + std::to_string(f.second) + " " + f.first;
   const int measured = r.space_size - r.static_rejected;

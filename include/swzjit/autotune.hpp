@@ -70,7 +70,7 @@ struct TuneCandidate {
   /// chosen on; 0 for a candidate not re-timed. Compare these only with each other: a busy GPU runs at
   /// lower clocks than the first pass saw (an H200 at 2048x11008x4096: 0.29 ms re-timed, 0.25 ms first).
   double retime_ms = 0, retime_p20_ms = 0, retime_p80_ms = 0;
-  bool from_cache = false;  ///< measured by an earlier tune and reused
+  bool from_cache = false;  ///< its first pass (or failure) was measured by an earlier tune and reused
   bool kernel_cached = false;  ///< its kernel came from the kernel cache this tune (no NVRTC compile)
 };
 
@@ -81,7 +81,8 @@ struct TuneReport {
   double winner_gbps = 0;    ///< bytes read + written per second (transpose)
   double winner_tflops = 0;  ///< 2 * M * N * K * batch per second, in TFLOP/s (GEMM)
   /// Sorted: the re-timed ones by their re-time (the winner's measurement), then the other ok ones by their
-  /// first pass, then the rest (failures, skipped) in space order.
+  /// first pass, then "compiled" (a compile-only tune), then the failures in space order, then the configs the
+  /// static checks skipped.
   std::vector<TuneCandidate> candidates;
   int space_size = 0;        ///< configs in the search space before static checks
   int static_rejected = 0;   ///< dropped by the static checks

@@ -110,7 +110,8 @@ class Tuner {
 
   void compile_only();
   void tune(detail::worker::WorkerSession& session, const DeviceInfo& info);
-  /// Moves the candidates into the report, sorted (ok by time, then the rest in space order).
+  /// Moves the candidates into the report in detail::report_order (the re-timed by their re-time, the other ok
+  /// ones by their first pass, then the rest in space order).
   void collect();
 
  private:
