@@ -144,11 +144,13 @@ std::pair<int, std::string> split_sms(const std::string& item, int device_sms) {
 }
 
 // A --configs item (without its "sms=N," prefix) for problem `p`: "auto" is choose_sm90_gemm_config's pick
-// for `dram_gbps`, "auto0" its pick where the bandwidth is not known (the H100's rules).
+// for `dram_gbps`, "auto0" its pick where the bandwidth is not known (the H100's rules). Other items get
+// the layout the problem has in the kernel's frame (swapped for an item with swap=1).
 Sm90GemmConfig config_of(const std::string& text, const GemmProblem& p, const std::string& dt, int sms, int dram_gbps) {
   if (text == "auto0") return choose_sm90_gemm_config(p, sms, 0);
-  return text == "auto" ? choose_sm90_gemm_config(p, sms, dram_gbps)
-                        : Sm90GemmConfig::parse("in=" + dt + ",out=" + dt + ",layout=" + gemm_sm90_layout(p) + "," + text);
+  if (text == "auto") return choose_sm90_gemm_config(p, sms, dram_gbps);
+  const bool swap = text.find("swap=1") != std::string::npos;
+  return Sm90GemmConfig::parse("in=" + dt + ",out=" + dt + ",layout=" + gemm_sm90_layout(p, swap) + "," + text);
 }
 
 }  // namespace

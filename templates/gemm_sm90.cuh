@@ -77,6 +77,10 @@ struct Sm90GemmParams {
   // ((s0 + s1) + (s2 + s3), the same sum whichever slice counts last) and stores C from registers.
   // dp_tiles = all tiles: no tail, no workspace.
   int dp_tiles;
+  // C transposed (Sm90GemmConfig::swap_ab): the kernel's element (row, col) goes to C at col * ldc + row, so
+  // the kernel computes C^T = B^T A^T with the operands' roles swapped, and a tile's 128 rows run along the
+  // caller's N. Every store goes through sm90_store_pair (never the TMA-store epilogue), element by element.
+  int c_trans;
 };
 
 /// A stage holds `a_rows` rows of A (the tile's 128, or for one short tile row of M <= a_rows, 64, 32 or 16:
@@ -422,10 +426,21 @@ __device__ __forceinline__ void sm90_store_pair(const Sm90GemmParams& p, int row
                                                 long long c_base) {
   typedef typename GemmElem<OUT_KIND>::type T;
   if (row >= p.m || col >= p.n) return;
-  T* c = static_cast<T*>(p.c) + c_base + static_cast<long long>(row) * p.ldc + col;
   const bool both = col + 1 < p.n;
   v0 *= p.alpha;
   v1 *= p.alpha;
+  if (p.c_trans) {
+    // The pair is two rows of C, ldc apart; the eight lanes of a quad row write 8 adjacent elements.
+    T* c = static_cast<T*>(p.c) + c_base + static_cast<long long>(col) * p.ldc + row;
+    if (p.beta != 0.0f) {
+      v0 += p.beta * gemm_to_f32<OUT_KIND>(c[0]);
+      if (both) v1 += p.beta * gemm_to_f32<OUT_KIND>(c[p.ldc]);
+    }
+    c[0] = gemm_from_f32<OUT_KIND>(v0);
+    if (both) c[p.ldc] = gemm_from_f32<OUT_KIND>(v1);
+    return;
+  }
+  T* c = static_cast<T*>(p.c) + c_base + static_cast<long long>(row) * p.ldc + col;
   if (p.beta != 0.0f) {
     v0 += p.beta * gemm_to_f32<OUT_KIND>(c[0]);
     if (both) v1 += p.beta * gemm_to_f32<OUT_KIND>(c[1]);
@@ -968,6 +983,8 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
             }
             d[i] = acc.x, d[i + 1] = acc.y, d[i + 2] = acc.z, d[i + 3] = acc.w;
           }
+          // A 64-row tile's second consumer summed rows past it (the next tile's): it stores nothing.
+          if (kTileM == 64 && consumer == 1) continue;
 #pragma unroll
           for (int jj = 0; jj < kPart4; ++jj) {
             const int j = q * kPart4 + jj;

@@ -18,7 +18,7 @@ namespace swz {
 namespace {
 
 const char* const kForm =
-    " (form: in=f16|bf16,out=f16|bf16|f32,layout=NT|NN|TN|TT,bn=32|64|128|256,stages=N,raster=N,persistent=0|1,inflight=0|1,cluster=1|2,epilogue=regs|tma,splits=1..32,reduce=workspace|cluster|fixup,tail=1|2|4,arows=16|32|64|128)";
+    " (form: in=f16|bf16,out=f16|bf16|f32,layout=NT|NN|TN|TT,bn=32|64|128|256,stages=N,raster=N,persistent=0|1,inflight=0|1,cluster=1|2,epilogue=regs|tma,splits=1..32,reduce=workspace|cluster|fixup,tail=1|2|4,arows=16|32|64|128,swap=0|1)";
 
 // Slices shorter than this many k-blocks (of 64) fill the pipeline more than they run it.
 constexpr long long kMinSliceBlocks = 4;
@@ -40,6 +40,9 @@ constexpr long long kShortAMaxRows = 64;
 // against 0.83-0.85 with K whole).
 constexpr int kRichDramPerSm = 30;
 constexpr long long kRichPairMinBlocks = 64;
+// A and B swapped (swap=1) by default for one tile row of at most this many rows of C (16 and 32 measured
+// winning on the H200, 64 losing).
+constexpr long long kSwapMaxRows = 32;
 
 int elem_kind(DType t) { return t == DType::F16 ? tpl::kGemmF16 : t == DType::BF16 ? tpl::kGemmBF16 : tpl::kGemmF32; }
 
@@ -77,6 +80,7 @@ std::string Sm90GemmConfig::to_string() const {
   if (reduce_fixup) os << ",reduce=fixup";
   if (tail > 1) os << ",tail=" << tail;
   if (arows < tpl::kSm90Bm) os << ",arows=" << arows;
+  if (swap_ab) os << ",swap=1";
   return os.str();
 }
 
@@ -117,6 +121,8 @@ Sm90GemmConfig Sm90GemmConfig::parse(const std::string& text) {
       c.tail = static_cast<int>(parse_integer("sm_90a gemm config tail", v, 1, 4));
     } else if (k == "splits") {
       c.splits = static_cast<int>(parse_integer("sm_90a gemm config splits", v, 1, kMaxSplits));
+    } else if (k == "swap") {
+      c.swap_ab = parse_integer("sm_90a gemm config swap", v, 0, 1) == 1;
     } else {
       throw_invalid("sm_90a gemm config: unknown field '" + k + "'" + kForm);
     }
@@ -189,6 +195,11 @@ void Sm90GemmConfig::validate() const {
     throw_invalid("sm_90a gemm config: tail=" + std::to_string(tail) +
                   " cuts only the last wave's tiles into K slices; it takes splits=1 and no reduce= (splits=" +
                   std::to_string(splits) + ")");
+  if (swap_ab && tma_epilogue)
+    throw_invalid("sm_90a gemm config: swap=1 stores C transposed from registers; drop epilogue=tma");
+  if (swap_ab && uses_reduce_kernel())
+    throw_invalid("sm_90a gemm config: swap=1 stores C transposed, which the split-K reduction kernel does not; "
+                  "sum the splits=" + std::to_string(splits) + " slices with reduce=cluster or reduce=fixup");
   if (reduce_cluster) {
     if (splits != 2 && splits != 4)
       throw_invalid("sm_90a gemm config: reduce=cluster sums splits=2 or 4 slices in a cluster (splits=" +
@@ -213,16 +224,18 @@ Sm90GemmConfig default_sm90_gemm_config(DType in, DType out) {
   return c;
 }
 
-std::string gemm_sm90_layout(const GemmProblem& problem) {
+std::string gemm_sm90_layout(const GemmProblem& problem, bool swap_ab) {
   const bool a_row = problem.a_order == MatrixOrder::RowMajor, b_row = problem.b_order == MatrixOrder::RowMajor;
-  // Kernel-frame A is K-major ('N') when the problem's A is row-major, or, for a column-major C, when B is
-  // column-major (B^T row-major); kernel-frame B is K-major ('T') when B is column-major, or A row-major.
-  const bool ka = problem.c_order == MatrixOrder::RowMajor ? a_row : !b_row;
-  const bool kb = problem.c_order == MatrixOrder::RowMajor ? !b_row : a_row;
+  // Kernel-frame A is K-major ('N') when the problem's A is row-major, or, where the roles swap (a
+  // column-major C or swap_ab, not both), when B is column-major (B^T row-major); kernel-frame B is K-major
+  // ('T') when B is column-major, or, swapped, when A is row-major.
+  const bool swaps = (problem.c_order != MatrixOrder::RowMajor) != swap_ab;
+  const bool ka = swaps ? !b_row : a_row;
+  const bool kb = swaps ? a_row : !b_row;
   return std::string(1, ka ? 'N' : 'T') + (kb ? 'T' : 'N');
 }
 
-Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count, int dram_gbps) {
+Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count, int dram_gbps, bool allow_swap) {
   const GemmProblem p = problem.resolved();
   Sm90GemmConfig c = default_sm90_gemm_config(p.dtype, p.out_dtype);
   c.layout = gemm_sm90_layout(p);
@@ -288,7 +301,36 @@ Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count,
   // H200 NT, A/B against cuBLAS (bench/results_gemm_sm90_skinny_h200_session21.log): M = 16..128 x 4096 x
   // 4096 0.84-0.89 -> 0.88-0.94, x 14336 0.77-0.84 -> 0.95-1.04; N = 2112..3072 0.52-0.76 -> 0.74-0.90;
   // NN, TN, TT level or better. The H100 keeps the rules below.
-  if (dram_gbps >= kRichDramPerSm * sm_count && wide_tiles < sm_count && tiles_m == 1 && kblocks >= kRichPairMinBlocks) {
+  // There, at most 32 rows of C (M = 16 or 32 against N = 2049..16896), A and B swap roles: the kernel
+  // computes C^T in 128 x 32 tiles along N (a quarter of the tensor work of 128-row tiles over 16 rows, the
+  // same bytes), K in 2 slices summed in a cluster pair where those tiles fill a quarter to half a wave of
+  // pairs (N = 4096: 32 tiles, 64 CTAs), K whole where they fill half to one wave (N = 14336: 112). H200 NT,
+  // A/B against cuBLAS (bench/results_gemm_sm90_swap_h200_session24.log), f16 / bf16: 16 x 4096 x 4096
+  // 0.929 / 0.941 -> 0.996 / 0.977, 16 x 4096 x 14336 0.969 / 0.967 -> 0.988 / 0.986, 32 x 4096 x 4096
+  // 0.965 / 0.966 -> 0.993 / 0.981, 32 x 4096 x 14336 0.983 / 0.970 -> 0.998 / 0.998, 16 x 14336 x 4096
+  // 0.982 / 0.987 -> 0.996 / 1.012, 16 x 11008 x 4096 level to +2%; 64 x 4096 x 4096 lost (0.879 -> 0.838).
+  // Only where both operands are K-contiguous (NT; the kernel's 32-wide B is the problem's A): with a
+  // row-major B (NN, run as TT) it won at K = 4096 (16 / 32 x 4096 x 4096 +4.6 / +6.5%) and lost at K = 14336
+  // (-3.6%) and at 16 x 11008 x 4096 (-4.3%), so there it is the tuner's to find (sm90_swap_space).
+  const bool rich = dram_gbps >= kRichDramPerSm * sm_count;
+  if (allow_swap && rich && wide_tiles < sm_count && m <= kSwapMaxRows && kblocks >= kRichPairMinBlocks) {
+    Sm90GemmConfig s = c;
+    s.swap_ab = true;
+    s.layout = gemm_sm90_layout(p, true);
+    s.bn = 32, s.cluster = 1, s.tma_epilogue = false, s.arows = tpl::kSm90Bm;
+    const long long t = (n + tpl::kSm90Bm - 1) / tpl::kSm90Bm * std::max(1LL, p.batch);  // tiles of C^T
+    const bool k_major = !s.a_mn_major() && !s.b_mn_major();
+    if (k_major && 8 * t >= sm_count && 4 * t <= sm_count) {
+      s.splits = 2, s.reduce_cluster = true;
+      s.stages = gemm_sm90_max_stages(s);
+      return s;
+    }
+    if (k_major && 2 * t > sm_count && t <= sm_count) {
+      s.stages = gemm_sm90_max_stages(s);
+      return s;
+    }
+  }
+  if (rich && wide_tiles < sm_count && tiles_m == 1 && kblocks >= kRichPairMinBlocks) {
     const long long pair_tiles = (n + 63) / 64 * std::max(1LL, p.batch);
     if (2 * pair_tiles <= sm_count && 4 * pair_tiles >= sm_count) {
       c.bn = 64, c.cluster = 1, c.splits = 2, c.reduce_cluster = true;
@@ -402,7 +444,8 @@ std::size_t gemm_sm90_workspace_bytes(const Sm90GemmConfig& cfg, const GemmProbl
     if (sm_count < 1)
       throw_invalid("sm_90a gemm: the workspace of config " + cfg.to_string() +
                     " depends on the device's SM count; pass it (sm_count >= 1)");
-    const long long m = p.c_order == MatrixOrder::RowMajor ? p.m : p.n, n = p.c_order == MatrixOrder::RowMajor ? p.n : p.m;
+    const bool sw = gemm_sm90_swaps(cfg, p);
+    const long long m = sw ? p.n : p.m, n = sw ? p.m : p.n;
     const Sm90TailPlan plan = gemm_sm90_tail_plan(cfg, m, n, p.k, p.batch, sm_count);
     if (plan.slices < 2 || m == 0 || n == 0) return 0;
     const long long slots = plan.tail_tiles * plan.slices * cfg.cluster;
@@ -412,7 +455,8 @@ std::size_t gemm_sm90_workspace_bytes(const Sm90GemmConfig& cfg, const GemmProbl
   const int splits = gemm_sm90_k_splits(cfg, p.k);
   if (!cfg.uses_workspace() || splits == 0 || p.m == 0 || p.n == 0) return 0;
   if (cfg.reduce_fixup && splits < 2) return 0;  // too short a K to split: the kernel runs unsplit
-  const long long m = p.c_order == MatrixOrder::RowMajor ? p.m : p.n, n = p.c_order == MatrixOrder::RowMajor ? p.n : p.m;
+  const bool sw = gemm_sm90_swaps(cfg, p);
+  const long long m = sw ? p.n : p.m, n = sw ? p.m : p.n;
   const long long bytes = detail::checked_mul(
       detail::checked_mul(static_cast<long long>(splits) * p.batch, gemm_sm90_slice_rows(cfg, m), "sm_90a split-K workspace"),
       gemm_splitk_workspace_ld(n) * 4, "sm_90a split-K workspace bytes");
@@ -493,26 +537,28 @@ Sm90Frame gemm_sm90_frame(const Sm90GemmConfig& cfg, const GemmProblem& problem,
   if (p.dtype != cfg.in || p.out_dtype != cfg.out)
     throw_invalid("sm_90a gemm: the problem is " + to_string(p.dtype) + ">" + to_string(p.out_dtype) +
                   " but the config is " + to_string(cfg.in) + ">" + to_string(cfg.out));
-  const std::string layout = gemm_sm90_layout(p);
+  const std::string layout = gemm_sm90_layout(p, cfg.swap_ab);
   if (layout != cfg.layout)
     throw_invalid("sm_90a gemm: the problem's layout in the kernel's frame is " + layout + " (A " +
                   (p.a_order == MatrixOrder::RowMajor ? "row" : "col") + ", B " +
                   (p.b_order == MatrixOrder::RowMajor ? "row" : "col") + ", C " +
-                  (p.c_order == MatrixOrder::RowMajor ? "row" : "col") + "-major) but the config's is " + cfg.layout +
-                  "; use layout=" + layout);
+                  (p.c_order == MatrixOrder::RowMajor ? "row" : "col") + "-major" + (cfg.swap_ab ? ", A and B swapped" : "") +
+                  ") but the config's is " + cfg.layout + "; use layout=" + layout);
   const long long eb = dtype_bytes(p.dtype);
   if (a % 16 != 0 || b % 16 != 0) unsupported("TMA needs A and B 16-byte aligned (the pointers are not)");
   if (p.batch > 1 && p.k > 0 && ((p.stride_a * eb) % 16 != 0 || (p.stride_b * eb) % 16 != 0))
     unsupported("TMA needs batch strides that are multiples of 16 bytes (stride_a " + std::to_string(p.stride_a) +
                 ", stride_b " + std::to_string(p.stride_b) + " elements of " + std::to_string(eb) + " bytes)");
   if (p.batch > 2147483647LL) unsupported("batch " + std::to_string(p.batch) + " exceeds 2^31 - 1");
-  const long long frame_m = p.c_order == MatrixOrder::RowMajor ? p.m : p.n;
-  // 64-row stages make 64-row tiles: any M, with K whole (the K-slice sums and the tail assume 128-row tiles).
-  if (cfg.arows == 64 && frame_m > 64 && (cfg.splits > 1 || cfg.uses_tail()))
+  const bool swaps = gemm_sm90_swaps(cfg, p);
+  const long long frame_m = swaps ? p.n : p.m;
+  // 64-row stages make 64-row tiles: any M, with K whole or in slices summed in a cluster (the workspace's
+  // sums and the tail assume 128-row tiles).
+  if (cfg.arows == 64 && frame_m > 64 && ((cfg.splits > 1 && !cfg.reduce_cluster) || cfg.uses_tail()))
     throw Error(ErrorKind::Unsupported,
                 "sm_90a gemm: config " + cfg.to_string() + " runs 64-row tiles (arows=64) over M = " +
-                    std::to_string(frame_m) + " rows (in the kernel's frame), which take K whole; use splits=1 and no "
-                    "tail, or leave arows out");
+                    std::to_string(frame_m) + " rows (in the kernel's frame), which take K whole or in a cluster; use "
+                    "splits=1 or reduce=cluster, and no tail, or leave arows out");
   if (cfg.arows < 64 && frame_m > cfg.arows)
     throw Error(ErrorKind::Unsupported,
                 "sm_90a gemm: config " + cfg.to_string() + " has room for " + std::to_string(cfg.arows) +
@@ -530,12 +576,15 @@ Sm90Frame gemm_sm90_frame(const Sm90GemmConfig& cfg, const GemmProblem& problem,
   f.stride_c = p.stride_c;
   f.a_mn = cfg.a_mn_major();
   f.b_mn = cfg.b_mn_major();
-  if (p.c_order == MatrixOrder::RowMajor) {
+  if (!swaps) {
     f.m = p.m, f.n = p.n, f.lda = p.lda, f.ldb = p.ldb, f.stride_a = p.stride_a, f.stride_b = p.stride_b;
-  } else {  // C^T (n x m, row-major with pitch ldc) = B^T A^T: the pitches go with the operands
+  } else {  // C^T (n x m) = B^T A^T: the pitches go with the operands
     f.m = p.n, f.n = p.m, f.lda = p.ldb, f.ldb = p.lda, f.stride_a = p.stride_b, f.stride_b = p.stride_a;
     f.swapped = true;
   }
+  // swap_ab: the kernel's C is C^T of a row-major C, or a column-major C itself; either way its (row, col)
+  // is at col * ldc + row.
+  f.c_trans = cfg.swap_ab;
   return f;
 }
 

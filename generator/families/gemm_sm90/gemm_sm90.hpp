@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "swzjit/device.hpp"
 #include "swzjit/engine.hpp"  // GemmProblem, MatrixOrder
@@ -74,6 +75,13 @@ struct Sm90GemmConfig {
   /// shrink with it, so more fit: at M = 16 on 128 x 32 tiles a stage is 6 KiB instead of 20, and the
   /// ring keeps three times as much of B in flight. An M-contiguous A takes 64 or 128 (64-row boxes).
   int arows = 128;
+  /// A and B swap roles (text "swap=1", printed only when set): the kernel computes C^T = B^T A^T, so its
+  /// 128-row tiles run along the problem's N and its bn-wide ones along M, and it stores C transposed,
+  /// element by element. For small M (M = 16 against N = 4096: 128 x 32 tiles of C^T, a quarter of the
+  /// tensor work of 128-row tiles over 16 rows). `layout` is then the swapped frame's (an NN problem runs
+  /// as TT: gemm_sm90_layout(problem, true)). Not with epilogue=tma nor with K slices summed by the
+  /// reduction kernel (splits > 1 without reduce=cluster or fixup).
+  bool swap_ab = false;
 
   std::string to_string() const;
   /// @throws Error(InvalidArgument) naming the field for unknown keys, bad values or an invalid config.
@@ -112,7 +120,12 @@ Sm90TailPlan gemm_sm90_tail_plan(const Sm90GemmConfig& cfg, long long m, long lo
 
 /// The layout (Sm90GemmConfig::layout) `problem` has in the kernel's frame: its own for a row-major C; for a
 /// column-major C, computed as C^T = B^T A^T, the roles swap (NN runs as TT, TT as NN; NT and TN stay).
-std::string gemm_sm90_layout(const GemmProblem& problem);
+/// `swap_ab` (Sm90GemmConfig::swap_ab) swaps them once more.
+std::string gemm_sm90_layout(const GemmProblem& problem, bool swap_ab = false);
+/// Whether the kernel's A is the problem's B: a column-major C or swap_ab, not both.
+inline bool gemm_sm90_swaps(const Sm90GemmConfig& cfg, const GemmProblem& problem) {
+  return (problem.c_order != MatrixOrder::RowMajor) != cfg.swap_ab;
+}
 
 /// The default config (layout NT, bn 256, 4 stages, raster 8, persistent, one k-block in flight).
 Sm90GemmConfig default_sm90_gemm_config(DType in, DType out);
@@ -130,8 +143,14 @@ Sm90GemmConfig default_sm90_gemm_config(DType in, DType out);
 /// `dram_gbps` of peak DRAM bandwidth (DeviceInfo::dram_gbps; 0: not known) of 30 GB/s per SM or more (the
 /// H200, not the H100 SXM), one tile row (M <= 128) with at least 64 k-blocks (K > 4032) runs 128 x 64 tiles
 /// in 2 K slices summed in a cluster (reduce=cluster) instead, where those tiles fill a quarter to half a
-/// wave (M = 16..128 against N = 2049..4224 on 132 SMs).
-Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count, int dram_gbps = 0);
+/// wave (M = 16..128 against N = 2049..4224 on 132 SMs). There too, at most 32 rows of C (in the kernel's
+/// frame) with both operands K-contiguous (NT) and K >= 4096 swap A and B (swap=1, 128 x 32 tiles of C^T
+/// along N): in 2 K
+/// slices summed in a cluster pair where those tiles fill a quarter to half a wave of pairs (N = 2049..4224),
+/// K whole where they fill half to one wave (N = 8449..16896). `allow_swap` false: the choice without that
+/// rule (a tune's space holds both).
+Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count, int dram_gbps = 0, bool allow_swap = true);
+
 
 /// Dynamic shared memory per block (stages + barriers + alignment slack).
 int gemm_sm90_smem_bytes(const Sm90GemmConfig& cfg);
@@ -152,7 +171,8 @@ CompileRequest gemm_sm90_compile_request(const Sm90GemmConfig& cfg);
 struct Sm90Frame {
   long long m = 0, n = 0, k = 0;
   long long lda = 0, ldb = 0, ldc = 0;  ///< elements: the pitch between rows of the operand as stored
-  bool swapped = false;                 ///< C column-major: computed as C^T = B^T A^T (A and B swap roles)
+  bool swapped = false;                 ///< A and B swap roles (gemm_sm90_swaps): a column-major C or swap_ab
+  bool c_trans = false;                 ///< C is stored transposed (swap_ab): kernel (row, col) at col * ldc + row
   bool a_mn = false, b_mn = false;      ///< A M-contiguous / B N-contiguous (the config's layout)
   long long batch = 1;                  ///< matrices, each operand's stride_* elements apart
   long long stride_a = 0, stride_b = 0, stride_c = 0;

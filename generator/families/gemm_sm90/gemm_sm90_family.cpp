@@ -123,6 +123,7 @@ param REDUCE = 0 1 2 ; default 0          # K slices summed by: 0 the reduction 
 param EPILOGUE = 0 1 ; default 0        # 1: C through shared memory and TMA stores (where beta is 0)
 param TAIL = 1 2 4 ; default 1          # the last partial wave of tiles in up to TAIL K slices
 param AROWS = 16 32 64 128 ; default 128  # rows of A a stage holds (16..64: one short tile row, or 64-row tiles)
+param SWAP = 0 1 ; default 0            # 1: A and B swap roles, C^T = B^T A^T stored transposed (small M)
 require = in != 0 && m >= 1 && n >= 1 && k >= 1 && batch >= 1
 require = align_a >= 16 && align_b >= 16
 require = lda * elem_bytes(in) % 16 == 0 && ldb * elem_bytes(in) % 16 == 0
@@ -152,14 +153,21 @@ FamilyValues gemm_sm90_family_config(const Sm90GemmConfig& c) {
           {"REDUCE", c.reduce_fixup ? 1 : c.reduce_cluster ? 2 : 0},
           {"EPILOGUE", c.tma_epilogue ? 1 : 0},
           {"TAIL", c.tail},
-          {"AROWS", c.arows}};
+          {"AROWS", c.arows},
+          {"SWAP", c.swap_ab ? 1 : 0}};
 }
 
 Sm90GemmConfig gemm_sm90_config_of(const FamilyValues& config, const FamilyValues& problem) {
   Sm90GemmConfig c;
   c.in = static_cast<DType>(value(problem, "in"));
   c.out = static_cast<DType>(value(problem, "out"));
-  c.layout = std::string(value(problem, "a_mn") ? "T" : "N") + (value(problem, "b_mn") ? "N" : "T");
+  // A config stored before SWAP existed has no value for it: the roles as they are.
+  const auto swap = config.find("SWAP");
+  c.swap_ab = swap != config.end() && swap->second != 0;
+  // The kernel's frame: with swapped roles its A is the problem's B (N-contiguous: 'T', M-contiguous in the
+  // kernel's frame) and its B the problem's A.
+  const bool a_mn = value(problem, "a_mn") != 0, b_mn = value(problem, "b_mn") != 0;
+  c.layout = c.swap_ab ? std::string(b_mn ? "T" : "N") + (a_mn ? "N" : "T") : std::string(a_mn ? "T" : "N") + (b_mn ? "N" : "T");
   c.bn = static_cast<int>(value(config, "BN"));
   c.stages = static_cast<int>(value(config, "STAGES"));
   c.raster = static_cast<int>(value(config, "RASTER"));

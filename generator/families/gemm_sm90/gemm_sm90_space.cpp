@@ -64,9 +64,47 @@ std::optional<Sm90GemmConfig> sm90_default_choice(const GemmProblem& problem, in
 }
 
 std::vector<Sm90GemmConfig> sm90_device_space(const GemmProblem& problem, int sm_count, int dram_gbps) {
-  std::vector<Sm90GemmConfig> space = sm90_gemm_space(choose_sm90_gemm_config(problem, sm_count, dram_gbps));
-  const Sm90GemmConfig unknown = choose_sm90_gemm_config(problem, sm_count, 0);
-  if (std::find(space.begin(), space.end(), unknown) == space.end()) space.push_back(unknown);
+  const Sm90GemmConfig chosen = choose_sm90_gemm_config(problem, sm_count, dram_gbps);
+  std::vector<Sm90GemmConfig> space;
+  const auto add = [&space](const Sm90GemmConfig& c) {
+    if (std::find(space.begin(), space.end(), c) == space.end()) space.push_back(c);
+  };
+  add(chosen);  // the default first, swapped or not
+  for (const Sm90GemmConfig& c : sm90_gemm_space(choose_sm90_gemm_config(problem, sm_count, dram_gbps, false))) add(c);
+  for (const Sm90GemmConfig& c : sm90_swap_space(problem)) add(c);
+  add(choose_sm90_gemm_config(problem, sm_count, 0));
+  return space;
+}
+
+std::vector<Sm90GemmConfig> sm90_swap_space(const GemmProblem& problem) {
+  const GemmProblem p = problem.resolved();
+  std::vector<Sm90GemmConfig> space;
+  // The kernel frame's M without the swap (a column-major C is C^T already): the swapped kernel's bn side.
+  const long long m = p.c_order == MatrixOrder::RowMajor ? p.m : p.n;
+  if (p.dtype == DType::F32 || m > 64 || p.k <= 0) return space;
+  Sm90GemmConfig base = default_sm90_gemm_config(p.dtype, p.out_dtype);
+  base.swap_ab = true;
+  base.layout = gemm_sm90_layout(p, true);
+  struct Point {
+    int bn, arows, splits, reduce;  // reduce: 0 none (K whole), 1 fixup, 2 cluster
+  };
+  const Point points[] = {{32, 128, 1, 0}, {32, 128, 2, 2}, {32, 128, 4, 2}, {32, 128, 2, 1}, {32, 64, 1, 0}, {32, 64, 2, 2},
+                          {64, 128, 1, 0}, {64, 128, 2, 2}, {64, 128, 4, 2}, {64, 128, 2, 1}, {64, 64, 1, 0}, {64, 64, 2, 2}};
+  for (const Point& pt : points) {
+    Sm90GemmConfig c = base;
+    c.bn = pt.bn;
+    c.arows = pt.arows;
+    c.splits = pt.splits;
+    c.reduce_fixup = pt.reduce == 1;
+    c.reduce_cluster = pt.reduce == 2;
+    c.stages = gemm_sm90_max_stages(c);
+    try {
+      c.validate();  // a 32-wide B part of an N-contiguous operand (the problem's M-contiguous A) does not fit
+    } catch (const Error&) {
+      continue;
+    }
+    space.push_back(c);
+  }
   return space;
 }
 

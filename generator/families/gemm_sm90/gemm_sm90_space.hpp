@@ -41,9 +41,15 @@ std::optional<Sm90GemmConfig> sm90_default_choice(const GemmProblem& problem, in
 /// slices (at most 16). Every
 /// config compiles for sm_90a without spills (a CPU test checks it).
 std::vector<Sm90GemmConfig> sm90_gemm_space(const Sm90GemmConfig& base);
-/// A tune's space for `problem` on a device of `sm_count` SMs and `dram_gbps` of DRAM bandwidth: the space
-/// around that device's default, and the default for an unknown bandwidth (the H100's rules) where that
-/// differs, so a tune can still come back to it.
+/// A tune's space for `problem` on a device of `sm_count` SMs and `dram_gbps` of DRAM bandwidth: that
+/// device's default first, the space around its choice without swapped roles, the swapped configs
+/// (sm90_swap_space), and the default for an unknown bandwidth (the H100's rules) where that differs, so a
+/// tune can still come back to it.
 std::vector<Sm90GemmConfig> sm90_device_space(const GemmProblem& problem, int sm_count, int dram_gbps);
+/// Configs with A and B swapped (swap=1) for a tune of `problem` whose M in the kernel's frame is at most 64
+/// (one tile row, mostly empty), K > 0: 32-wide tiles where the problem's A is K-contiguous (the kernel's B),
+/// and 64-wide ones, each with K whole, in 2 or 4 slices summed in a cluster or 2 summed in the kernel, and
+/// as 64-row tiles with K whole or in 2 slices in a cluster; every one with its deepest ring. None elsewhere.
+std::vector<Sm90GemmConfig> sm90_swap_space(const GemmProblem& problem);
 
 }  // namespace swz

@@ -168,9 +168,10 @@ TEST_CASE("gemm_sm90 family: every layout maps onto the kernel's frame, and defa
         }
       }
       if (sms != 132) continue;
-      // The space: the typed space around that default, each config valid for the problem.
+      // The space: the typed device space around that default (with swapped configs for small M), each
+      // config valid for the problem.
       std::vector<Sm90GemmConfig> want;
-      for (const Sm90GemmConfig& c : sm90_gemm_space(typed))
+      for (const Sm90GemmConfig& c : sm90_device_space(p, sms, 0))
         if (f->check_config(detail::gemm_sm90_family_config(c), with_sm_count(v, sms)).empty()) want.push_back(c);
       const std::vector<FamilyValues> space = f->space(with_sm_count(v, sms));
       REQUIRE(space.size() == want.size());

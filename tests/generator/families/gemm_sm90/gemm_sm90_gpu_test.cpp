@@ -127,7 +127,7 @@ Outcome run_case(const Case& c, std::mt19937_64& rng) {
   p.stride_b = b_lines * p.ldb + c.ab_stride_pad;
   p.stride_c = c_lines * p.ldc + c.c_stride_pad;
   Sm90GemmConfig cfg = c.cfg;
-  cfg.layout = gemm_sm90_layout(p);  // the kernel-frame layout this problem needs
+  cfg.layout = gemm_sm90_layout(p, cfg.swap_ab);  // the kernel-frame layout this problem needs
   auto a_at = [&](long long b, long long i, long long kk) {
     return static_cast<std::size_t>(b * p.stride_a + (c.a_col_major ? kk * p.lda + i : i * p.lda + kk));
   };
@@ -599,6 +599,82 @@ TEST_CASE("gemm_sm90 gpu: narrow tiles (bn 64 and 32), sanitizer-sized") {
   }
 }
 
+// A and B swapped (swap=1): the kernel computes C^T = B^T A^T and stores C transposed, element by element.
+// Its tiles' 128 rows run along the problem's N and its bn columns along M (rows of C past M are never
+// stored). Every layout a config takes (a 32-wide tile needs the problem's A K-contiguous: it is the
+// kernel's B), K whole or in slices summed in a cluster or by the kernel, pairs sharing the kernel's B
+// (the problem's A), 64-row tiles, column-major C (where the kernel's C is C itself, stored column by
+// column), beta over a misaligned C with an odd pitch, batches with gaps, many tiles per persistent block.
+TEST_CASE("gemm_sm90 gpu: A and B swapped (swap=1): layouts, K slices, pairs, C either order, odd shapes, beta") {
+  SWZ_REQUIRE_SM90();
+  std::mt19937_64 rng(std::random_device{}());
+  struct Swapped {
+    const char* cfg;
+    bool a_mn_ok;  // bn >= 64: takes an M-contiguous A (the kernel's N-contiguous B)
+  };
+  const Swapped configs[] = {{"in=f16,out=f16,bn=32,stages=10,splits=4,reduce=cluster,swap=1", false},
+                             {"in=bf16,out=f32,bn=64,stages=9,splits=2,reduce=cluster,swap=1", true},
+                             {"in=f16,out=bf16,bn=32,stages=11,swap=1", false},
+                             {"in=bf16,out=bf16,bn=64,stages=9,splits=2,reduce=fixup,swap=1", true},
+                             {"in=f16,out=f16,bn=32,stages=14,arows=64,swap=1", false},
+                             {"in=f16,out=f32,bn=32,stages=14,arows=64,splits=2,reduce=cluster,swap=1", false},
+                             {"in=bf16,out=bf16,bn=128,stages=6,cluster=2,swap=1", true}};
+  for (const Swapped& sw : configs)
+    for (int layout = 0; layout < 4; ++layout) {
+      if ((layout & 1) != 0 && !sw.a_mn_ok) continue;
+      Case c = layout_case(sw.cfg, layout);
+      const long long shapes[][3] = {{16, 4096, 4104}, {1, 33, 1000}, {5, 300, 520}, {33, 129, 8}, {64, 95, 4104}, {127, 129, 1032}};
+      for (const auto& sh : shapes) {
+        c.m = sh[0], c.n = sh[1], c.k = sh[2];
+        c.beta = 0.0f;  // over NaN-poisoned C
+        c.samples = c.n >= 1000 ? 3000 : 0;
+        check_case(c, rng);
+      }
+      c.samples = 0;
+      c.m = 29, c.n = 270, c.k = 1032;
+      c.alpha = 0.5f, c.beta = -1.5f;
+      c.ldc_pad = 3;
+      c.c_misalign = 1;
+      check_case(c, rng);
+      // The kernel's C is then C itself, column-major, and the roles are the problem's: a row-major B is
+      // the kernel's N-contiguous B (64-wide boxes).
+      c.c_col_major = true;
+      if (sw.a_mn_ok || (layout & 2) == 0) check_case(c, rng);
+      c.c_col_major = false;
+      c.alpha = 1.0f, c.beta = 0.0f;
+      c.ldc_pad = 0, c.c_misalign = 0;
+      c.batch = 3, c.m = 16, c.n = 200, c.k = 520;
+      c.ab_stride_pad = 64, c.c_stride_pad = 8;
+      check_case(c, rng);
+      c.batch = 1, c.ab_stride_pad = 0, c.c_stride_pad = 0;
+      c.m = 40, c.n = 1000, c.k = 3000;
+      c.sm_count = 3;  // many tiles per persistent block
+      c.samples = 3000;
+      check_case(c, rng);
+      c.sm_count = 0;
+      c.samples = 0;
+    }
+}
+
+TEST_CASE("gemm_sm90 gpu: A and B swapped (swap=1), sanitizer-sized") {
+  SWZ_REQUIRE_SM90();
+  std::mt19937_64 rng(std::random_device{}());
+  for (const char* cfg : {"in=f16,out=f16,bn=32,stages=10,splits=4,reduce=cluster,swap=1",
+                          "in=bf16,out=f32,bn=64,stages=9,splits=2,reduce=fixup,swap=1",
+                          "in=f16,out=bf16,bn=64,stages=6,cluster=2,swap=1", "in=bf16,out=bf16,bn=128,stages=6,tail=4,swap=1",
+                          "in=f16,out=f16,bn=32,stages=14,arows=64,splits=2,reduce=cluster,swap=1"}) {
+    Case c;
+    c.cfg = cfg_of(cfg);
+    c.m = 13, c.n = 300, c.k = 520;
+    c.sm_count = 3;  // the tail config: 3 tiles of 128 x 128 a wave, the fourth tile in K slices
+    check_case(c, rng);
+    c.batch = 2;
+    c.alpha = 0.5f, c.beta = 1.0f;
+    c.c_col_major = true;
+    check_case(c, rng);
+  }
+}
+
 // Short A stages (arows 16, 32, 64): a stage has room for only M's rows of A, the consumers' wgmma read past
 // them into the next bytes (rows past M, never stored). Every layout they take, K slices summed each way,
 // M at and below the room, column-major C (the frame's M is then N), batches, pitches, beta.
@@ -701,7 +777,8 @@ TEST_CASE("gemm_sm90 gpu: 64-row tiles (arows=64 over several tile rows): pairs,
   const Tile64 configs[] = {{"in=bf16,out=bf16,bn=64,stages=14,arows=64", true},
                             {"in=f16,out=f16,bn=64,stages=14,arows=64,cluster=2", false},
                             {"in=bf16,out=f32,bn=128,stages=7,arows=64,cluster=2,epilogue=tma", true},
-                            {"in=f16,out=bf16,bn=32,stages=18,arows=64,inflight=0,persistent=0", false}};
+                            {"in=f16,out=bf16,bn=32,stages=18,arows=64,inflight=0,persistent=0", false},
+                            {"in=bf16,out=bf16,bn=64,stages=14,arows=64,splits=2,reduce=cluster", true}};
   for (const Tile64& t : configs)
     for (int layout = 0; layout < 4; ++layout) {
       if ((layout & 2) != 0 && !t.b_mn_ok) continue;

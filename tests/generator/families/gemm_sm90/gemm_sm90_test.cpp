@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "generator/families/gemm/gemm_splitk.hpp"
 #include "generator/families/gemm_sm90/gemm_sm90.hpp"
 #include "generator/families/gemm_sm90/gemm_sm90_space.hpp"
 #include "swzjit/error.hpp"
@@ -278,7 +279,9 @@ TEST_CASE("gemm_sm90: with much DRAM bandwidth per SM (the H200) one short tile 
       CAPTURE(m);
       CAPTURE(k);
       const GemmProblem p = nt_problem(DType::BF16, DType::BF16, m, 4096, k);
-      const Sm90GemmConfig rich = choose_sm90_gemm_config(p, 132, h200);
+      // At most 32 rows: A and B swap (the next case); the rule below is the choice without the swap.
+      const Sm90GemmConfig rich = choose_sm90_gemm_config(p, 132, h200, m > 32);
+      CHECK_FALSE(rich.swap_ab);
       CHECK(rich.bn == 64);
       CHECK(rich.splits == 2);
       CHECK(rich.reduce_cluster);
@@ -299,10 +302,11 @@ TEST_CASE("gemm_sm90: with much DRAM bandwidth per SM (the H200) one short tile 
       CHECK(h.bn == 32);
     }
   // Elsewhere the rich device's default is the H100's: two tile rows, K under 4096, 64-wide tiles filling
-  // more than half a wave (N = 8192) or less than a quarter (N = 2048), wide tiles, a wave of them.
+  // more than half a wave (N = 8192) or less than a quarter (N = 2048), wide tiles, a wave of them (M = 16
+  // against N = 11008 swaps A and B: the next case).
   for (const auto& s : std::vector<std::array<long long, 3>>{{256, 4096, 4096}, {129, 4096, 4096}, {128, 4096, 2048},
                                                              {16, 4096, 4032}, {16, 8192, 4096}, {16, 2048, 4096},
-                                                             {128, 14336, 4096}, {16, 11008, 4096}, {4096, 4096, 4096},
+                                                             {128, 14336, 4096}, {64, 11008, 4096}, {4096, 4096, 4096},
                                                              {2048, 4096, 4096}, {8192, 8192, 8192}}) {
     CAPTURE(s[0]);
     CAPTURE(s[1]);
@@ -336,6 +340,102 @@ TEST_CASE("gemm_sm90: with much DRAM bandwidth per SM (the H200) one short tile 
     CHECK(c.reduce_cluster);
     CHECK_NOTHROW(c.validate());
   }
+}
+
+TEST_CASE("gemm_sm90: with much DRAM bandwidth per SM, at most 32 rows of C swap A and B (128 x 32 tiles of C^T)") {
+  const int h100 = 3352, h200 = 4814;
+  // N = 4096: 32 tiles of C^T in 2 K slices summed in a cluster pair (64 CTAs); K from 4096 on.
+  for (const long long m : {1LL, 16LL, 32LL})
+    for (const long long k : {4096LL, 14336LL}) {
+      CAPTURE(m);
+      CAPTURE(k);
+      const GemmProblem p = nt_problem(DType::F16, DType::F16, m, 4096, k);
+      const Sm90GemmConfig c = choose_sm90_gemm_config(p, 132, h200);
+      CHECK(c.swap_ab);
+      CHECK(c.layout == "NT");
+      CHECK(c.bn == 32);
+      CHECK(c.splits == 2);
+      CHECK(c.reduce_cluster);
+      CHECK(c.stages == gemm_sm90_max_stages(c));
+      CHECK(c.stages == 11);
+      CHECK_FALSE(c.tma_epilogue);
+      const Sm90Frame f = gemm_sm90_frame(c, p, 0, 0);
+      CHECK(f.m == 4096);
+      CHECK(f.n == m);
+      CHECK(f.c_trans);
+      CHECK(gemm_sm90_launch_shape(c, f.m, f.n, k, 132).grid[0] == 64);
+      CHECK(gemm_sm90_workspace_bytes(c, p) == 0);
+      CHECK(gemm_sm90_preferred(c, f, 132));  // not the mma.sync family's
+      CHECK_FALSE(choose_sm90_gemm_config(p, 132, h200, false).swap_ab);
+      // The H100 and an unknown bandwidth keep their rules.
+      CHECK_FALSE(choose_sm90_gemm_config(p, 132, h100).swap_ab);
+      CHECK_FALSE(choose_sm90_gemm_config(p, 132).swap_ab);
+    }
+  // N = 14336 (and 11008): 112 (86) tiles of C^T fill half to one wave, K whole.
+  for (const long long n : {11008LL, 14336LL, 8449LL, 16896LL}) {
+    CAPTURE(n);
+    const Sm90GemmConfig c = choose_sm90_gemm_config(nt_problem(DType::BF16, DType::BF16, 16, n, 4096), 132, h200);
+    CHECK(c.swap_ab);
+    CHECK(c.bn == 32);
+    CHECK(c.splits == 1);
+    CHECK(c.stages == 11);
+  }
+  // Elsewhere no swap: 33..64 rows, K under 4096, N between the two ranges or past a wave, below a quarter
+  // wave of pairs, an M-contiguous A (the kernel's 32-wide B would be N-contiguous).
+  for (const auto& s : std::vector<std::array<long long, 3>>{{33, 4096, 4096}, {64, 4096, 4096}, {16, 4096, 4032},
+                                                             {16, 8192, 4096}, {16, 4225, 4096}, {16, 16897, 4096},
+                                                             {16, 2048, 4096}, {16, 8448, 4096}}) {
+    CAPTURE(s[0]);
+    CAPTURE(s[1]);
+    CAPTURE(s[2]);
+    CHECK_FALSE(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, s[0], s[1], s[2]), 132, h200).swap_ab);
+  }
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 2049, 4096), 132, h200).swap_ab);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 4224, 4096), 132, h200).swap_ab);
+  GemmProblem tn = nt_problem(DType::F16, DType::F16, 16, 4096, 4096);
+  tn.a_order = MatrixOrder::ColMajor;
+  CHECK_FALSE(choose_sm90_gemm_config(tn.resolved(), 132, h200).swap_ab);
+  // NN (B N-contiguous: the swapped kernel's M-contiguous A, run as TT) measured both ways: not by default,
+  // but in the tune's space.
+  GemmProblem nn = nt_problem(DType::F16, DType::F16, 16, 4096, 4096);
+  nn.b_order = MatrixOrder::RowMajor;
+  CHECK_FALSE(choose_sm90_gemm_config(nn.resolved(), 132, h200).swap_ab);
+  const std::vector<Sm90GemmConfig> nn_swaps = sm90_swap_space(nn.resolved());
+  REQUIRE(nn_swaps.size() == 12);
+  CHECK(nn_swaps.front().layout == "TT");
+  CHECK_NOTHROW(gemm_sm90_frame(nn_swaps.front(), nn.resolved(), 0, 0));
+  // A column-major C with few columns: the frame's M is N, and the swap runs C as it is stored.
+  GemmProblem colc = nt_problem(DType::F16, DType::F16, 4096, 16, 4096);
+  colc.c_order = MatrixOrder::ColMajor;
+  const Sm90GemmConfig cc = choose_sm90_gemm_config(colc.resolved(), 132, h200);
+  CHECK(cc.swap_ab);
+  const Sm90Frame fc = gemm_sm90_frame(cc, colc.resolved(), 0, 0);
+  CHECK_FALSE(fc.swapped);
+  CHECK(fc.c_trans);
+  CHECK(fc.m == 4096);
+  // The tune's space holds the default, the choice without the swap and its space, the swapped configs.
+  const GemmProblem p = nt_problem(DType::F16, DType::F16, 16, 4096, 4096);
+  const std::vector<Sm90GemmConfig> space = sm90_device_space(p, 132, h200);
+  REQUIRE_FALSE(space.empty());
+  CHECK(space.front() == choose_sm90_gemm_config(p, 132, h200));
+  const auto has = [&](const Sm90GemmConfig& c) { return std::find(space.begin(), space.end(), c) != space.end(); };
+  CHECK(has(choose_sm90_gemm_config(p, 132, h200, false)));
+  CHECK(has(choose_sm90_gemm_config(p, 132, 0)));
+  const std::vector<Sm90GemmConfig> swaps = sm90_swap_space(p);
+  CHECK(swaps.size() == 12);
+  for (const Sm90GemmConfig& c : swaps) {
+    CAPTURE(c.to_string());
+    CHECK(has(c));
+    CHECK(c.swap_ab);
+    CHECK(c.stages == gemm_sm90_max_stages(c));
+    CHECK_NOTHROW(gemm_sm90_frame(c, p, 0, 0));
+  }
+  CHECK(sm90_swap_space(tn.resolved()).size() == 6);  // 64-wide tiles only
+  CHECK(sm90_swap_space(nt_problem(DType::F16, DType::F16, 65, 4096, 4096)).empty());
+  CHECK(sm90_swap_space(nt_problem(DType::F16, DType::F16, 64, 4096, 4096)).size() == 12);
+  // The H100 (unknown bandwidth) tunes them too.
+  const std::vector<Sm90GemmConfig> unknown = sm90_device_space(p, 132, 0);
+  CHECK(std::find(unknown.begin(), unknown.end(), swaps.front()) != unknown.end());
 }
 
 TEST_CASE("gemm_sm90: where the Hopper kernel is preferred to the mma.sync family (the measured small-M rule)") {
@@ -882,7 +982,13 @@ TEST_CASE("gemm_sm90: 64-row stages make 64-row tiles: any M, pairs of them, K w
                     nt_problem(DType::BF16, DType::BF16, 65, 4096, 4096), 0, 0);
   });
   CHECK(contains(why, "64-row tiles (arows=64) over M = 65"));
-  CHECK(contains(why, "use splits=1"));
+  CHECK(contains(why, "use splits=1 or reduce=cluster"));
+  // Slices summed in a cluster take 64-row tiles over any M: 4096 / 64 tile rows x 2 slices.
+  const Sm90GemmConfig paired = Sm90GemmConfig::parse("in=bf16,out=bf16,bn=64,stages=14,arows=64,splits=2,reduce=cluster");
+  CHECK_NOTHROW(gemm_sm90_frame(paired, nt_problem(DType::BF16, DType::BF16, 4096, 64, 4096), 0, 0));
+  CHECK(gemm_sm90_launch_shape(paired, 4096, 64, 4096, 132, 1).grid[0] == 128);
+  CHECK(gemm_sm90_name_expression(paired) == "swz::tpl::gemm_sm90_splitk2_kernel<1, 1, 64, 14, 8, 1, 0, 0, 0, 64>");
+  CHECK_NOTHROW(gemm_sm90_compile_request(paired));
   CHECK_NOTHROW(gemm_sm90_frame(Sm90GemmConfig::parse("in=bf16,out=bf16,bn=64,stages=14,arows=64,splits=2,reduce=fixup"),
                                 nt_problem(DType::BF16, DType::BF16, 64, 4096, 4096), 0, 0));
   // Shorter stages still hold one tile row.
@@ -895,4 +1001,75 @@ TEST_CASE("gemm_sm90: 64-row stages make 64-row tiles: any M, pairs of them, K w
   CHECK_NOTHROW(gemm_sm90_compile_request(pair));
   CHECK_NOTHROW(gemm_sm90_compile_request(Sm90GemmConfig::parse("in=f16,out=f16,layout=TT,bn=128,stages=8,arows=64,cluster=2")));
   CHECK_NOTHROW(gemm_sm90_compile_request(Sm90GemmConfig::parse("in=f16,out=f32,layout=NN,bn=128,stages=7,arows=64,epilogue=tma")));
+}
+
+TEST_CASE("gemm_sm90: A and B swapped (swap=1): text, rules, the swapped layout and frame, C transposed, workspace") {
+  Sm90GemmConfig c = Sm90GemmConfig::parse("in=f16,out=f16,bn=32,stages=10,splits=4,reduce=cluster,swap=1");
+  CHECK(c.swap_ab);
+  CHECK(c.to_string() ==
+        "in=f16,out=f16,layout=NT,bn=32,stages=10,raster=8,persistent=1,inflight=1,cluster=1,splits=4,reduce=cluster,swap=1");
+  CHECK(Sm90GemmConfig::parse(c.to_string()) == c);
+  CHECK(Sm90GemmConfig::parse("in=f16,out=f16,swap=0") == Sm90GemmConfig::parse("in=f16,out=f16"));
+  // The same kernel as without swap: only the stores differ, at run time (Sm90GemmParams::c_trans).
+  Sm90GemmConfig plain = c;
+  plain.swap_ab = false;
+  CHECK(gemm_sm90_name_expression(c) == gemm_sm90_name_expression(plain));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("in=f16,out=f16,epilogue=tma,swap=1"); }),
+                 "drop epilogue=tma"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("in=f16,out=f16,bn=128,stages=6,splits=2,swap=1"); }),
+                 "reduce=cluster or reduce=fixup"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("in=f16,out=f16,swap=2"); }), "swap"));
+  CHECK_NOTHROW(Sm90GemmConfig::parse("in=f16,out=f16,bn=64,stages=9,splits=2,reduce=fixup,swap=1"));
+
+  // Every layout and both orders of C: the roles swap once more than without swap=1.
+  const DevicePtr p16 = 0x10000;
+  const MatrixOrder R = MatrixOrder::RowMajor, C = MatrixOrder::ColMajor;
+  struct Case {
+    MatrixOrder a, b, c;
+    const char* layout;  // the swapped kernel frame's
+  };
+  const Case cases[] = {{R, C, R, "NT"}, {R, R, R, "TT"}, {C, C, R, "NN"}, {C, R, R, "TN"},
+                        {R, C, C, "NT"}, {R, R, C, "NN"}, {C, C, C, "TT"}, {C, R, C, "TN"}};
+  for (const Case& k : cases) {
+    GemmProblem p = nt_problem(DType::F16, DType::F16, 16, 200, 4096);
+    p.a_order = k.a, p.b_order = k.b, p.c_order = k.c;
+    CAPTURE(p.a_order == R);
+    CAPTURE(p.b_order == R);
+    CAPTURE(p.c_order == R);
+    CHECK(gemm_sm90_layout(p, true) == k.layout);
+    Sm90GemmConfig s = Sm90GemmConfig::parse(std::string("in=f16,out=f16,bn=64,stages=9,swap=1,layout=") + k.layout);
+    const GemmProblem r = p.resolved();
+    const Sm90Frame f = gemm_sm90_frame(s, p, p16, p16);
+    CHECK(f.c_trans);
+    CHECK(f.swapped == (k.c == R));
+    CHECK(f.m == (k.c == R ? 200 : 16));
+    CHECK(f.n == (k.c == R ? 16 : 200));
+    CHECK(f.lda == (k.c == R ? r.ldb : r.lda));
+    CHECK(f.ldb == (k.c == R ? r.lda : r.ldb));
+    CHECK(f.ldc == r.ldc);
+    // The unswapped layout is refused, naming the one to use.
+    s.swap_ab = false;
+    if (gemm_sm90_layout(p) != k.layout)
+      CHECK(contains(error_of(ErrorKind::InvalidArgument, [&] { gemm_sm90_frame(s, p, p16, p16); }), "use layout="));
+    s.swap_ab = true;
+    s.layout = gemm_sm90_layout(p);
+    if (s.layout != k.layout)
+      CHECK(contains(error_of(ErrorKind::InvalidArgument, [&] { gemm_sm90_frame(s, p, p16, p16); }),
+                     std::string("A and B swapped) but the config's is ") + s.layout + "; use layout=" + k.layout));
+  }
+  // The frame's M (the problem's N) is what short A stages must hold, and what the launch and workspace count.
+  const GemmProblem skinny = nt_problem(DType::F16, DType::F16, 16, 4096, 4096);
+  CHECK(contains(error_of(ErrorKind::Unsupported, [&] {
+                   gemm_sm90_frame(Sm90GemmConfig::parse("in=f16,out=f16,bn=32,stages=20,arows=16,swap=1"), skinny, 0, 0);
+                 }),
+                 "M is 4096"));
+  // 128 x 32 tiles of C^T: 32 tiles, 4 K slices each in a cluster: 128 CTAs, no workspace.
+  CHECK(gemm_sm90_launch_shape(c, 4096, 16, 4096, 132, 1).grid[0] == 128);
+  CHECK(gemm_sm90_workspace_bytes(c, skinny) == 0);
+  // Summed in the kernel: slices of the 4096 frame rows (one tile row each 128), 16 columns padded to 32 (the
+  // workspace pitch), then a flag per tile.
+  const Sm90GemmConfig fx = Sm90GemmConfig::parse("in=f16,out=f16,bn=32,stages=10,splits=4,reduce=fixup,swap=1");
+  CHECK(gemm_sm90_workspace_bytes(fx, skinny) ==
+        static_cast<std::size_t>((4LL * 4096 * gemm_splitk_workspace_ld(16) * 4 + 255) / 256 * 256 + (32 * 8 + 255) / 256 * 256));
+  CHECK_NOTHROW(gemm_sm90_compile_request(c));
 }
