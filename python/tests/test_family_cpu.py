@@ -152,8 +152,10 @@ def test_default_config_and_space_for_a_device(rowsum):
     unknown = gemm.default_config(skinny)
     h100 = gemm.default_config(skinny, sm_count=132, dram_gbps=3352)
     h200 = gemm.default_config(skinny, sm_count=132, dram_gbps=4814)
-    # Much DRAM bandwidth per SM (the H200): K in 2 slices summed in a cluster pair; the H100 as unknown.
-    assert h200["SPLITS"] == 2 and h200["REDUCE"] == 2 and h200["BN"] == 64
+    # Much DRAM bandwidth per SM (the H200): A and B swapped (128 x 32 tiles of C^T), K in 2 slices summed
+    # in a cluster pair; the H100 as unknown.
+    assert h200["SWAP"] == 1 and h200["SPLITS"] == 2 and h200["REDUCE"] == 2 and h200["BN"] == 32
+    assert unknown["SWAP"] == 0
     assert h100 == unknown and h200 != unknown
     # The same as naming them in the problem's text.
     assert gemm.default_config(skinny + ",sm_count=132,dram_gbps=4814") == h200
