@@ -313,12 +313,13 @@ Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count,
   // row-major B (NN, run as TT) it won at K = 4096 (16 / 32 x 4096 x 4096 +4.6 / +6.5%) and lost at K = 14336
   // (-3.6%) and at 16 x 11008 x 4096 (-4.3%), so there it is the tuner's to find (sm90_swap_space).
   const bool rich = dram_gbps >= kRichDramPerSm * sm_count;
-  if (allow_swap && rich && wide_tiles < sm_count && m <= kSwapMaxRows && kblocks >= kRichPairMinBlocks) {
+  // One matrix (batches are not measured): its N alone must fill the tiles.
+  if (allow_swap && rich && p.batch <= 1 && wide_tiles < sm_count && m <= kSwapMaxRows && kblocks >= kRichPairMinBlocks) {
     Sm90GemmConfig s = c;
     s.swap_ab = true;
     s.layout = gemm_sm90_layout(p, true);
     s.bn = 32, s.cluster = 1, s.tma_epilogue = false, s.arows = tpl::kSm90Bm;
-    const long long t = (n + tpl::kSm90Bm - 1) / tpl::kSm90Bm * std::max(1LL, p.batch);  // tiles of C^T
+    const long long t = (n + tpl::kSm90Bm - 1) / tpl::kSm90Bm;  // tiles of C^T
     const bool k_major = !s.a_mn_major() && !s.b_mn_major();
     if (k_major && 8 * t >= sm_count && 4 * t <= sm_count) {
       s.splits = 2, s.reduce_cluster = true;

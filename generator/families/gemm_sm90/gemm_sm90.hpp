@@ -144,8 +144,8 @@ Sm90GemmConfig default_sm90_gemm_config(DType in, DType out);
 /// H200, not the H100 SXM), one tile row (M <= 128) with at least 64 k-blocks (K > 4032) runs 128 x 64 tiles
 /// in 2 K slices summed in a cluster (reduce=cluster) instead, where those tiles fill a quarter to half a
 /// wave (M = 16..128 against N = 2049..4224 on 132 SMs). There too, at most 32 rows of C (in the kernel's
-/// frame) with both operands K-contiguous (NT) and K >= 4096 swap A and B (swap=1, 128 x 32 tiles of C^T
-/// along N): in 2 K
+/// frame) of one matrix with both operands K-contiguous (NT) and at least 64 k-blocks (K > 4032) swap A and
+/// B (swap=1, 128 x 32 tiles of C^T along N): in 2 K
 /// slices summed in a cluster pair where those tiles fill a quarter to half a wave of pairs (N = 2049..4224),
 /// K whole where they fill half to one wave (N = 8449..16896). `allow_swap` false: the choice without that
 /// rule (a tune's space holds both).

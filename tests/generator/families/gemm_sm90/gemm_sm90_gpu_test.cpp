@@ -10,6 +10,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -243,6 +244,30 @@ Case layout_case(const char* cfg, int layout) {
   c.a_col_major = (layout & 1) != 0;
   c.b_row_major = (layout & 2) != 0;
   return c;
+}
+
+// `c` at each of `shapes` (M, N, K) over NaN-poisoned C (beta 0); with `sample_wide`, an N of 1000 or more is
+// sampled (Case::samples). `c` keeps the last shape, beta 0 and every element checked.
+void check_shapes(Case& c, const std::vector<std::array<long long, 3>>& shapes, bool sample_wide, std::mt19937_64& rng) {
+  for (const auto& sh : shapes) {
+    c.m = sh[0], c.n = sh[1], c.k = sh[2];
+    c.beta = 0.0f;
+    c.samples = sample_wide && c.n >= 1000 ? 3000 : 0;
+    check_case(c, rng);
+  }
+  c.samples = 0;
+}
+
+// `c` at m x n x k with alpha 0.5 and beta -1.5 (C read and scaled) over a C with an odd pitch (3 elements of
+// padding) moved one element off its alignment. `c` keeps the shape, with alpha 1, beta 0 and C as before.
+void check_beta_odd_c(Case& c, long long m, long long n, long long k, std::mt19937_64& rng) {
+  c.m = m, c.n = n, c.k = k;
+  c.alpha = 0.5f, c.beta = -1.5f;
+  c.ldc_pad = 3;
+  c.c_misalign = 1;
+  check_case(c, rng);
+  c.alpha = 1.0f, c.beta = 0.0f;
+  c.ldc_pad = 0, c.c_misalign = 0;
 }
 
 }  // namespace
@@ -555,23 +580,13 @@ TEST_CASE("gemm_sm90 gpu: narrow tiles (bn 64 and 32): every layout they take, s
                             {"in=bf16,out=f32,bn=32,stages=8,splits=4,reduce=cluster", false},
                             {"in=f16,out=f16,bn=64,stages=6,splits=3,epilogue=tma", true},
                             {"in=f16,out=f32,bn=32,stages=4,inflight=0,persistent=0", false}};
-  const long long shapes[][3] = {{127, 129, 4104}, {1, 33, 1000}, {16, 4096, 1024}, {300, 95, 520}, {129, 31, 8}};
+  const std::vector<std::array<long long, 3>> shapes = {{127, 129, 4104}, {1, 33, 1000}, {16, 4096, 1024}, {300, 95, 520}, {129, 31, 8}};
   for (const Narrow& n : configs)
     for (int layout = 0; layout < 4; ++layout) {
       if ((layout & 2) != 0 && !n.b_mn_ok) continue;
       Case c = layout_case(n.cfg, layout);
-      for (const auto& s : shapes) {
-        c.m = s[0], c.n = s[1], c.k = s[2];
-        c.beta = 0.0f;  // over NaN-poisoned C
-        check_case(c, rng);
-      }
-      c.m = 131, c.n = 270, c.k = 1032;
-      c.alpha = 0.5f, c.beta = -1.5f;
-      c.ldc_pad = 3;
-      c.c_misalign = 1;
-      check_case(c, rng);
-      c.alpha = 1.0f, c.beta = 0.0f;
-      c.ldc_pad = 0, c.c_misalign = 0;
+      check_shapes(c, shapes, false, rng);
+      check_beta_odd_c(c, 131, 270, 1032, rng);
       c.m = 1000, c.n = 1000, c.k = 3000;
       c.sm_count = 3;  // many tiles per persistent block
       c.samples = 3000;
@@ -623,26 +638,13 @@ TEST_CASE("gemm_sm90 gpu: A and B swapped (swap=1): layouts, K slices, pairs, C 
     for (int layout = 0; layout < 4; ++layout) {
       if ((layout & 1) != 0 && !sw.a_mn_ok) continue;
       Case c = layout_case(sw.cfg, layout);
-      const long long shapes[][3] = {{16, 4096, 4104}, {1, 33, 1000}, {5, 300, 520}, {33, 129, 8}, {64, 95, 4104}, {127, 129, 1032}};
-      for (const auto& sh : shapes) {
-        c.m = sh[0], c.n = sh[1], c.k = sh[2];
-        c.beta = 0.0f;  // over NaN-poisoned C
-        c.samples = c.n >= 1000 ? 3000 : 0;
-        check_case(c, rng);
-      }
-      c.samples = 0;
-      c.m = 29, c.n = 270, c.k = 1032;
-      c.alpha = 0.5f, c.beta = -1.5f;
-      c.ldc_pad = 3;
-      c.c_misalign = 1;
-      check_case(c, rng);
+      check_shapes(c, {{16, 4096, 4104}, {1, 33, 1000}, {5, 300, 520}, {33, 129, 8}, {64, 95, 4104}, {127, 129, 1032}}, true, rng);
+      check_beta_odd_c(c, 29, 270, 1032, rng);
       // The kernel's C is then C itself, column-major, and the roles are the problem's: a row-major B is
       // the kernel's N-contiguous B (64-wide boxes).
       c.c_col_major = true;
-      if (sw.a_mn_ok || (layout & 2) == 0) check_case(c, rng);
+      if (sw.a_mn_ok || (layout & 2) == 0) check_beta_odd_c(c, 29, 270, 1032, rng);
       c.c_col_major = false;
-      c.alpha = 1.0f, c.beta = 0.0f;
-      c.ldc_pad = 0, c.c_misalign = 0;
       c.batch = 3, c.m = 16, c.n = 200, c.k = 520;
       c.ab_stride_pad = 64, c.c_stride_pad = 8;
       check_case(c, rng);
@@ -665,12 +667,17 @@ TEST_CASE("gemm_sm90 gpu: A and B swapped (swap=1), sanitizer-sized") {
                           "in=f16,out=f16,bn=32,stages=14,arows=64,splits=2,reduce=cluster,swap=1"}) {
     Case c;
     c.cfg = cfg_of(cfg);
-    c.m = 13, c.n = 300, c.k = 520;
-    c.sm_count = 3;  // the tail config: 3 tiles of 128 x 128 a wave, the fourth tile in K slices
+    c.m = 13, c.n = 500, c.k = 520;
+    // The tail config: the swapped frame is 500 x 13, 4 tiles of 128 x 128 on 3 SMs, the fourth in 2 K slices;
+    // then with C column-major (the frame 13 x 500) 2 matrices of 4 tiles on 6 SMs, the last 2 in slices.
+    c.sm_count = 3;
+    if (c.cfg.uses_tail()) CHECK(gemm_sm90_tail_plan(c.cfg, 500, 13, 520, 1, 3).slices == 2);
     check_case(c, rng);
     c.batch = 2;
     c.alpha = 0.5f, c.beta = 1.0f;
     c.c_col_major = true;
+    c.sm_count = 6;
+    if (c.cfg.uses_tail()) CHECK(gemm_sm90_tail_plan(c.cfg, 13, 500, 520, 2, 6).slices == 2);
     check_case(c, rng);
   }
 }
@@ -697,21 +704,8 @@ TEST_CASE("gemm_sm90 gpu: short A stages (arows): layouts, K slices, M up to the
       if ((layout & 1) != 0 && s.arows < 64) continue;  // an M-contiguous A comes in 64-row boxes
       if ((layout & 2) != 0 && !s.b_mn_ok) continue;
       Case c = layout_case(s.cfg, layout);
-      const long long shapes[][3] = {{1, 33, 1000}, {s.arows / 2 + 1, 300, 520}, {s.arows, 95, 8}, {s.arows, 4096, 4104}};
-      for (const auto& sh : shapes) {
-        c.m = sh[0], c.n = sh[1], c.k = sh[2];
-        c.beta = 0.0f;  // over NaN-poisoned C
-        c.samples = c.n >= 1000 ? 3000 : 0;
-        check_case(c, rng);
-      }
-      c.samples = 0;
-      c.m = s.arows - 3, c.n = 270, c.k = 1032;
-      c.alpha = 0.5f, c.beta = -1.5f;
-      c.ldc_pad = 3;
-      c.c_misalign = 1;
-      check_case(c, rng);
-      c.alpha = 1.0f, c.beta = 0.0f;
-      c.ldc_pad = 0, c.c_misalign = 0;
+      check_shapes(c, {{1, 33, 1000}, {s.arows / 2 + 1, 300, 520}, {s.arows, 95, 8}, {s.arows, 4096, 4104}}, true, rng);
+      check_beta_odd_c(c, s.arows - 3, 270, 1032, rng);
       if (layout == 0) {  // NT stays NT with C column-major, where the kernel's M is the problem's N
         c.c_col_major = true;
         c.m = 300, c.n = s.arows, c.k = 520;
@@ -783,19 +777,8 @@ TEST_CASE("gemm_sm90 gpu: 64-row tiles (arows=64 over several tile rows): pairs,
     for (int layout = 0; layout < 4; ++layout) {
       if ((layout & 2) != 0 && !t.b_mn_ok) continue;
       Case c = layout_case(t.cfg, layout);
-      const long long shapes[][3] = {{65, 33, 1000}, {128, 300, 520}, {191, 95, 8}, {257, 300, 1032}};
-      for (const auto& sh : shapes) {
-        c.m = sh[0], c.n = sh[1], c.k = sh[2];
-        c.beta = 0.0f;  // over NaN-poisoned C
-        check_case(c, rng);
-      }
-      c.m = 200, c.n = 270, c.k = 1032;
-      c.alpha = 0.5f, c.beta = -1.5f;
-      c.ldc_pad = 3;
-      c.c_misalign = 1;
-      check_case(c, rng);
-      c.alpha = 1.0f, c.beta = 0.0f;
-      c.ldc_pad = 0, c.c_misalign = 0;
+      check_shapes(c, {{65, 33, 1000}, {128, 300, 520}, {191, 95, 8}, {257, 300, 1032}}, false, rng);
+      check_beta_odd_c(c, 200, 270, 1032, rng);
       if (layout == 0) {  // the kernel's M is the problem's N
         c.c_col_major = true;
         c.m = 300, c.n = 130, c.k = 520;

@@ -126,6 +126,13 @@ TEST_CASE("gemm_sm90 variant: every config of the space compiles for sm_90a with
   REQUIRE(skinny.bn == 32);
   for (const Sm90GemmConfig& c : sm90_gemm_space(skinny))
     if (kernels.insert(gemm_sm90_name_expression(c)).second) configs.push_back(c);
+  // (and the swapped configs of a small M: 64-row tiles summed in clusters among them; NN for 64-wide
+  // N-contiguous ones)
+  GemmProblem nn = nt(DType::F16, DType::F16, 16, 4096, 4096);
+  nn.b_order = MatrixOrder::RowMajor;
+  for (const GemmProblem& p : {nt(DType::F16, DType::F16, 16, 4096, 4096), nn.resolved()})
+    for (const Sm90GemmConfig& c : sm90_swap_space(p))
+      if (kernels.insert(gemm_sm90_name_expression(c)).second) configs.push_back(c);
   for (const Sm90GemmConfig& c : configs) {
     CAPTURE(c.to_string());
     CompileRequest req = gemm_sm90_compile_request(c);

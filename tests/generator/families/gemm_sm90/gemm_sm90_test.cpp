@@ -390,6 +390,17 @@ TEST_CASE("gemm_sm90: with much DRAM bandwidth per SM, at most 32 rows of C swap
     CAPTURE(s[2]);
     CHECK_FALSE(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, s[0], s[1], s[2]), 132, h200).swap_ab);
   }
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 4096, 4033), 132, h200).swap_ab);  // 64 k-blocks
+  // Batches are not swapped (not measured): 20 matrices of 16 x 100 keep the pair rule, which the variant
+  // prefers to the mma.sync family (a swap there would count 40 units along N = 100 and lose the variant).
+  GemmProblem many = nt_problem(DType::F16, DType::F16, 16, 100, 4096);
+  many.batch = 20;
+  const Sm90GemmConfig mc = choose_sm90_gemm_config(many.resolved(), 132, h200);
+  CHECK_FALSE(mc.swap_ab);
+  CHECK(mc.reduce_cluster);
+  const auto mchoice = sm90_default_choice(many.resolved(), 16, 132, h200);
+  REQUIRE(mchoice.has_value());
+  CHECK(*mchoice == mc);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 2049, 4096), 132, h200).swap_ab);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 16, 4224, 4096), 132, h200).swap_ab);
   GemmProblem tn = nt_problem(DType::F16, DType::F16, 16, 4096, 4096);
