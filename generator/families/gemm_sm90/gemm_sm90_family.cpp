@@ -164,10 +164,7 @@ Sm90GemmConfig gemm_sm90_config_of(const FamilyValues& config, const FamilyValue
   // A config stored before SWAP existed has no value for it: the roles as they are.
   const auto swap = config.find("SWAP");
   c.swap_ab = swap != config.end() && swap->second != 0;
-  // The kernel's frame: with swapped roles its A is the problem's B (N-contiguous: 'T', M-contiguous in the
-  // kernel's frame) and its B the problem's A.
-  const bool a_mn = value(problem, "a_mn") != 0, b_mn = value(problem, "b_mn") != 0;
-  c.layout = c.swap_ab ? std::string(b_mn ? "T" : "N") + (a_mn ? "N" : "T") : std::string(a_mn ? "T" : "N") + (b_mn ? "N" : "T");
+  c.layout = gemm_sm90_layout(gemm_family_frame(problem), c.swap_ab);
   c.bn = static_cast<int>(value(config, "BN"));
   c.stages = static_cast<int>(value(config, "STAGES"));
   c.raster = static_cast<int>(value(config, "RASTER"));

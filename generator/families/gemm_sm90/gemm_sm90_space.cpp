@@ -48,12 +48,6 @@ std::optional<Sm90GemmConfig> sm90_default_choice(const GemmProblem& problem, De
   try {
     const Sm90GemmConfig cfg = choose_sm90_gemm_config(p, sm_count, dram_gbps);
     if (gemm_sm90_preferred(cfg, gemm_sm90_frame(cfg, p, a, b), sm_count)) return cfg;
-    // A swapped choice counts its tiles along N: where the variant is not preferred that way, the choice
-    // without the swap may be (the rule keeps them apart today; this keeps it so if the rule moves).
-    if (cfg.swap_ab) {
-      const Sm90GemmConfig plain = choose_sm90_gemm_config(p, sm_count, dram_gbps, false);
-      if (gemm_sm90_preferred(plain, gemm_sm90_frame(plain, p, a, b), sm_count)) return plain;
-    }
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::Unsupported) throw;
   }
