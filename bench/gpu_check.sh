@@ -38,7 +38,8 @@ for step in "$@"; do
       # timeout still leaves the log of what ran; doctest prints each case's duration. suite5 runs the Hopper
       # kernel's narrow-tile, short-A-stage, 64-row-tile and swapped-operand cases in a fifth process (the Hopper
       # process alone reached 560 s beside the other three, ninth session; with the swapped cases in it 459 s of
-      # the 540, twenty-fourth session). suite3 leaves the Hopper kernel's cases out (the tuning
+      # the 540, twenty-fourth session), the narrow-tile case (204 s alone) in a sixth. suite3 leaves the Hopper
+      # kernel's cases out (the tuning
       # process still runs its tunes): for a change that leaves the Hopper kernels alone.
       t=${SUITE_TIMEOUT:-540}
       SWZJIT_CACHE_DIR=$(mktemp -d) timeout $t stdbuf -oL build/tests/swzjit_gpu_tests --duration=true \
@@ -47,13 +48,18 @@ for step in "$@"; do
       SWZJIT_CACHE_DIR=$(mktemp -d) timeout $t stdbuf -oL build/tests/swzjit_gpu_tests --duration=true \
         -tc='gemm*' -tce='*tune*,*Tune*,*sm90*' >"$OUT/gpu_suite_gemm.log" 2>&1 &
       p2=$!
-      thin='*narrow tiles*,*short A stages*,*64-row tiles*,*A and B swapped*'
+      narrow='*narrow tiles*'
+      thin="$narrow,*short A stages*,*64-row tiles*,*A and B swapped*"
       p3=
       p5=
+      p6=
       if [ "$step" = suite5 ]; then
         SWZJIT_CACHE_DIR=$(mktemp -d) timeout $t stdbuf -oL build/tests/swzjit_gpu_tests --duration=true \
-          -tc="$thin" -tce='*tune*,*Tune*' >"$OUT/gpu_suite_sm90thin.log" 2>&1 &
+          -tc="$thin" -tce="*tune*,*Tune*,$narrow" >"$OUT/gpu_suite_sm90thin.log" 2>&1 &
         p5=$!
+        SWZJIT_CACHE_DIR=$(mktemp -d) timeout $t stdbuf -oL build/tests/swzjit_gpu_tests --duration=true \
+          -tc="$narrow" -tce='*tune*,*Tune*' >"$OUT/gpu_suite_sm90narrow.log" 2>&1 &
+        p6=$!
       fi
       if [ "$step" != suite3 ]; then
         SWZJIT_CACHE_DIR=$(mktemp -d) timeout $t stdbuf -oL build/tests/swzjit_gpu_tests --duration=true \
@@ -66,6 +72,7 @@ for step in "$@"; do
       parts="tune:$tune gemm:$gemm rest:$rest"
       if [ -n "$p3" ]; then wait $p3; parts+=" sm90:$?"; fi
       if [ -n "$p5" ]; then wait $p5; parts+=" sm90thin:$?"; fi
+      if [ -n "$p6" ]; then wait $p6; parts+=" sm90narrow:$?"; fi
       for part in $parts; do
         summary+=("gpu suite (${part%%:*}): rc=${part##*:} $(grep -E '^\[doctest\] test cases' "$OUT/gpu_suite_${part%%:*}.log" | tail -1)")
       done ;;

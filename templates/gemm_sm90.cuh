@@ -2,7 +2,7 @@
 // staging copy): TMA tile loads with the 128-byte swizzle into a ring of
 // shared-memory stages guarded by full/empty mbarriers, one producer warpgroup (one thread issues TMA)
 // and two consumer warpgroups running wgmma.mma_async from shared-memory descriptors (64 rows of a
-// 128 x BN tile each, f32 accumulators), a registers -> global alpha/beta epilogue or a TMA-store one, a
+// 128 x BN tile each, or one for a 64 x BN tile; f32 accumulators), a registers -> global alpha/beta epilogue or a TMA-store one, a
 // static tile scheduler with grouped rasterization (persistent when the grid is smaller than the tile
 // count), and split-K over work units of (tile, K slice) for shapes with fewer tiles than SMs.
 // Host code (generator/families/gemm_sm90/) includes it for the parameter struct and the sizes.
@@ -16,8 +16,7 @@ namespace tpl {
 
 constexpr int kSm90Bm = 128;          // block tile rows: two consumer warpgroups x 64
 constexpr int kSm90Bk = 64;           // k-tile: 64 x 2 bytes = one 128-byte swizzle row
-constexpr int kSm90Threads = 384;     // producer warpgroup + two consumer warpgroups
-constexpr int kSm90ConsumerWarps = 8;  // arrivals that free one stage (lane 0 of every consumer warp)
+constexpr int kSm90Threads = 384;     // producer warpgroup + two consumer warpgroups (the most a kernel has)
 // setmaxnreg budgets: 128 x 40 + 256 x 232 <= 65536 registers of the SM.
 constexpr int kSm90ProducerRegs = 40;
 constexpr int kSm90ConsumerRegs = 232;
@@ -90,13 +89,19 @@ SWZ_HD constexpr int sm90_b_stage_bytes(int bn) { return bn * kSm90Bk * 2; }
 SWZ_HD constexpr int sm90_stage_bytes(int bn, int a_rows = kSm90Bm) {
   return sm90_a_stage_bytes(a_rows) + sm90_b_stage_bytes(bn);
 }
-/// The ring of `stages` stages and, after a ring of short A stages, slack: the consumers' wgmma always read
-/// 128 rows of A from a stage's start (64 each; a branch around wgmma would serialize them all), so past a
-/// short A stage they read the next bytes. Those rows of A reach only accumulator rows past M, which nothing
-/// stores; the slack keeps the last stage's reads inside the window.
+/// Consumer warpgroups of a kernel whose stages hold `a_rows` rows of A: one for tiles of 64 rows (a_rows 64),
+/// two (64 rows each) for tiles of 128 rows. Its threads: those and the producer warpgroup.
+SWZ_HD constexpr int sm90_consumers(int a_rows = kSm90Bm) { return a_rows == 64 ? 1 : 2; }
+SWZ_HD constexpr int sm90_threads(int a_rows = kSm90Bm) { return 128 * (1 + sm90_consumers(a_rows)); }
+/// The ring of `stages` stages and, after a ring of short A stages of a 128-row tile (a_rows 32 or 16),
+/// slack: both consumers' wgmma read 64 rows of A each from a stage's start (a branch around wgmma would
+/// serialize them all), so past a short A stage they read the next bytes. Those rows of A reach only
+/// accumulator rows past M, which nothing stores; the slack keeps the last stage's reads inside the window.
 SWZ_HD constexpr int sm90_ring_bytes(int bn, int stages, int a_rows = kSm90Bm) {
   return stages * sm90_stage_bytes(bn, a_rows) +
-         (sm90_stage_bytes(bn, a_rows) < sm90_a_stage_bytes() ? sm90_a_stage_bytes() - sm90_stage_bytes(bn, a_rows) : 0);
+         (sm90_stage_bytes(bn, a_rows) < sm90_a_stage_bytes(64 * sm90_consumers(a_rows))
+              ? sm90_a_stage_bytes(64 * sm90_consumers(a_rows)) - sm90_stage_bytes(bn, a_rows)
+              : 0);
 }
 /// The TMA-store epilogue's C buffers: each consumer warpgroup stages 64 rows x 128 bytes of C at a time
 /// (a chunk: 64 f16/bf16 or 32 f32 columns, with the 128-byte swizzle), double-buffered so it fills one
@@ -541,13 +546,14 @@ struct Sm90Unit {
 };
 /// The fixups' count (FIXUP 1 and 2): after a slice's partials are stored, counts it in `flag` (launch id
 /// << 8 | slices counted: a value of another launch id is stale and this slice starts it over) and returns,
-/// to all 256 consumer threads (`ct` 0..255), whether it was the last of `slices`; the verdict goes through
-/// the shared word at `verdict` (the fixup slot after the barriers). The partials are made visible
-/// GPU-wide before the count, and the counted ones to the last slice after it.
+/// to all CONSUMER_THREADS consumer threads (`ct` 0.., 256 or 128), whether it was the last of `slices`; the
+/// verdict goes through the shared word at `verdict` (the fixup slot after the barriers). The partials are
+/// made visible GPU-wide before the count, and the counted ones to the last slice after it.
+template <int CONSUMER_THREADS>
 __device__ __forceinline__ bool sm90_count_slice(const Sm90GemmParams& p, unsigned long long* flag, int slices, int ct,
                                                  unsigned verdict) {
   __threadfence();  // the partials are visible GPU-wide before the count says so
-  asm volatile("bar.sync 3, 256;\n" ::: "memory");  // both consumer warpgroups
+  asm volatile("bar.sync 3, %0;\n" ::"n"(CONSUMER_THREADS) : "memory");  // every consumer warpgroup
   if (ct == 0) {
     unsigned long long old = *reinterpret_cast<volatile unsigned long long*>(flag), next;
     for (;;) {
@@ -559,7 +565,7 @@ __device__ __forceinline__ bool sm90_count_slice(const Sm90GemmParams& p, unsign
     const unsigned last = static_cast<int>(next & 0xffu) == slices ? 1u : 0u;
     asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(verdict), "r"(last) : "memory");
   }
-  asm volatile("bar.sync 3, 256;\n" ::: "memory");
+  asm volatile("bar.sync 3, %0;\n" ::"n"(CONSUMER_THREADS) : "memory");
   unsigned last;
   asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(last) : "r"(verdict) : "memory");
   if (last == 0) return false;
@@ -571,9 +577,9 @@ __device__ __forceinline__ bool sm90_count_slice(const Sm90GemmParams& p, unsign
 /// and counts it in the tile's flag; the slice that counts last then sums all slots as the pairwise tree and
 /// stores C from the sums with alpha and beta (rows `row` and row + 8, columns col + 8j as the accumulators
 /// it read them for; `c_base` as sm90_store_pair). The accumulators are dead from the slot's stores on:
-/// holding them through the sums spilled. Called by all 256 consumer threads (`ct` 0..255); `empty0`
-/// locates the verdict word after the barriers.
-template <int OUT_KIND, int BN, int STAGES, int CLUSTER>
+/// holding them through the sums spilled. Called by all consumer threads (`ct` 0..255, or 0..127 with one
+/// consumer: a slot keeps room for 256); `empty0` locates the verdict word after the barriers.
+template <int OUT_KIND, int BN, int STAGES, int CLUSTER, int CONSUMER_THREADS>
 __device__ __forceinline__ void sm90_tail_fixup(const Sm90GemmParams& p, const float (&d)[BN / 2], const Sm90Unit& w,
                                                 int ct, unsigned rank, unsigned empty0, int row, int col,
                                                 long long c_base) {
@@ -586,7 +592,8 @@ __device__ __forceinline__ void sm90_tail_fixup(const Sm90GemmParams& p, const f
 #pragma unroll
   for (int i = 0; i < kVec; ++i) __stcg(mine + i * 256, make_float4(d[4 * i], d[4 * i + 1], d[4 * i + 2], d[4 * i + 3]));
   // Another slice of this tile stores it unless this one counts last.
-  if (!sm90_count_slice(p, p.flags + static_cast<long long>(w.q) * CLUSTER + rank, p.splits, ct, empty0 + STAGES * 8))
+  if (!sm90_count_slice<CONSUMER_THREADS>(p, p.flags + static_cast<long long>(w.q) * CLUSTER + rank, p.splits, ct,
+                                          empty0 + STAGES * 8))
     return;
   // (s0 + s1), then + (s2 + s3) for four slices, a few column groups at a time (their loads in flight).
   constexpr int kGroup = kVec < 4 ? kVec : (BN == 256 ? 1 : 4);  // more at bn 256 spilled
@@ -653,7 +660,7 @@ __device__ __forceinline__ Sm90Unit sm90_unit(const Sm90GemmParams& p, int unit,
 /// tiles per group); CTA r of the cluster takes tile row tm = c_m * CLUSTER + r, and the cluster shares B:
 /// each CTA loads BN / CLUSTER rows of it and multicasts them to both (a stage is freed in both CTAs).
 /// Warpgroup 0 produces: its thread 0 waits for a free stage, announces the stage's bytes and issues the
-/// A and B boxes. Warpgroups 1 and 2
+/// A and B boxes. Warpgroups 1 and 2 (1 alone for 64-row tiles)
 /// consume: wait for a full stage, four wgmma k16 steps over it, then wait until at most INFLIGHT (0 or 1)
 /// k-blocks of wgmma are still running and free the stage the finished ones read. The producer runs
 /// ahead into the next tile while the consumers store the current one.
@@ -675,7 +682,8 @@ __device__ __forceinline__ Sm90Unit sm90_unit(const Sm90GemmParams& p, int unit,
 /// last slice (Sm90GemmParams::ws / flags): no second kernel, no cluster.
 /// A_ROWS (128, or 64, 32, 16 where all of M fits in that many rows): the rows of A a stage has room for.
 /// Short A stages leave room for more stages, so more of B is in flight: at M = 16 a stage of 128 x 32
-/// tiles is 6 KiB instead of 20. The consumers still run their wgmma over 128 rows (sm90_ring_bytes).
+/// tiles is 6 KiB instead of 20. At 32 or 16 rows the two consumers still run their wgmma over 128 rows
+/// (sm90_ring_bytes); at 64 the tile is 64 rows, run by one consumer warpgroup (256 threads a CTA).
 template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int CLUSTER, int A_MN, int B_MN,
           int EPI, int SPLITC = 1, int FIXUP = 0, int A_ROWS = kSm90Bm>
 __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm90TmaMap& map_b,
@@ -690,9 +698,12 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
                 "the cluster reduction's receive buffers fit in the stage ring");
   static_assert(A_ROWS == 128 || A_ROWS == 64 || A_ROWS == 32 || A_ROWS == 16, "A_ROWS is 128, 64, 32 or 16");
   static_assert(A_ROWS >= 64 || CLUSTER == 1, "stages of 32 or 16 rows hold one tile row: no pairs of tile rows");
-  // Rows of C a tile covers: 128, or 64 with 64-row stages (tiles of 64 rows, any M; the second consumer's
-  // wgmma runs over the bytes past the stage and its rows are never stored).
+  // Rows of C a tile covers: 128 (two consumer warpgroups), or 64 with 64-row stages (tiles of 64 rows, any M;
+  // one consumer warpgroup, and the kernel is launched with sm90_threads(64) = 256 threads).
   constexpr int kTileM = A_ROWS == 64 ? 64 : kSm90Bm;
+  constexpr int kConsumers = sm90_consumers(A_ROWS);
+  constexpr int kConsumerThreads = 128 * kConsumers;
+  static_assert(kTileM == 64 * kConsumers, "a consumer warpgroup per 64 rows of the tile");
   constexpr int kCtas = CLUSTER * SPLITC;  // CTAs per cluster
   static_assert(STAGES >= 2, "at least two stages");
   static_assert(INFLIGHT == 0 || INFLIGHT == 1, "INFLIGHT is 0 or 1");
@@ -715,7 +726,8 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       sm90_mbar_init(full0 + 8 * s, 1);
-      sm90_mbar_init(empty0 + 8 * s, kSm90ConsumerWarps * CLUSTER);
+      // Lane 0 of every consumer warp of every CTA of the cluster frees a stage.
+      sm90_mbar_init(empty0 + 8 * s, 4 * kConsumers * CLUSTER);
     }
     // The barriers are used by the TMA unit (the async proxy) as well: publish their initialization.
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -888,7 +900,8 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
 #pragma unroll
             for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
           }
-          sm90_tail_fixup<OUT_KIND, BN, STAGES, CLUSTER>(p, d, w, consumer * 128 + t, rank, empty0, row, col, c_base);
+          sm90_tail_fixup<OUT_KIND, BN, STAGES, CLUSTER, kConsumerThreads>(p, d, w, consumer * 128 + t, rank, empty0, row,
+                                                                            col, c_base);
           continue;
         }
       }
@@ -909,10 +922,10 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
                              : "memory");
             }
           // The count's verdict for the whole CTA, in the word after the barriers (sm90_smem_bytes' fixup slot).
-          if (!sm90_count_slice(p, p.flags + (static_cast<long long>(b) * tiles + tile) * CLUSTER + rank, p.splits,
-                                consumer * 128 + t, empty0 + STAGES * 8))
+          if (!sm90_count_slice<kConsumerThreads>(p, p.flags + (static_cast<long long>(b) * tiles + tile) * CLUSTER + rank,
+                                                  p.splits, consumer * 128 + t, empty0 + STAGES * 8))
             continue;  // another slice of this tile stores C
-          // Sum the tile from the workspace, all 256 consumer threads over its in-bounds element pairs (rows
+          // Sum the tile from the workspace, all consumer threads over its in-bounds element pairs (rows
           // of C past M, e.g. 112 of 128 at M = 16, cost nothing), every slice (this one's too: its own stores
           // are visible to it) in slice order: the same sum whichever slice counts last. Four pairs a thread
           // at a time keep 4 x splits loads in flight. C is stored from here, alpha and beta applied.
@@ -920,14 +933,14 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
           const int row0 = tm * kTileM, col0 = tn * BN;
           const int rows = min(kTileM, p.m - row0), pairs_per_row = BN / 2;
           const int pairs = rows * pairs_per_row;
-          for (int e0 = ct; e0 < pairs; e0 += 4 * 256) {
+          for (int e0 = ct; e0 < pairs; e0 += 4 * kConsumerThreads) {
             float x[4], y[4];
 #pragma unroll
             for (int q = 0; q < 4; ++q) x[q] = y[q] = 0.0f;
             for (int s = 0; s < p.splits; ++s) {
 #pragma unroll
               for (int q = 0; q < 4; ++q) {
-                const int e = e0 + q * 256;
+                const int e = e0 + q * kConsumerThreads;
                 const int r = row0 + e / pairs_per_row, cc = col0 + 2 * (e % pairs_per_row);
                 if (e < pairs && cc < p.n) {
                   const float2 v = __ldcg(reinterpret_cast<const float2*>(ws_at(s, r, cc)));
@@ -937,7 +950,7 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
             }
 #pragma unroll
             for (int q = 0; q < 4; ++q) {
-              const int e = e0 + q * 256;
+              const int e = e0 + q * kConsumerThreads;
               if (e < pairs)
                 sm90_store_pair<OUT_KIND>(p, row0 + e / pairs_per_row, col0 + 2 * (e % pairs_per_row), x[q], y[q], c_base);
             }
@@ -983,8 +996,6 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
             }
             d[i] = acc.x, d[i + 1] = acc.y, d[i + 2] = acc.z, d[i + 3] = acc.w;
           }
-          // A 64-row tile's second consumer summed rows past it (the next tile's): it stores nothing.
-          if (kTileM == 64 && consumer == 1) continue;
 #pragma unroll
           for (int jj = 0; jj < kPart4; ++jj) {
             const int j = q * kPart4 + jj;
@@ -1001,7 +1012,6 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
         sm90_cta_sync_all();
         continue;
       }
-      if (kTileM == 64 && consumer == 1) continue;  // rows past the 64-row tile: the next tile's
       if (EPI && p.c_tma) {
         sm90_store_tile_tma<OUT_KIND, BN>(map_c, p, d, cbuf0 + sm90_c_consumer_offset(consumer), consumer, t,
                                           row_base + tm * kTileM + consumer * 64, tn * BN, c_matrix, chunk_seq);

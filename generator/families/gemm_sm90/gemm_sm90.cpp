@@ -641,7 +641,7 @@ LaunchShape gemm_sm90_launch_shape(const Sm90GemmConfig& cfg, long long m, long 
   LaunchShape s{};
   s.grid[0] = static_cast<unsigned>(std::max(1LL, clusters) * ctas_per_cluster);
   s.grid[1] = s.grid[2] = 1;
-  s.block[0] = tpl::kSm90Threads;
+  s.block[0] = static_cast<unsigned>(tpl::sm90_threads(cfg.arows));
   s.block[1] = s.block[2] = 1;
   return s;
 }

@@ -214,7 +214,7 @@ int gemm_sm90_k_splits(const Sm90GemmConfig& cfg, long long k);
 /// @throws Error(InvalidArgument) for a tail config without sm_count.
 std::size_t gemm_sm90_workspace_bytes(const Sm90GemmConfig& cfg, const GemmProblem& problem, int sm_count = 0);
 /// Rows of C one tile covers: 128, or 64 for a config with 64-row stages (arows=64: tiles of 64 rows, so M
-/// may span several; the kernel's second consumer warpgroup then computes rows it never stores).
+/// may span several; the kernel then runs one consumer warpgroup, 256 threads: tpl::sm90_threads).
 inline int gemm_sm90_tile_rows(const Sm90GemmConfig& cfg) { return cfg.arows == 64 ? 64 : tpl::kSm90Bm; }
 /// Tile flags of a reduce=fixup launch on m x n (the kernel's frame) x batch: one per tile of every cluster
 /// tile; they follow the partials in the workspace.

@@ -60,7 +60,8 @@ void add_fills(OperandPlan& p, long long dst, int rows, int mn0, int stage, bool
                               mn0 + h * tpl::kSm90MnBox, 0});
 }
 
-// The TMA-store epilogue of one tile (sm90_store_tile_tma): both consumers, every chunk, every store
+// The TMA-store epilogue of one tile (sm90_store_tile_tma): every consumer (two, or one for a 64-row tile),
+// every chunk, every store
 // (stmatrix.x4 for 16-bit C, st.shared.v2.f32 pairs for f32).
 CStorePlan c_store_plan(const Sm90GemmConfig& cfg) {
   const int ob = static_cast<int>(dtype_bytes(cfg.kernel_out()));
@@ -70,7 +71,7 @@ CStorePlan c_store_plan(const Sm90GemmConfig& cfg) {
   CStorePlan plan;
   plan.elem_bytes = ob;
   int instruction = 0;
-  for (int consumer = 0; consumer < tpl::kSm90Bm / tpl::kSm90ConsumerRows; ++consumer) {
+  for (int consumer = 0; consumer < tpl::sm90_consumers(cfg.arows); ++consumer) {
     // chunk_seq runs on across tiles; a tile has an even number of chunks, so every tile uses the buffers
     // in this order.
     for (int ch = 0; ch < chunks; ++ch) {
@@ -133,18 +134,18 @@ CStorePlan c_store_plan(const Sm90GemmConfig& cfg) {
 }
 
 // The C buffers must lie in the region sm90_smem_bytes reserves after the stages, and the buffers of
-// the two consumers (both in use at once) must not share a byte. Empty when they do not.
+// different consumers (in use at once) must not share a byte. Empty when they do not.
 std::string c_buffer_error(const Sm90GemmConfig& cfg, const CStorePlan& c) {
   const long long lo = kSm90AnalysisBase + tpl::sm90_ring_bytes(cfg.bn, cfg.stages, cfg.arows);
   const long long hi = lo + tpl::kSm90CBufferBytes;
-  const int chunks = static_cast<int>(c.boxes.size()) / 2;
+  const int chunks = static_cast<int>(c.boxes.size()) / tpl::sm90_consumers(cfg.arows);  // a consumer's
   for (const TmaStoreBox& a : c.boxes) {
     const long long end = a.box.dst + static_cast<long long>(a.box.inner) * a.box.outer * a.box.elem_bytes;
     if (a.box.dst < lo || end > hi)
       return "operand C: the buffer of chunk " + std::to_string(a.chunk) + " [" + std::to_string(a.box.dst) + ", " +
              std::to_string(end) + ") is outside the C buffers [" + std::to_string(lo) + ", " + std::to_string(hi) + ")";
     for (const TmaStoreBox& b : c.boxes) {
-      if ((a.chunk < chunks) == (b.chunk < chunks)) continue;  // the same consumer: used one after the other
+      if (a.chunk / chunks == b.chunk / chunks) continue;  // the same consumer: used one after the other
       const long long bend = b.box.dst + static_cast<long long>(b.box.inner) * b.box.outer * b.box.elem_bytes;
       if (a.box.dst < bend && b.box.dst < end)
         return "operand C: the buffers of chunks " + std::to_string(a.chunk) + " and " + std::to_string(b.chunk) +
@@ -201,9 +202,10 @@ Sm90LayoutPlan plan_sm90_layouts(const Sm90GemmConfig& cfg) {
                 r * b_part, s, b_mn, eb);
     const std::string stage = "stage " + std::to_string(s);
     for (int k = 0; k < tpl::kSm90Bk / kKStep; ++k) {
-      for (int consumer = 0; consumer < tpl::kSm90Bm / tpl::kSm90ConsumerRows; ++consumer) {
+      for (int consumer = 0; consumer < tpl::sm90_consumers(cfg.arows); ++consumer) {
         const unsigned a = static_cast<unsigned>(dst) + tpl::sm90_a_consumer_offset(consumer);
-        // A short A stage (arows < 128) holds the first arows rows: the rest each consumer reads is padding.
+        // A short A stage of a 128-row tile (arows 32 or 16) holds the first arows rows: the rest each consumer
+        // reads is padding.
         const int rows = std::max(0, std::min(tpl::kSm90ConsumerRows, cfg.arows - consumer * tpl::kSm90ConsumerRows));
         plan.a.reads.push_back(WgmmaRead{tpl::sm90_operand_desc(a, k, a_mn), s, consumer * tpl::kSm90ConsumerRows,
                                          k * kKStep, k, stage + ", consumer " + std::to_string(consumer), rows});

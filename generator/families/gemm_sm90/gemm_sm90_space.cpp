@@ -86,14 +86,20 @@ std::vector<Sm90GemmConfig> sm90_swap_space(const GemmProblem& problem) {
   base.swap_ab = true;
   base.layout = gemm_sm90_layout(p, true);
   struct Point {
-    int bn, arows, splits, reduce;  // reduce: 0 none (K whole), 1 fixup, 2 cluster
+    int bn, arows, splits, reduce, cluster;  // reduce: 0 none (K whole), 1 fixup, 2 cluster
   };
-  const Point points[] = {{32, 128, 1, 0}, {32, 128, 2, 2}, {32, 128, 4, 2}, {32, 128, 2, 1}, {32, 64, 1, 0}, {32, 64, 2, 2},
-                          {64, 128, 1, 0}, {64, 128, 2, 2}, {64, 128, 4, 2}, {64, 128, 2, 1}, {64, 64, 1, 0}, {64, 64, 2, 2}};
+  // 64-row tiles in pairs sharing the problem's A (the kernel's B), K whole: cuBLAS's 64 x 64 2 x 1 clusters
+  // in its column-major frame. H200, f16 NT, one consumer warpgroup: 16x11008x4096 1.003 against the
+  // default's 0.967-0.979 of cuBLAS, but 0.78-0.92 at N = 4096 and 14336 (bench/results_gemm_sm90_tile64_h200_session25.log).
+  const Point points[] = {{32, 128, 1, 0, 1}, {32, 128, 2, 2, 1}, {32, 128, 4, 2, 1}, {32, 128, 2, 1, 1},
+                          {32, 64, 1, 0, 1},  {32, 64, 2, 2, 1},  {32, 64, 1, 0, 2},  {64, 128, 1, 0, 1},
+                          {64, 128, 2, 2, 1}, {64, 128, 4, 2, 1}, {64, 128, 2, 1, 1}, {64, 64, 1, 0, 1},
+                          {64, 64, 2, 2, 1},  {64, 64, 1, 0, 2}};
   for (const Point& pt : points) {
     Sm90GemmConfig c = base;
     c.bn = pt.bn;
     c.arows = pt.arows;
+    c.cluster = pt.cluster;
     c.splits = pt.splits;
     c.reduce_fixup = pt.reduce == 1;
     c.reduce_cluster = pt.reduce == 2;

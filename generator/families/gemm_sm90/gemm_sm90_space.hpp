@@ -49,7 +49,8 @@ std::vector<Sm90GemmConfig> sm90_device_space(const GemmProblem& problem, int sm
 /// Configs with A and B swapped (swap=1) for a tune of `problem` whose M in the kernel's frame is at most 64
 /// (one tile row, mostly empty), K > 0: 32-wide tiles where the problem's A is K-contiguous (the kernel's B),
 /// and 64-wide ones, each with K whole, in 2 or 4 slices summed in a cluster or 2 summed in the kernel, and
-/// as 64-row tiles with K whole or in 2 slices in a cluster; every one with its deepest ring. None elsewhere.
+/// as 64-row tiles with K whole (alone or in pairs sharing the kernel's B) or in 2 slices in a cluster; every
+/// one with its deepest ring. None elsewhere.
 std::vector<Sm90GemmConfig> sm90_swap_space(const GemmProblem& problem);
 
 }  // namespace swz

@@ -633,6 +633,7 @@ TEST_CASE("gemm_sm90 gpu: A and B swapped (swap=1): layouts, K slices, pairs, C 
                              {"in=bf16,out=bf16,bn=64,stages=9,splits=2,reduce=fixup,swap=1", true},
                              {"in=f16,out=f16,bn=32,stages=14,arows=64,swap=1", false},
                              {"in=f16,out=f32,bn=32,stages=14,arows=64,splits=2,reduce=cluster,swap=1", false},
+                             {"in=bf16,out=bf16,bn=32,stages=18,arows=64,cluster=2,swap=1", false},
                              {"in=bf16,out=bf16,bn=128,stages=6,cluster=2,swap=1", true}};
   for (const Swapped& sw : configs)
     for (int layout = 0; layout < 4; ++layout) {
@@ -698,7 +699,10 @@ TEST_CASE("gemm_sm90 gpu: short A stages (arows): layouts, K slices, M up to the
                            {"in=f16,out=bf16,bn=64,stages=20,arows=16,splits=2,reduce=fixup", 16, true},
                            {"in=bf16,out=bf16,bn=128,stages=10,arows=16,splits=4,reduce=cluster", 16, true},
                            {"in=f16,out=f16,bn=128,stages=9,arows=64,splits=3", 64, true},
-                           {"in=bf16,out=bf16,bn=32,stages=18,arows=64,inflight=0,persistent=0", 64, false}};
+                           {"in=bf16,out=bf16,bn=32,stages=18,arows=64,inflight=0,persistent=0", 64, false},
+                           // one consumer warpgroup summing K slices itself (all 128 threads over the tile)
+                           {"in=f16,out=f16,bn=64,stages=14,arows=64,splits=2,reduce=fixup", 64, true},
+                           {"in=bf16,out=f32,bn=32,stages=18,arows=64,tail=4", 64, false}};
   for (const Short& s : configs)
     for (int layout = 0; layout < 4; ++layout) {
       if ((layout & 1) != 0 && s.arows < 64) continue;  // an M-contiguous A comes in 64-row boxes
@@ -744,6 +748,18 @@ TEST_CASE("gemm_sm90 gpu: short A stages (arows), sanitizer-sized") {
     c.sm_count = 2;
     check_case(c, rng);
   }
+  // One consumer warpgroup (a 64-row tile) summing K slices itself: the fixup and the tail's slices.
+  for (const char* cfg : {"in=f16,out=f16,bn=64,stages=14,arows=64,splits=2,reduce=fixup",
+                          "in=bf16,out=bf16,bn=32,stages=18,arows=64,tail=4"}) {
+    Case c;
+    c.cfg = cfg_of(cfg);
+    c.m = 13, c.n = 130, c.k = 520;
+    c.sm_count = 2;  // the tail config: 5 tiles on 2 SMs, the fifth in 2 K slices
+    if (c.cfg.uses_tail()) CHECK(gemm_sm90_tail_plan(c.cfg, 13, 130, 520, 1, 2).slices == 2);
+    check_case(c, rng);
+    c.alpha = 0.5f, c.beta = 1.0f;
+    check_case(c, rng);
+  }
   // 64-row tiles over several tile rows, alone and in pairs (the pair's second tile row past M).
   for (const char* cfg : {"in=bf16,out=bf16,bn=64,stages=14,arows=64", "in=f16,out=f32,bn=128,stages=7,arows=64,cluster=2,epilogue=tma"}) {
     Case c;
@@ -757,8 +773,7 @@ TEST_CASE("gemm_sm90 gpu: short A stages (arows), sanitizer-sized") {
   }
 }
 
-// 64-row stages past one tile row (arows=64, M > 64): tiles of 64 rows, the second consumer's rows never
-// stored, alone or in pairs sharing B (cluster=2, the pair's second tile row past M on odd row counts);
+// 64-row stages past one tile row (arows=64, M > 64): tiles of 64 rows, one consumer warpgroup, alone or in pairs sharing B (cluster=2, the pair's second tile row past M on odd row counts);
 // every layout they take, both epilogues, column-major C, batches, beta, odd pitches, many tiles per
 // persistent block.
 TEST_CASE("gemm_sm90 gpu: 64-row tiles (arows=64 over several tile rows): pairs, layouts, odd M") {

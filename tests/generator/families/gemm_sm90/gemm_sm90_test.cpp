@@ -12,6 +12,7 @@
 
 #include "generator/families/gemm/gemm_splitk.hpp"
 #include "generator/families/gemm_sm90/gemm_sm90.hpp"
+#include "generator/families/gemm_sm90/gemm_sm90_analysis.hpp"
 #include "generator/families/gemm_sm90/gemm_sm90_space.hpp"
 #include "swzjit/error.hpp"
 #include "swzjit/jit.hpp"
@@ -412,7 +413,7 @@ TEST_CASE("gemm_sm90: with much DRAM bandwidth per SM, at most 32 rows of C swap
   nn.b_order = MatrixOrder::RowMajor;
   CHECK_FALSE(choose_sm90_gemm_config(nn.resolved(), 132, h200).swap_ab);
   const std::vector<Sm90GemmConfig> nn_swaps = sm90_swap_space(nn.resolved());
-  REQUIRE(nn_swaps.size() == 12);
+  REQUIRE(nn_swaps.size() == 14);
   CHECK(nn_swaps.front().layout == "TT");
   CHECK_NOTHROW(gemm_sm90_frame(nn_swaps.front(), nn.resolved(), 0, 0));
   // A column-major C with few columns: the frame's M is N, and the swap runs C as it is stored.
@@ -433,7 +434,7 @@ TEST_CASE("gemm_sm90: with much DRAM bandwidth per SM, at most 32 rows of C swap
   CHECK(has(choose_sm90_gemm_config(p, 132, h200, false)));
   CHECK(has(choose_sm90_gemm_config(p, 132, 0)));
   const std::vector<Sm90GemmConfig> swaps = sm90_swap_space(p);
-  CHECK(swaps.size() == 12);
+  CHECK(swaps.size() == 14);
   for (const Sm90GemmConfig& c : swaps) {
     CAPTURE(c.to_string());
     CHECK(has(c));
@@ -441,9 +442,9 @@ TEST_CASE("gemm_sm90: with much DRAM bandwidth per SM, at most 32 rows of C swap
     CHECK(c.stages == gemm_sm90_max_stages(c));
     CHECK_NOTHROW(gemm_sm90_frame(c, p, 0, 0));
   }
-  CHECK(sm90_swap_space(tn.resolved()).size() == 6);  // 64-wide tiles only
+  CHECK(sm90_swap_space(tn.resolved()).size() == 6);  // 64-wide tiles alone (a pair's 32-wide B parts do not fit)
   CHECK(sm90_swap_space(nt_problem(DType::F16, DType::F16, 65, 4096, 4096)).empty());
-  CHECK(sm90_swap_space(nt_problem(DType::F16, DType::F16, 64, 4096, 4096)).size() == 12);
+  CHECK(sm90_swap_space(nt_problem(DType::F16, DType::F16, 64, 4096, 4096)).size() == 14);
   // The H100 (unknown bandwidth) tunes them too.
   const std::vector<Sm90GemmConfig> unknown = sm90_device_space(p, 132, 0);
   CHECK(std::find(unknown.begin(), unknown.end(), swaps.front()) != unknown.end());
@@ -980,6 +981,25 @@ TEST_CASE("gemm_sm90: 64-row stages make 64-row tiles: any M, pairs of them, K w
   // The pair kernel takes FIXUP and A_ROWS too.
   CHECK(gemm_sm90_name_expression(pair) == "swz::tpl::gemm_sm90_cluster2_kernel<1, 1, 64, 14, 8, 1, 0, 0, 0, 0, 64>");
   CHECK(gemm_sm90_max_stages(c) == 14);
+  // One consumer warpgroup runs a 64-row tile: 256 threads, and its wgmma read only the stage's 64 rows of A, so
+  // the ring has no slack after it (a 128-row tile's short stages do: both consumers read 64 rows).
+  CHECK(tpl::sm90_consumers(64) == 1);
+  CHECK(tpl::sm90_threads(64) == 256);
+  CHECK(tpl::sm90_threads(128) == 384);
+  CHECK(tpl::sm90_threads(32) == 384);
+  CHECK(gemm_sm90_launch_shape(c, 200, 4096, 4096, 132, 1).block[0] == 256);
+  CHECK(gemm_sm90_launch_shape(pair, 200, 4096, 4096, 132, 1).block[0] == 256);
+  CHECK(gemm_sm90_launch_shape(Sm90GemmConfig::parse("in=bf16,out=bf16,bn=32,stages=18,arows=32"), 32, 4096, 4096, 132, 1)
+            .block[0] == 384);
+  CHECK(tpl::sm90_ring_bytes(32, 18, 64) == 18 * tpl::sm90_stage_bytes(32, 64));
+  CHECK(gemm_sm90_max_stages(Sm90GemmConfig::parse("in=bf16,out=bf16,bn=32,arows=64")) == 18);
+  // The layout proof reads A as the kernel does: one consumer's 64 rows per k16 step and stage, and its C
+  // chunks alone (4 of 32 f32 columns for bn 128).
+  const Sm90GemmConfig one_c = Sm90GemmConfig::parse("in=f16,out=f32,layout=NN,bn=128,stages=7,arows=64,epilogue=tma");
+  const Sm90LayoutPlan one_plan = plan_sm90_layouts(one_c);
+  CHECK(one_plan.a.reads.size() == static_cast<std::size_t>(7 * 4));
+  CHECK(one_plan.c.boxes.size() == 4);
+  CHECK(plan_sm90_layouts(Sm90GemmConfig::parse("in=f16,out=f32,layout=NN,bn=128,stages=6,epilogue=tma")).c.boxes.size() == 8);
   // Tiles of 64 rows: M = 200 is 4 tile rows (2 pairs), 4096 / 64 tile columns.
   CHECK_NOTHROW(gemm_sm90_frame(c, nt_problem(DType::BF16, DType::BF16, 200, 4096, 4096), 0, 0));
   CHECK(gemm_sm90_launch_shape(c, 200, 4096, 4096, 1000, 1).grid[0] == 4 * 64);
