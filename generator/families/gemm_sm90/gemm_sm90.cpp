@@ -268,13 +268,28 @@ Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count,
   // other tile whole. H100 (bench/results_gemm_sm90_tail_h100.log): 2048 x 11008 x 4096 (5 waves + 28
   // tiles in 4 slices) f16 724 / bf16 746 TFLOP/s against 706 / 698 on 128-wide tiles; 8192 x 14336 x 4096
   // (pairs: 27 waves + 10 in 4 slices) 767 / 800 against 760 / 793.
+  // With much DRAM bandwidth per SM (the H200) the same tail on 128 x 128 tiles, one CTA each, where their
+  // last wave is at most half full too: H200 NT, 15 rounds against cuBLAS
+  // (bench/results_gemm_sm90_tile64_h200_session25.log, f16 / bf16): 2048 x 11008 x 4096 0.884 / 0.884 ->
+  // 0.997 / 1.003 (the tuner had picked it in three sessions), 8192 x 14336 x 4096 0.973 / 0.988 -> 0.993 /
+  // 0.997; in pairs or without the tail 0.97-0.99. f16, 11 rounds: 1536 x 14336 x 4096 0.864 -> 0.963, 3072 x
+  // 3072 x 4096 0.688 -> 0.864, 1024 x 5120 x 4096 0.578 -> 0.851, 4096 x 28672 x 4096 0.983 -> 1.002, and
+  // 16384 x 16384 x 4096 1.022 -> 1.013 (its pairs of wide tiles, the one loss).
+  const bool rich = dram_gbps >= kRichDramPerSm * sm_count;
   if (wide_tiles >= sm_count) {
     Sm90GemmConfig t = c;
     t.bn = 256;
     t.stages = 4;
     t.cluster = wide_tiles >= 8LL * sm_count ? 2 : 1;
     t.tail = 4;
-    if (gemm_sm90_tail_plan(t, m, n, p.k, p.batch, sm_count).slices > 1) return t;
+    if (gemm_sm90_tail_plan(t, m, n, p.k, p.batch, sm_count).slices > 1) {
+      Sm90GemmConfig narrow = t;
+      narrow.bn = 128;
+      narrow.stages = 6;
+      narrow.cluster = 1;
+      if (rich && gemm_sm90_tail_plan(narrow, m, n, p.k, p.batch, sm_count).slices > 1) return narrow;
+      return t;
+    }
   }
   // 128 x 256 tiles one CTA each: groups of 16 tile rows. A wave of 132 such tiles reads the least of A and B
   // from L2 with about 16 tile rows a group (a tile row of A is half the bytes of a tile column of B); pairs
@@ -312,7 +327,6 @@ Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count,
   // Only where both operands are K-contiguous (NT; the kernel's 32-wide B is the problem's A): with a
   // row-major B (NN, run as TT) it won at K = 4096 (16 / 32 x 4096 x 4096 +4.6 / +6.5%) and lost at K = 14336
   // (-3.6%) and at 16 x 11008 x 4096 (-4.3%), so there it is the tuner's to find (sm90_swap_space).
-  const bool rich = dram_gbps >= kRichDramPerSm * sm_count;
   // One matrix (batches are not measured): its N alone must fill the tiles.
   if (allow_swap && rich && p.batch <= 1 && wide_tiles < sm_count && m <= kSwapMaxRows && kblocks >= kRichPairMinBlocks) {
     Sm90GemmConfig s = c;

@@ -218,7 +218,33 @@ TEST_CASE("gemm_sm90: the shape-based choice: 128-wide tiles when 256-wide ones 
   CHECK(tail2.cluster == 2);  // 1792 cluster tiles = 27 waves of 66 + 10
   CHECK(tail2.tail == 4);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 8192, 11008, 4096), 132).bn == 256);
+  // With much DRAM bandwidth per SM (the H200) the tail runs on 128 x 128 tiles, one CTA each, where their
+  // last wave is at most half full too (2048 x 11008: 1376 tiles, 10 waves + 56; 8192 x 14336: 7168, 54 + 40).
+  const int h200 = 4814, h100 = 3352;  // GB/s: 36.5 and 25.4 per SM of 132
+  for (const Sm90GemmConfig& t : {choose_sm90_gemm_config(nt_problem(DType::BF16, DType::BF16, 2048, 11008, 4096), 132, h200),
+                                  choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 8192, 14336, 4096), 132, h200)}) {
+    CAPTURE(t.to_string());
+    CHECK(t.bn == 128);
+    CHECK(t.stages == 6);
+    CHECK(t.cluster == 1);
+    CHECK(t.tail == 4);
+    CHECK(t.tma_epilogue);
+  }
+  CHECK(gemm_sm90_tail_plan(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 2048, 11008, 4096), 132, h200), 2048,
+                            11008, 4096, 1, 132)
+            .tail_tiles == 56);
+  CHECK(gemm_sm90_tail_plan(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 8192, 14336, 4096), 132, h200), 8192,
+                            14336, 4096, 1, 132)
+            .tail_tiles == 40);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::BF16, DType::BF16, 2048, 11008, 4096), 132, h100) == tail);
+  // Only where the wide tiles' tail applies: 8192^3 (2048 wide tiles, the last wave 52% full) keeps its pairs
+  // although its 4096 narrow ones would leave a tail of 4.
+  const Sm90GemmConfig big_h200 = choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 8192, 8192, 8192), 132, h200);
+  CHECK(big_h200.bn == 256);
+  CHECK(big_h200.cluster == 2);
+  CHECK(big_h200.tail == 1);
   // No tail where the last wave is more than half full: 4096^2 (512 tiles: 3 waves + 116), 8192 x 11008.
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 4096, 4096, 4096), 132, h200).tail == 1);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 4096, 4096, 4096), 132).tail == 1);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 8192, 11008, 4096), 132).tail == 1);
   // M = 128 x N = 4096: 16 wide tiles, 128 of 128 x 32 with full rows: those, K unsplit, C from registers.
