@@ -856,7 +856,8 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
       for (int kb = kb_begin; kb < kb_end; ++kb) {
         sm90_mbar_wait(full0 + 8 * stage, phase);
         // Rows 64 * consumer.. of A: 64 rows of 128 bytes (K-major) or the consumer's own box (MN-major).
-        // Past a short A stage (A_ROWS < 128) the rows read are the next bytes: rows past M (sm90_ring_bytes).
+        // Past a short A stage of a 128-row tile (A_ROWS 32 or 16) the rows read are the next bytes: rows past M
+        // (sm90_ring_bytes). A 64-row tile's one consumer reads its stage's 64 rows.
         const unsigned a = base + sm90_stage_offset(BN, stage, A_ROWS) + sm90_a_consumer_offset(consumer);
         const unsigned b = base + sm90_stage_offset(BN, stage, A_ROWS) + sm90_b_offset(A_ROWS);
         sm90_wgmma_fence();

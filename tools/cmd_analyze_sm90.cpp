@@ -134,7 +134,7 @@ void print_text(const Sm90LayoutReport& r) {
   }
   if (r.has_c_store) {
     const CStoreProof& c = r.c_store;
-    std::printf("\noperand C (TMA-store epilogue): both consumers' C chunks of one tile, written with st.shared into\n"
+    std::printf("\noperand C (TMA-store epilogue): every consumer's C chunks of one tile, written with st.shared into\n"
                 "the swizzled C buffers and read back by the C map's boxes; %lld elements compared\n"
                 "  box   %s (chunk 0)\n",
                 c.elements_checked, r.c_box.c_str());

@@ -19,7 +19,8 @@
 
 namespace swz {
 
-/// One sm_90a GEMM kernel: a 128 x bn x 64 block tile (two consumer warpgroups of 64 rows), `stages`
+/// One sm_90a GEMM kernel: a 128 x bn x 64 block tile (two consumer warpgroups of 64 rows; one for a 64-row
+/// tile, arows=64), `stages`
 /// TMA stages, `raster` tile-rows per rasterization group, and a grid of at most one block per SM
 /// (persistent) or one block per tile. Operands: f16 or bf16, each K- or MN-major (`layout`); C f16, bf16 or
 /// f32.
@@ -198,7 +199,7 @@ bool gemm_sm90_preferred(const Sm90GemmConfig& cfg, const Sm90Frame& frame, int 
 /// slices x matrices (a cluster tile is `cluster` vertically adjacent tiles; the slices gemm_sm90_k_splits
 /// gives for depth `k`). Persistent: the waves w = ceil(units / (sm_count / cluster)), x = cluster x
 /// ceil(units / w), so that every cluster runs the same number of units, or within one (a tail in K slices
-/// keeps sm_count / cluster clusters). Block 384 threads.
+/// keeps sm_count / cluster clusters). Block tpl::sm90_threads(cfg.arows): 384 threads, 256 for 64-row tiles.
 LaunchShape gemm_sm90_launch_shape(const Sm90GemmConfig& cfg, long long m, long long n, long long k, int sm_count,
                                    long long batch = 1);
 

@@ -26,7 +26,7 @@ struct Sm90LayoutReport {
   std::vector<Sm90EpilogueOption> epilogue; ///< one warpgroup's 64 x bn tile, per layout and store
   /// True for epilogue=tma: `c_store` proves the consumers' C writes against the C map's boxes.
   bool has_c_store = false;
-  CStoreProof c_store;        ///< both consumers, every chunk of one tile; the cost of the kernel's stores
+  CStoreProof c_store;        ///< every consumer (one for 64-row tiles), every chunk of one tile; the stores' cost
   std::string c_box;          ///< the C map's box, e.g. "64 x 64 f16 128B at 0x..." of chunk 0
   int c_elem_bytes = 0;       ///< bytes of a C element (2 or 4)
   /// True when every operand's proof holds (and C's, with the TMA-store epilogue).

@@ -485,6 +485,7 @@ TEST_CASE("gemm_sm90 gpu: the last wave in K slices (tail): widths, clusters, ba
   SWZ_REQUIRE_SM90();
   std::mt19937_64 rng(std::random_device{}());
   const char* configs[] = {"in=f16,out=f16,tail=4,epilogue=tma", "in=bf16,out=f32,bn=128,stages=6,tail=2",
+                           "in=f16,out=f16,bn=128,stages=6,tail=4,epilogue=tma",  // the H200's default there
                            "in=f16,out=bf16,bn=128,stages=6,cluster=2,tail=4,epilogue=tma",
                            "in=bf16,out=bf16,bn=64,stages=9,tail=4,inflight=0"};
   for (const char* text : configs) {
@@ -683,8 +684,8 @@ TEST_CASE("gemm_sm90 gpu: A and B swapped (swap=1), sanitizer-sized") {
   }
 }
 
-// Short A stages (arows 16, 32, 64): a stage has room for only M's rows of A, the consumers' wgmma read past
-// them into the next bytes (rows past M, never stored). Every layout they take, K slices summed each way,
+// Short A stages (arows 16, 32, 64): a stage has room for only M's rows of A; with 32 or 16 rows both consumers'
+// wgmma read past them into the next bytes (rows past M, never stored), with 64 one consumer reads its stage. Every layout they take, K slices summed each way,
 // M at and below the room, column-major C (the frame's M is then N), batches, pitches, beta.
 TEST_CASE("gemm_sm90 gpu: short A stages (arows): layouts, K slices, M up to the room, odd shapes") {
   SWZ_REQUIRE_SM90();
@@ -710,6 +711,15 @@ TEST_CASE("gemm_sm90 gpu: short A stages (arows): layouts, K slices, M up to the
       Case c = layout_case(s.cfg, layout);
       check_shapes(c, {{1, 33, 1000}, {s.arows / 2 + 1, 300, 520}, {s.arows, 95, 8}, {s.arows, 4096, 4104}}, true, rng);
       check_beta_odd_c(c, s.arows - 3, 270, 1032, rng);
+      if (c.cfg.uses_tail()) {  // a tail that splits: 5 tiles on 2 SMs, the fifth in 2 K slices; 2 matrices on 3
+        c.m = s.arows, c.n = 130, c.k = 520, c.sm_count = 2;
+        CHECK(gemm_sm90_tail_plan(c.cfg, c.m, c.n, c.k, 1, 2).slices == 2);
+        check_case(c, rng);
+        c.batch = 2, c.sm_count = 3;
+        CHECK(gemm_sm90_tail_plan(c.cfg, c.m, c.n, c.k, 2, 3).slices == 2);
+        check_case(c, rng);
+        c.batch = 1, c.sm_count = 0;
+      }
       if (layout == 0) {  // NT stays NT with C column-major, where the kernel's M is the problem's N
         c.c_col_major = true;
         c.m = 300, c.n = s.arows, c.k = 520;
