@@ -135,3 +135,18 @@ TEST_CASE("autotune: the stated --compile-threads and --seed defaults are the on
     CHECK(r.out.find("\"seed\": 24301") != std::string::npos);
   }
 }
+
+TEST_CASE("autotune: the report says why not every config ran, --max-candidates or the time budget") {
+  swz_cache_test::TempDir dir;
+  const std::string env = "SWZJIT_CACHE_DIR=" + (dir / "cache");
+  const auto capped =
+      run_swz("autotune transpose --rows 256 --cols 256 --compile-only --arch sm_80 --max-candidates 1 --quiet", env);
+  CHECK(capped.code == 0);
+  CHECK(capped.out.find("--max-candidates 1: only the first 1 of the space's") != std::string::npos);
+  CHECK(capped.out.find("time budget") == std::string::npos);
+  // A budget already spent when the first compile comes back: the default is still compiled, nothing else.
+  const auto timed = run_swz("autotune transpose --rows 256 --cols 256 --compile-only --arch sm_80 --budget-s 0.000001 --quiet", env);
+  CHECK(timed.code == 0);
+  CHECK(timed.out.find("time budget exhausted (--budget-s 1e-06): not every candidate was measured") != std::string::npos);
+  CHECK(timed.out.find("--max-candidates") == std::string::npos);
+}
