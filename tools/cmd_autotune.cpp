@@ -224,8 +224,8 @@ void print_csv(const std::string& family, const TuneReport& r, const Rate& rate)
   g_csv_header_printed = true;
 }
 
-void print_table(const std::string& family, const TuneReport& r, const Rate& rate, int top, bool compile_only,
-                 const TuneOptions& options) {
+void print_table(const std::string& family, const TuneReport& r, const Rate& rate, int top, const TuneOptions& options) {
+  const bool compile_only = options.compile_only;
   std::printf("%s %s%s%s (%s), seed %u\n", family.c_str(), r.problem.c_str(), r.device.empty() ? "" : " on ",
               r.device.c_str(), r.arch.c_str(), r.seed);
   std::size_t width = 6;
@@ -279,11 +279,10 @@ void print_table(const std::string& family, const TuneReport& r, const Rate& rat
   std::printf("\nfailures: %s%s\n", failures.empty() ? "none" : failures.c_str(),
               r.worker_restarts ? (" (worker restarted " + std::to_string(r.worker_restarts) + "x)").c_str() : "");
   // Why not every config ran: the cap the caller asked for, or the time budget running out (either or both).
-  const bool capped = options.max_candidates > 0 && r.space_size > options.max_candidates;
-  if (capped)
+  if (options.max_candidates > 0 && r.space_size > options.max_candidates)
     std::printf("--max-candidates %d: only the first %d of the space's %d configs were tried (and the default)\n",
                 options.max_candidates, options.max_candidates, r.space_size);
-  if (r.budget_exhausted && (!capped || (options.max_seconds > 0 && r.seconds >= options.max_seconds)))
+  if (r.time_budget_exhausted)
     std::printf("time budget exhausted (--budget-s %s): not every candidate was measured\n",
                 num(options.max_seconds).c_str());
   if (!compile_only) {
@@ -422,7 +421,7 @@ int run_autotune(Args& args) {
   else if (format == Format::Csv)
     print_csv(family, report, rate);
   else
-    print_table(family, report, rate, top, options.compile_only, options);
+    print_table(family, report, rate, top, options);
   if (options.compile_only) {
     for (const auto& c : report.candidates)
       if (c.status == "compiled") return 0;

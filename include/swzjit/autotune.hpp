@@ -91,7 +91,10 @@ struct TuneReport {
   int benchmarked = 0;       ///< candidates benchmarked this tune
   int reused = 0;            ///< candidates whose results came from the tuning cache
   std::map<std::string, int> failures;  ///< by status
+  /// Not every config of the space ran: max_candidates cut it, or the time budget ran out, or both.
   bool budget_exhausted = false;
+  /// The time budget (TuneOptions::max_seconds) ran out: no new candidate was started after it.
+  bool time_budget_exhausted = false;
   double seconds = 0;
   std::string space_hash;    ///< the search-space hash the winner is stored under
   std::string arch;          ///< the target compiled for

@@ -278,7 +278,7 @@ void Tuner::compile_only() {
     ++progress_.compiled;
     emit("compile", config(o.index) + ": " + c.status + (c.reason.empty() ? "" : " (" + c.reason + ")"));
     if (over_time()) {
-      report_.budget_exhausted = true;
+      report_.budget_exhausted = report_.time_budget_exhausted = true;
       pool.stop();
     }
   }
@@ -370,7 +370,7 @@ void Tuner::tune(detail::worker::WorkerSession& session, const DeviceInfo& info)
     const auto handle = [&](const CompileOutcome& o) {
       const std::string& name = config(o.index);
       if (over_time()) {  // no new work is started, but the default is always measured
-        report_.budget_exhausted = true;
+        report_.budget_exhausted = report_.time_budget_exhausted = true;
         pool.stop();
         if (!is_default(o.index)) return;  // compiled, never measured: not recorded
       }
