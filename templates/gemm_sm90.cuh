@@ -359,33 +359,41 @@ template <int N> __device__ __forceinline__ void sm90_fence_regs(float (&d)[N]) 
 }
 
 
-// The accumulators as asm operands: SWZ_SM90_OUTn() lists d[0..n-1] ("+f"), SWZ_SM90_Rn their numbers.
-// Function-like, so that passing one through a macro argument does not expand its commas early.
+// The accumulators as asm operands: SWZ_SM90_OUTn() lists d[0..n-1] ("+f"), SWZ_SM90_Rn their numbers, for
+// n = BN / 2 = 16, 24, .., 128. Function-like, so that passing one through a macro argument does not expand
+// its commas early.
 #define SWZ_SM90_F8(i) \
   "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
 #define SWZ_SM90_OUT16() SWZ_SM90_F8(0), SWZ_SM90_F8(8)
-#define SWZ_SM90_OUT32() SWZ_SM90_OUT16(), SWZ_SM90_F8(16), SWZ_SM90_F8(24)
-#define SWZ_SM90_OUT64() SWZ_SM90_OUT32(), SWZ_SM90_F8(32), SWZ_SM90_F8(40), SWZ_SM90_F8(48), SWZ_SM90_F8(56)
-#define SWZ_SM90_OUT128()                                                                                           \
-  SWZ_SM90_OUT64(), SWZ_SM90_F8(64), SWZ_SM90_F8(72), SWZ_SM90_F8(80), SWZ_SM90_F8(88), SWZ_SM90_F8(96), \
-      SWZ_SM90_F8(104), SWZ_SM90_F8(112), SWZ_SM90_F8(120)
-#define SWZ_SM90_R16 \
-  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
-#define SWZ_SM90_R32 \
-  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, " \
-  "%23, %24, %25, %26, %27, %28, %29, %30, %31"
-#define SWZ_SM90_R64 \
-  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, " \
-  "%23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, " \
-  "%44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-#define SWZ_SM90_R128 \
-  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, " \
-  "%23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, " \
-  "%44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, " \
-  "%65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, " \
-  "%86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, " \
-  "%106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, " \
-  "%123, %124, %125, %126, %127"
+#define SWZ_SM90_OUT24() SWZ_SM90_OUT16(), SWZ_SM90_F8(16)
+#define SWZ_SM90_OUT32() SWZ_SM90_OUT24(), SWZ_SM90_F8(24)
+#define SWZ_SM90_OUT40() SWZ_SM90_OUT32(), SWZ_SM90_F8(32)
+#define SWZ_SM90_OUT48() SWZ_SM90_OUT40(), SWZ_SM90_F8(40)
+#define SWZ_SM90_OUT56() SWZ_SM90_OUT48(), SWZ_SM90_F8(48)
+#define SWZ_SM90_OUT64() SWZ_SM90_OUT56(), SWZ_SM90_F8(56)
+#define SWZ_SM90_OUT72() SWZ_SM90_OUT64(), SWZ_SM90_F8(64)
+#define SWZ_SM90_OUT80() SWZ_SM90_OUT72(), SWZ_SM90_F8(72)
+#define SWZ_SM90_OUT88() SWZ_SM90_OUT80(), SWZ_SM90_F8(80)
+#define SWZ_SM90_OUT96() SWZ_SM90_OUT88(), SWZ_SM90_F8(88)
+#define SWZ_SM90_OUT104() SWZ_SM90_OUT96(), SWZ_SM90_F8(96)
+#define SWZ_SM90_OUT112() SWZ_SM90_OUT104(), SWZ_SM90_F8(104)
+#define SWZ_SM90_OUT120() SWZ_SM90_OUT112(), SWZ_SM90_F8(112)
+#define SWZ_SM90_OUT128() SWZ_SM90_OUT120(), SWZ_SM90_F8(120)
+#define SWZ_SM90_R16 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
+#define SWZ_SM90_R24 SWZ_SM90_R16 ", %16, %17, %18, %19, %20, %21, %22, %23"
+#define SWZ_SM90_R32 SWZ_SM90_R24 ", %24, %25, %26, %27, %28, %29, %30, %31"
+#define SWZ_SM90_R40 SWZ_SM90_R32 ", %32, %33, %34, %35, %36, %37, %38, %39"
+#define SWZ_SM90_R48 SWZ_SM90_R40 ", %40, %41, %42, %43, %44, %45, %46, %47"
+#define SWZ_SM90_R56 SWZ_SM90_R48 ", %48, %49, %50, %51, %52, %53, %54, %55"
+#define SWZ_SM90_R64 SWZ_SM90_R56 ", %56, %57, %58, %59, %60, %61, %62, %63"
+#define SWZ_SM90_R72 SWZ_SM90_R64 ", %64, %65, %66, %67, %68, %69, %70, %71"
+#define SWZ_SM90_R80 SWZ_SM90_R72 ", %72, %73, %74, %75, %76, %77, %78, %79"
+#define SWZ_SM90_R88 SWZ_SM90_R80 ", %80, %81, %82, %83, %84, %85, %86, %87"
+#define SWZ_SM90_R96 SWZ_SM90_R88 ", %88, %89, %90, %91, %92, %93, %94, %95"
+#define SWZ_SM90_R104 SWZ_SM90_R96 ", %96, %97, %98, %99, %100, %101, %102, %103"
+#define SWZ_SM90_R112 SWZ_SM90_R104 ", %104, %105, %106, %107, %108, %109, %110, %111"
+#define SWZ_SM90_R120 SWZ_SM90_R112 ", %112, %113, %114, %115, %116, %117, %118, %119"
+#define SWZ_SM90_R128 SWZ_SM90_R120 ", %120, %121, %122, %123, %124, %125, %126, %127"
 // d (+)= A(64 x 16) * B(16 x BN) for one warpgroup, both operands from shared memory; scale_d = 0
 // overwrites d instead of accumulating. P0..P4: the operand numbers after the BN / 2 accumulators (the two
 // descriptors, scale_d, the transpose immediates TA / TB: 1 for an MN-major A / B, 16-bit inputs only).
@@ -406,18 +414,51 @@ template <int IN_KIND, int BN, int TA, int TB> struct Sm90Wgmma;
   SWZ_SM90_WGMMA(kGemmF16, "f16", BN_, REGS, OUTS, P0, P1, P2, P3, P4) \
   SWZ_SM90_WGMMA(kGemmBF16, "bf16", BN_, REGS, OUTS, P0, P1, P2, P3, P4)
 SWZ_SM90_WGMMA_BOTH(32, SWZ_SM90_R16, SWZ_SM90_OUT16, "16", "17", "18", "19", "20")
+SWZ_SM90_WGMMA_BOTH(48, SWZ_SM90_R24, SWZ_SM90_OUT24, "24", "25", "26", "27", "28")
 SWZ_SM90_WGMMA_BOTH(64, SWZ_SM90_R32, SWZ_SM90_OUT32, "32", "33", "34", "35", "36")
+SWZ_SM90_WGMMA_BOTH(80, SWZ_SM90_R40, SWZ_SM90_OUT40, "40", "41", "42", "43", "44")
+SWZ_SM90_WGMMA_BOTH(96, SWZ_SM90_R48, SWZ_SM90_OUT48, "48", "49", "50", "51", "52")
+SWZ_SM90_WGMMA_BOTH(112, SWZ_SM90_R56, SWZ_SM90_OUT56, "56", "57", "58", "59", "60")
 SWZ_SM90_WGMMA_BOTH(128, SWZ_SM90_R64, SWZ_SM90_OUT64, "64", "65", "66", "67", "68")
+SWZ_SM90_WGMMA_BOTH(144, SWZ_SM90_R72, SWZ_SM90_OUT72, "72", "73", "74", "75", "76")
+SWZ_SM90_WGMMA_BOTH(160, SWZ_SM90_R80, SWZ_SM90_OUT80, "80", "81", "82", "83", "84")
+SWZ_SM90_WGMMA_BOTH(176, SWZ_SM90_R88, SWZ_SM90_OUT88, "88", "89", "90", "91", "92")
+SWZ_SM90_WGMMA_BOTH(192, SWZ_SM90_R96, SWZ_SM90_OUT96, "96", "97", "98", "99", "100")
+SWZ_SM90_WGMMA_BOTH(208, SWZ_SM90_R104, SWZ_SM90_OUT104, "104", "105", "106", "107", "108")
+SWZ_SM90_WGMMA_BOTH(224, SWZ_SM90_R112, SWZ_SM90_OUT112, "112", "113", "114", "115", "116")
+SWZ_SM90_WGMMA_BOTH(240, SWZ_SM90_R120, SWZ_SM90_OUT120, "120", "121", "122", "123", "124")
 SWZ_SM90_WGMMA_BOTH(256, SWZ_SM90_R128, SWZ_SM90_OUT128, "128", "129", "130", "131", "132")
 #undef SWZ_SM90_WGMMA_BOTH
 #undef SWZ_SM90_WGMMA
 #undef SWZ_SM90_R16
+#undef SWZ_SM90_R24
 #undef SWZ_SM90_R32
+#undef SWZ_SM90_R40
+#undef SWZ_SM90_R48
+#undef SWZ_SM90_R56
 #undef SWZ_SM90_R64
+#undef SWZ_SM90_R72
+#undef SWZ_SM90_R80
+#undef SWZ_SM90_R88
+#undef SWZ_SM90_R96
+#undef SWZ_SM90_R104
+#undef SWZ_SM90_R112
+#undef SWZ_SM90_R120
 #undef SWZ_SM90_R128
 #undef SWZ_SM90_OUT16
+#undef SWZ_SM90_OUT24
 #undef SWZ_SM90_OUT32
+#undef SWZ_SM90_OUT40
+#undef SWZ_SM90_OUT48
+#undef SWZ_SM90_OUT56
 #undef SWZ_SM90_OUT64
+#undef SWZ_SM90_OUT72
+#undef SWZ_SM90_OUT80
+#undef SWZ_SM90_OUT88
+#undef SWZ_SM90_OUT96
+#undef SWZ_SM90_OUT104
+#undef SWZ_SM90_OUT112
+#undef SWZ_SM90_OUT120
 #undef SWZ_SM90_OUT128
 #undef SWZ_SM90_F8
 
@@ -688,7 +729,7 @@ template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGH
           int EPI, int SPLITC = 1, int FIXUP = 0, int A_ROWS = kSm90Bm>
 __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm90TmaMap& map_b,
                                                const Sm90TmaMap& map_c, const Sm90GemmParams& p) {
-  static_assert(BN == 32 || BN == 64 || BN == 128 || BN == 256, "BN is 32, 64, 128 or 256");
+  static_assert(BN % 16 == 0 && BN >= 32 && BN <= 256, "BN is a multiple of 16 in 32..256 (wgmma m64nBNk16)");
   // An MN-major B comes in boxes of 64 columns, one swizzle row each: every CTA's part of it is whole boxes.
   static_assert(B_MN == 0 || sm90_b_part(BN, CLUSTER) % kSm90MnBox == 0, "an MN-major B part is whole 64-wide boxes");
   // The TMA-store epilogue stores whole chunks of one 128-byte row of C.

@@ -23,7 +23,7 @@ const char kAnalyzeSm90Help[] =
     "\"matches\" or the first wrong element, and the bank cost of storing a consumer's accumulators into\n"
     "candidate shared-memory C tiles (row-major, padded, 128B-swizzled) with st.shared pairs and stmatrix.\n"
     "Exit 1 when a proof fails.\n"
-    "--config: in=f16|bf16,out=f16|bf16|f32,layout=NT|NN|TN|TT,bn=32|64|128|256,stages=N,raster=N,\n"
+    "--config: in=f16|bf16,out=f16|bf16|f32,layout=NT|NN|TN|TT,bn=32..256 (a multiple of 16),stages=N,raster=N,\n"
     "          persistent=0|1,inflight=0|1,cluster=1|2,epilogue=regs|tma,splits=1..32,reduce=workspace|cluster|fixup,\n"
     "          tail=1|2|4 (the last partial wave of tiles in up to that many K slices)\n"
     "          (default: the default config, in=f16,out=f16)\n"

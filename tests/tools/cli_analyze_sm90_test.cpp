@@ -110,9 +110,9 @@ TEST_CASE("swz analyze gemm_sm90: --help and bad usage") {
   auto r = run_swz("analyze --help");
   CHECK(r.code == 0);
   CHECK(contains(r.out, "swz analyze gemm_sm90 [--config TEXT]"));
-  r = run_swz("analyze gemm_sm90 --config bn=96");
+  r = run_swz("analyze gemm_sm90 --config bn=100");
   CHECK(r.code == 2);
-  CHECK(contains(r.err, "bn=96"));
+  CHECK(contains(r.err, "bn=100"));
   r = run_swz("analyze gemm_sm90 --format svg");
   CHECK(r.code == 2);
   CHECK(contains(r.err, "text|json|csv"));

@@ -18,7 +18,7 @@ namespace swz {
 namespace {
 
 const char* const kForm =
-    " (form: in=f16|bf16,out=f16|bf16|f32,layout=NT|NN|TN|TT,bn=32|64|128|256,stages=N,raster=N,persistent=0|1,inflight=0|1,cluster=1|2,epilogue=regs|tma,splits=1..32,reduce=workspace|cluster|fixup,tail=1|2|4,arows=16|32|64|128,swap=0|1)";
+    " (form: in=f16|bf16,out=f16|bf16|f32,layout=NT|NN|TN|TT,bn=32..256 (a multiple of 16),stages=N,raster=N,persistent=0|1,inflight=0|1,cluster=1|2,epilogue=regs|tma,splits=1..32,reduce=workspace|cluster|fixup,tail=1|2|4,arows=16|32|64|128,swap=0|1)";
 
 // Slices shorter than this many k-blocks (of 64) fill the pipeline more than they run it.
 constexpr long long kMinSliceBlocks = 4;
@@ -137,8 +137,17 @@ void Sm90GemmConfig::validate() const {
   if (layout != "NT" && layout != "NN" && layout != "TN" && layout != "TT")
     throw_invalid("sm_90a gemm config: layout=" + layout +
                   " must be NT, NN, TN or TT (A: N row-major / T column-major; B: T column-major / N row-major)");
-  if (bn != 32 && bn != 64 && bn != 128 && bn != 256)
-    throw_invalid("sm_90a gemm config: bn=" + std::to_string(bn) + " must be 32, 64, 128 or 256");
+  if (bn < 32 || bn > 256 || bn % 16 != 0)
+    throw_invalid("sm_90a gemm config: bn=" + std::to_string(bn) + " must be a multiple of 16 in 32..256");
+  // Widths between the powers of two (96, 112, 176, ...) size tiles to fill a wave of SMs: one CTA a tile,
+  // K whole, no swap (the K-slice sums and the tail's slots are laid out for 32, 64, 128 and 256).
+  if (!bn_pow2()) {
+    const std::string w = "sm_90a gemm config: bn=" + std::to_string(bn) + " (not 32, 64, 128 or 256) ";
+    if (cluster != 1) throw_invalid(w + "takes cluster=1");
+    if (splits != 1 || reduce_cluster || reduce_fixup) throw_invalid(w + "takes splits=1 and no reduce=");
+    if (tail != 1) throw_invalid(w + "takes tail=1");
+    if (swap_ab) throw_invalid(w + "takes swap=0");
+  }
   if (stages < 2) throw_invalid("sm_90a gemm config: stages=" + std::to_string(stages) + " must be >= 2");
   if (arows != 128 && arows != 64 && arows != 32 && arows != 16)
     throw_invalid("sm_90a gemm config: arows=" + std::to_string(arows) + " must be 128, 64, 32 or 16");
@@ -168,7 +177,7 @@ void Sm90GemmConfig::validate() const {
   if (b_mn_major() && tpl::sm90_b_part(bn, cluster) % tpl::kSm90MnBox != 0)
     throw_invalid("sm_90a gemm config: layout=" + layout + " reads an N-contiguous B in boxes of 64 columns, so bn=" +
                   std::to_string(bn) + " with cluster=" + std::to_string(cluster) + " (" +
-                  std::to_string(tpl::sm90_b_part(bn, cluster)) + " columns per CTA) does not fit; use bn >= " +
+                  std::to_string(tpl::sm90_b_part(bn, cluster)) + " columns per CTA) does not fit; use a bn that is a multiple of " +
                   std::to_string(tpl::kSm90MnBox * cluster));
   if (tma_epilogue) {
     const int chunk = tpl::sm90_c_box_inner(static_cast<int>(dtype_bytes(kernel_out())));
@@ -289,6 +298,26 @@ Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count,
       narrow.cluster = 1;
       if (rich && gemm_sm90_tail_plan(narrow, m, n, p.k, p.batch, sm_count).slices > 1) return narrow;
       return t;
+    }
+  }
+  // Much DRAM bandwidth per SM (the H200), fewer 128 x 256 tiles than SMs but more 128 x 128 ones (a wave and
+  // a partial one): the narrowest of 192 and 256 whose tiles fit one wave, 4 stages, TMA epilogue (a width of
+  // 64 columns' chunks, so any layout takes it). H200 f16 NT against cuBLAS, 9 rounds A/B
+  // (bench/results_gemm_sm90_width_h200_session26.log): 256 x 11008 x 4096 0.767 -> 0.872 (116 tiles of 192;
+  // bf16 0.770 -> 0.880, NN 0.814 -> 0.919, TT 0.719 -> 0.870), 192 x 11008 x 4096 0.731 -> 0.860, 256 x 12288
+  // x 4096 0.805 -> 0.920, 256 x 11008 x 14336 0.760 -> 0.910; on 112-129 tiles of 256: 256 x 14336 x 4096
+  // 0.965 -> 0.992, 384 x 11008 x 4096 0.960 -> 0.991, 128 x 28672 x 4096 1.037 -> 1.055. Widths of a wave
+  // with no C chunks (176, 224: the register epilogue) ran 1-3% behind these.
+  if (rich && wide_tiles < sm_count && narrow_tiles > sm_count) {
+    const long long rows = (m + tpl::kSm90Bm - 1) / tpl::kSm90Bm * std::max(1LL, p.batch);
+    for (const int bn : {192, 256}) {
+      if (rows * ((n + bn - 1) / bn) > sm_count) continue;
+      c.bn = bn;
+      c.cluster = 1;
+      c.tma_epilogue = true;
+      c.stages = gemm_sm90_max_stages(c);
+      if (bn == 256) c.raster = 16;  // as every 128 x 256 tile of one CTA (below)
+      return c;
     }
   }
   // 128 x 256 tiles one CTA each: groups of 16 tile rows. A wave of 132 such tiles reads the least of A and B

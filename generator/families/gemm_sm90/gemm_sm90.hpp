@@ -34,7 +34,8 @@ struct Sm90GemmConfig {
   /// K-contiguous; N: row-major, N-contiguous). "NT", "NN", "TN" or "TT"; gemm_sm90_layout(problem) gives
   /// a problem's. An M/N-contiguous operand is read with wgmma's transpose immediate.
   std::string layout = "NT";
-  int bn = 256;          ///< 32, 64, 128 or 256 (wgmma m64nBNk16); an N-contiguous B needs bn / cluster >= 64
+  int bn = 256;          ///< 32..256, a multiple of 16 (wgmma m64nBNk16); an N-contiguous B needs bn / cluster a multiple of 64;
+                         ///< widths other than 32, 64, 128 and 256 run one CTA a tile, K whole (validate)
   int stages = 4;        ///< 2.. as many as fit in 227 KiB (bn 256: 4, bn 128: 7)
   int raster = 8;        ///< tile-rows per rasterization group, 1..64
   bool persistent = true;
@@ -93,6 +94,8 @@ struct Sm90GemmConfig {
   /// A is M-contiguous / B is N-contiguous in the kernel's frame (from `layout`).
   bool a_mn_major() const { return layout.size() == 2 && layout[0] == 'T'; }
   bool b_mn_major() const { return layout.size() == 2 && layout[1] == 'N'; }
+  /// bn is 32, 64, 128 or 256 (the widths every feature takes; the others run one CTA a tile, K whole).
+  bool bn_pow2() const { return bn == 32 || bn == 64 || bn == 128 || bn == 256; }
   /// What the kernel itself writes: f32 partials into the workspace when it splits K, else C's `out`.
   DType kernel_out() const { return uses_reduce_kernel() ? DType::F32 : out; }
   /// Whether K slices go through the workspace (the reduction kernel's or the fixup's).

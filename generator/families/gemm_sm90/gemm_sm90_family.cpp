@@ -112,7 +112,7 @@ std::string definition_text(const std::string& program_id) {
 about = C = alpha * A * B + beta * C on sm_90a: TMA loads with the 128-byte swizzle, wgmma, warp-specialized, persistent; f16/bf16 in, f16/bf16/f32 out; C row-major (the kernel's frame), A K- or M-contiguous (a_mn), B K- or N-contiguous (b_mn); C is read only where beta is not 0
 # Sm90GemmConfig's fields (generator/families/gemm_sm90/gemm_sm90.hpp); the program's default and space
 # pick from them per problem and device, and its plan refuses what the kernel cannot run
-param BN = 32 64 128 256 ; default 256
+param BN = 32 48 64 80 96 112 128 144 160 176 192 208 224 240 256 ; default 256
 param STAGES = 2..64 ; default 4
 param RASTER = 1..64 ; default 8
 param PERSISTENT = 0 1 ; default 1

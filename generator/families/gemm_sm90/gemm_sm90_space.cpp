@@ -72,6 +72,7 @@ std::vector<Sm90GemmConfig> sm90_device_space(const GemmProblem& problem, int sm
   add(chosen);  // the default first, swapped or not
   for (const Sm90GemmConfig& c : sm90_gemm_space(choose_sm90_gemm_config(problem, sm_count, dram_gbps, false))) add(c);
   for (const Sm90GemmConfig& c : sm90_swap_space(problem)) add(c);
+  for (const Sm90GemmConfig& c : sm90_wave_space(problem, sm_count)) add(c);
   add(choose_sm90_gemm_config(problem, sm_count, 0));
   return space;
 }
@@ -111,6 +112,45 @@ std::vector<Sm90GemmConfig> sm90_swap_space(const GemmProblem& problem) {
     }
     space.push_back(c);
   }
+  return space;
+}
+
+std::vector<Sm90GemmConfig> sm90_wave_space(const GemmProblem& problem, int sm_count) {
+  const GemmProblem p = problem.resolved();
+  std::vector<Sm90GemmConfig> space;
+  if (p.dtype == DType::F32 || p.k <= 0 || sm_count <= 0) return space;
+  // The kernel frame's M and N (a column-major C is C^T already).
+  const long long m = p.c_order == MatrixOrder::RowMajor ? p.m : p.n, n = p.c_order == MatrixOrder::RowMajor ? p.n : p.m;
+  const long long rows = (m + tpl::kSm90Bm - 1) / tpl::kSm90Bm * std::max(1LL, p.batch);
+  const auto tiles = [&](int bn) { return rows * ((n + bn - 1) / bn); };
+  if (tiles(256) >= sm_count || tiles(128) <= sm_count) return space;
+  Sm90GemmConfig base = default_sm90_gemm_config(p.dtype, p.out_dtype);
+  base.layout = gemm_sm90_layout(p);
+  const auto add = [&space](Sm90GemmConfig c, bool tma, int fewer) {
+    c.tma_epilogue = tma;
+    c.stages = gemm_sm90_max_stages(c) - fewer;
+    try {
+      c.validate();
+    } catch (const Error&) {
+      return;
+    }
+    if (std::find(space.begin(), space.end(), c) == space.end()) space.push_back(c);
+  };
+  for (const int bn : {192, 256}) {
+    if (tiles(bn) > sm_count) continue;
+    Sm90GemmConfig c = base;
+    c.bn = bn;
+    add(c, true, 0);
+    if (bn == 256) add(c, false, 0);
+  }
+  for (int bn = 144; bn <= 256; bn += 16)
+    if (tiles(bn) <= sm_count) {
+      Sm90GemmConfig c = base;
+      c.bn = bn;
+      add(c, false, 0);
+      add(c, false, 1);
+      break;
+    }
   return space;
 }
 

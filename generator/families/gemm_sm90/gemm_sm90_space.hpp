@@ -43,7 +43,7 @@ std::optional<Sm90GemmConfig> sm90_default_choice(const GemmProblem& problem, in
 std::vector<Sm90GemmConfig> sm90_gemm_space(const Sm90GemmConfig& base);
 /// A tune's space for `problem` on a device of `sm_count` SMs and `dram_gbps` of DRAM bandwidth: that
 /// device's default first, the space around its choice without swapped roles, the swapped configs
-/// (sm90_swap_space), and the default for an unknown bandwidth (the H100's rules) where that differs, so a
+/// (sm90_swap_space), the widths of one wave (sm90_wave_space), and the default for an unknown bandwidth (the H100's rules) where that differs, so a
 /// tune can still come back to it.
 std::vector<Sm90GemmConfig> sm90_device_space(const GemmProblem& problem, int sm_count, int dram_gbps);
 /// Configs with A and B swapped (swap=1) for a tune of `problem` whose M in the kernel's frame is at most 64
@@ -52,5 +52,12 @@ std::vector<Sm90GemmConfig> sm90_device_space(const GemmProblem& problem, int sm
 /// as 64-row tiles with K whole (alone or in pairs sharing the kernel's B) or in 2 slices in a cluster; every
 /// one with its deepest ring. None elsewhere.
 std::vector<Sm90GemmConfig> sm90_swap_space(const GemmProblem& problem);
+/// Tiles as wide as one wave of `sm_count` SMs needs, for a `problem` with fewer 128 x 256 tiles than SMs
+/// but more 128 x 128 ones: 192 and 256 with the TMA epilogue (the H200's default there picks the
+/// narrower that fits, choose_sm90_gemm_config), 128 x 256 without it, and the narrowest multiple of 16
+/// that fits (C from registers) with and without one stage less. Every one one CTA a tile, K whole, its
+/// deepest ring; those the layout refuses (an N-contiguous B takes multiples of 64) are left out. None
+/// elsewhere.
+std::vector<Sm90GemmConfig> sm90_wave_space(const GemmProblem& problem, int sm_count);
 
 }  // namespace swz

@@ -150,7 +150,7 @@ TEST_CASE("deliberate mismatches in the kernel's plan are caught and name the op
     p.a.reads[5].desc = with_sbo(p.a.reads[5].desc, 2048);
     const Sm90LayoutReport r = analyze_sm90_layouts(cfg, p);
     CHECK(contains(r.operands[0].error, "operand A, k step " + std::to_string(p.a.reads[5].k_step)));
-    CHECK_THROWS_AS(analyze_sm90_gemm_layouts("bn=96"), Error);
+    CHECK_THROWS_AS(analyze_sm90_gemm_layouts("bn=100"), Error);
   }
 }
 

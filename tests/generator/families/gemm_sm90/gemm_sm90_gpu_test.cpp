@@ -393,6 +393,61 @@ TEST_CASE("gemm_sm90 gpu: all four layouts (NT, NN, TN, TT) with C either order,
     }
 }
 
+// Widths between the powers of two (bn a multiple of 16: 48, 96, 176, 192, 224; one CTA a tile, K whole): wgmma
+// m64nBNk16 over B stages of BN rows, the last tile column partial, C from registers or (192; 96 with f32 C)
+// through the TMA-store epilogue. Every layout a width takes (an N-contiguous B: multiples of 64), C either
+// order, beta over a misaligned C with an odd pitch, many tiles per persistent block, batches.
+TEST_CASE("gemm_sm90 gpu: widths between the powers of two (wave-sized tiles): layouts, odd shapes, beta, batches") {
+  SWZ_REQUIRE_SM90();
+  std::mt19937_64 rng(std::random_device{}());
+  const char* configs[] = {"in=f16,out=f16,bn=192,stages=4,epilogue=tma", "in=bf16,out=f32,bn=176,stages=5",
+                           "in=f16,out=bf16,bn=96,stages=8,inflight=0", "in=bf16,out=bf16,bn=48,stages=10",
+                           "in=f16,out=f16,bn=224,stages=5,raster=3", "in=bf16,out=f32,bn=96,stages=6,epilogue=tma"};
+  for (int layout = 0; layout < 4; ++layout)
+    for (const char* cfg : configs) {
+      Case c = layout_case(cfg, layout);
+      c.cfg.layout = std::string(1, c.a_col_major ? 'T' : 'N') + (c.b_row_major ? 'N' : 'T');
+      try {
+        c.cfg.validate();
+      } catch (const Error&) {
+        continue;  // an N-contiguous B takes whole 64-wide boxes
+      }
+      c.cfg.layout = "NT";  // the case sets the kernel's layout from the operands
+      check_shapes(c, {{256, 1100, 520}, {1, 200, 72}, {129, 250, 8}, {64, 97, 136}}, true, rng);
+      check_beta_odd_c(c, 131, 270, 200, rng);
+      if (layout == 0 || c.cfg.bn % 64 == 0) {  // C^T's frame: NT stays NT, the others swap (NN <-> TT, TN)
+        c.c_col_major = true;
+        c.m = 250, c.n = 129, c.k = 136;
+        check_case(c, rng);
+        c.c_col_major = false;
+      }
+      c.m = 700, c.n = 1000, c.k = 264;
+      c.sm_count = 3;  // many tiles per persistent block
+      c.samples = 3000;
+      check_case(c, rng);
+      c.sm_count = 0, c.samples = 0;
+      c.m = 70, c.n = 300, c.k = 200;
+      c.batch = 2;
+      check_case(c, rng);
+      c.batch = 1;
+    }
+}
+
+TEST_CASE("gemm_sm90 gpu: widths between the powers of two, sanitizer-sized") {
+  SWZ_REQUIRE_SM90();
+  std::mt19937_64 rng(std::random_device{}());
+  for (const char* cfg : {"in=f16,out=f16,bn=192,stages=3,epilogue=tma", "in=bf16,out=f32,bn=176,stages=3",
+                          "in=f16,out=bf16,bn=48,stages=4,inflight=0"}) {
+    Case c;
+    c.cfg = cfg_of(cfg);
+    c.m = 130, c.n = 200, c.k = 200;
+    check_case(c, rng);
+    c.batch = 2;
+    c.alpha = 0.5f, c.beta = 1.0f;
+    check_case(c, rng);
+  }
+}
+
 TEST_CASE("gemm_sm90 gpu: split-K: slices of K into a poisoned workspace, then the reduction, or summed in a cluster, every layout") {
   SWZ_REQUIRE_SM90();
   std::mt19937_64 rng(std::random_device{}());

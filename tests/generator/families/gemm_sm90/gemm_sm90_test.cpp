@@ -84,7 +84,28 @@ TEST_CASE("gemm_sm90: config text round trip") {
 }
 
 TEST_CASE("gemm_sm90: validation names the field") {
-  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("bn=192"); }), "bn=192"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("bn=200"); }), "bn=200"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("bn=16"); }), "multiple of 16 in 32..256"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("bn=272,stages=2"); }), "bn=272"));
+  // Widths between the powers of two: one CTA a tile, K whole, the roles as they are.
+  CHECK_NOTHROW(Sm90GemmConfig::parse("bn=192,stages=4,epilogue=tma"));
+  CHECK_NOTHROW(Sm90GemmConfig::parse("bn=96,stages=8"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("bn=96,stages=8,cluster=2"); }),
+                 "takes cluster=1"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("bn=96,stages=8,splits=2,reduce=cluster"); }),
+                 "takes splits=1"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("bn=176,stages=5,splits=3"); }),
+                 "takes splits=1"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("bn=176,stages=5,tail=4"); }), "takes tail=1"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("bn=48,stages=8,swap=1"); }), "takes swap=0"));
+  // An N-contiguous B comes in 64-wide boxes: 192 fits, 224 does not.
+  CHECK_NOTHROW(Sm90GemmConfig::parse("layout=NN,bn=192,stages=4,epilogue=tma"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("layout=TN,bn=224,stages=5"); }),
+                 "a multiple of 64"));
+  // The C chunks of the TMA-store epilogue: 64 columns of 16-bit C, 32 of f32.
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("bn=96,stages=7,epilogue=tma"); }),
+                 "epilogue=tma"));
+  CHECK_NOTHROW(Sm90GemmConfig::parse("out=f32,bn=96,stages=6,epilogue=tma"));
   CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("stages=5"); }), "stages <= 4"));
   CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("bn=128,stages=8"); }), "stages <= 7"));
   CHECK_NOTHROW(Sm90GemmConfig::parse("bn=128,stages=7"));
@@ -156,6 +177,80 @@ TEST_CASE("gemm_sm90: source, name expression, shared memory, launch shape") {
   CHECK(gemm_sm90_launch_shape(c, 1024, 4096, 4096, 132).grid[0] == 2 * 64);  // one wave: a cluster a tile
   CHECK(gemm_sm90_launch_shape(c, 127, 100, 4096, 132).grid[0] == 2);
   CHECK(contains(error_of(ErrorKind::InvalidArgument, [&] { gemm_sm90_launch_shape(c, -1, 1, 4096, 132); }), "m -1"));
+}
+
+TEST_CASE("gemm_sm90: with much DRAM bandwidth per SM, tiles as wide as one wave needs (192 or 256) where 128-wide ones spill past it") {
+  const int h200 = 4814, h100 = 3352;  // GB/s: 36.5 and 25.4 per SM of 132
+  struct Want {
+    long long m, n, k;
+    int bn;
+  };
+  // 256 x 11008: 172 tiles of 128 (a wave and 40), 116 of 192; 256 x 14336: 150 of 192, 112 of 256.
+  for (const Want w : {Want{256, 11008, 4096, 192}, Want{192, 11008, 4096, 192}, Want{256, 12288, 4096, 192},
+                       Want{256, 11008, 14336, 192}, Want{256, 14336, 4096, 256}, Want{384, 11008, 4096, 256},
+                       Want{128, 28672, 4096, 256}}) {
+    for (const DType t : {DType::F16, DType::BF16}) {
+      const GemmProblem p = nt_problem(t, t, w.m, w.n, w.k);
+      const Sm90GemmConfig c = choose_sm90_gemm_config(p, 132, h200);
+      CAPTURE(c.to_string());
+      CHECK(c.bn == w.bn);
+      CHECK(c.tma_epilogue);
+      CHECK(c.cluster == 1);
+      CHECK(c.splits == 1);
+      CHECK(c.tail == 1);
+      CHECK(c.stages == gemm_sm90_max_stages(c));
+      CHECK(gemm_sm90_launch_shape(c, w.m, w.n, w.k, 132).grid[0] <= 132);  // one wave
+      // The H100 (its rules unmeasured for this) keeps 128-wide tiles.
+      CHECK(choose_sm90_gemm_config(p, 132, h100).bn == 128);
+      CHECK(choose_sm90_gemm_config(p, 132, 0).bn == 128);
+    }
+  }
+  // Every layout takes 192 (whole 64-wide boxes of an N-contiguous B); a column-major C runs C^T (the frame's
+  // M is the problem's N); batches count their tiles.
+  for (const char* layout : {"NN", "TN", "TT"}) {
+    GemmProblem p = nt_problem(DType::F16, DType::F16, 256, 11008, 4096);
+    p.a_order = layout[0] == 'N' ? MatrixOrder::RowMajor : MatrixOrder::ColMajor;
+    p.b_order = layout[1] == 'N' ? MatrixOrder::RowMajor : MatrixOrder::ColMajor;
+    CHECK(choose_sm90_gemm_config(p.resolved(), 132, h200).bn == 192);
+  }
+  GemmProblem col = nt_problem(DType::F16, DType::F16, 11008, 256, 4096);
+  col.c_order = MatrixOrder::ColMajor;
+  CHECK(choose_sm90_gemm_config(col.resolved(), 132, h200).bn == 192);
+  GemmProblem two = nt_problem(DType::BF16, DType::BF16, 128, 11008, 4096);
+  two.batch = 2;
+  CHECK(choose_sm90_gemm_config(two.resolved(), 132, h200).bn == 192);
+  // Elsewhere the rule does not reach: a wave of 128-wide tiles or less (128 x 11008, 128 x 14336), a wave of
+  // 256-wide ones or more (2048 x 11008), and every LLM shape of the issue keeps a power-of-two width.
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 11008, 4096), 132, h200).bn == 128);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 14336, 4096), 132, h200).bn == 128);
+  for (const long long m : {16LL, 128LL, 2048LL, 8192LL})
+    for (const auto& nk : {std::array<long long, 2>{4096, 4096}, std::array<long long, 2>{14336, 4096},
+                           std::array<long long, 2>{4096, 14336}, std::array<long long, 2>{11008, 4096}}) {
+      const Sm90GemmConfig c = choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, m, nk[0], nk[1]), 132, h200);
+      CAPTURE(c.to_string());
+      CHECK(c.bn_pow2());
+      CHECK(sm90_wave_space(nt_problem(DType::F16, DType::F16, m, nk[0], nk[1]), 132).empty());
+    }
+  // The tuner's widths of one wave: 192 and 256 with the TMA epilogue, 256 without, and the narrowest multiple
+  // of 16 that fits (176: 63 tiles a row) from registers, at its deepest ring and one stage less.
+  const std::vector<Sm90GemmConfig> wave = sm90_wave_space(nt_problem(DType::F16, DType::F16, 256, 11008, 4096), 132);
+  std::set<std::string> texts;
+  for (const Sm90GemmConfig& c : wave) {
+    CHECK_NOTHROW(c.validate());
+    CHECK(gemm_sm90_launch_shape(c, 256, 11008, 4096, 132).grid[0] <= 132);
+    texts.insert(c.to_string());
+  }
+  CHECK(texts.count("in=f16,out=f16,layout=NT,bn=192,stages=4,raster=8,persistent=1,inflight=1,cluster=1,epilogue=tma") == 1);
+  CHECK(texts.count("in=f16,out=f16,layout=NT,bn=176,stages=5,raster=8,persistent=1,inflight=1,cluster=1") == 1);
+  CHECK(texts.count("in=f16,out=f16,layout=NT,bn=176,stages=4,raster=8,persistent=1,inflight=1,cluster=1") == 1);
+  CHECK(wave.size() == 5);
+  // An N-contiguous B leaves out the 176-wide tiles; the tune's space holds the wave's widths beside the rest.
+  GemmProblem nn = nt_problem(DType::F16, DType::F16, 256, 11008, 4096);
+  nn.b_order = MatrixOrder::RowMajor;
+  for (const Sm90GemmConfig& c : sm90_wave_space(nn.resolved(), 132)) CHECK(c.bn % 64 == 0);
+  const std::vector<Sm90GemmConfig> tune = sm90_device_space(nt_problem(DType::F16, DType::F16, 256, 11008, 4096), 132, h200);
+  CHECK(tune.front().bn == 192);
+  for (const Sm90GemmConfig& c : wave) CHECK(std::find(tune.begin(), tune.end(), c) != tune.end());
 }
 
 TEST_CASE("gemm_sm90: the persistent grid takes the fewest waves the SMs allow, and spreads them evenly") {
@@ -662,6 +757,10 @@ TEST_CASE("gemm_sm90: the default configs and all layouts compile for sm_90a wit
   configs.push_back(Sm90GemmConfig::parse("in=bf16,out=bf16,tail=4,epilogue=tma"));
   configs.push_back(Sm90GemmConfig::parse("in=f16,out=f32,layout=TT,bn=128,stages=6,cluster=2,tail=4,epilogue=tma"));
   configs.push_back(Sm90GemmConfig::parse("in=bf16,out=f32,layout=NN,cluster=2,tail=4"));
+  // Widths between the powers of two: both epilogues, an N-contiguous B, f32 C.
+  configs.push_back(Sm90GemmConfig::parse("in=f16,out=f16,layout=NN,bn=192,stages=4,epilogue=tma"));
+  configs.push_back(Sm90GemmConfig::parse("in=bf16,out=f32,layout=TT,bn=176,stages=5"));
+  configs.push_back(Sm90GemmConfig::parse("in=f16,out=bf16,bn=96,stages=8"));
   // Short A stages: the deepest rings, K slices summed in the kernel or in a cluster, an M-contiguous A.
   configs.push_back(Sm90GemmConfig::parse("in=bf16,out=bf16,bn=32,stages=35,arows=16"));
   configs.push_back(Sm90GemmConfig::parse("in=f16,out=f32,bn=64,stages=20,arows=16,splits=2,reduce=fixup"));
