@@ -270,6 +270,18 @@ void check_beta_odd_c(Case& c, long long m, long long n, long long k, std::mt199
   c.ldc_pad = 0, c.c_misalign = 0;
 }
 
+// `cfg` (NT, C row-major) at m x n x k with beta 0, then as 2 matrices with alpha 0.5 and beta 1: a
+// sanitizer-sized pair of runs.
+void check_one_and_two(const char* cfg, long long m, long long n, long long k, std::mt19937_64& rng) {
+  Case c;
+  c.cfg = cfg_of(cfg);
+  c.m = m, c.n = n, c.k = k;
+  check_case(c, rng);
+  c.batch = 2;
+  c.alpha = 0.5f, c.beta = 1.0f;
+  check_case(c, rng);
+}
+
 }  // namespace
 
 TEST_CASE("gemm_sm90 gpu: 4096^3 f16 and bf16 NT match the f64 reference (sampled)") {
@@ -437,15 +449,8 @@ TEST_CASE("gemm_sm90 gpu: widths between the powers of two, sanitizer-sized") {
   SWZ_REQUIRE_SM90();
   std::mt19937_64 rng(std::random_device{}());
   for (const char* cfg : {"in=f16,out=f16,bn=192,stages=3,epilogue=tma", "in=bf16,out=f32,bn=176,stages=3",
-                          "in=f16,out=bf16,bn=48,stages=4,inflight=0"}) {
-    Case c;
-    c.cfg = cfg_of(cfg);
-    c.m = 130, c.n = 200, c.k = 200;
-    check_case(c, rng);
-    c.batch = 2;
-    c.alpha = 0.5f, c.beta = 1.0f;
-    check_case(c, rng);
-  }
+                          "in=f16,out=bf16,bn=48,stages=4,inflight=0"})
+    check_one_and_two(cfg, 130, 200, 200, rng);
 }
 
 TEST_CASE("gemm_sm90 gpu: split-K: slices of K into a poisoned workspace, then the reduction, or summed in a cluster, every layout") {
@@ -659,15 +664,8 @@ TEST_CASE("gemm_sm90 gpu: narrow tiles (bn 64 and 32), sanitizer-sized") {
   std::mt19937_64 rng(std::random_device{}());
   for (const char* cfg : {"in=f16,out=f16,bn=64,stages=4,cluster=2,epilogue=tma", "in=bf16,out=f32,bn=32,stages=4,splits=2,reduce=cluster",
                           "in=f16,out=bf16,bn=32,stages=3,splits=3", "in=f16,out=bf16,bn=128,stages=3,splits=3,reduce=fixup",
-                          "in=bf16,out=f32,bn=64,stages=4,splits=2,cluster=2,epilogue=tma,reduce=fixup"}) {
-    Case c;
-    c.cfg = cfg_of(cfg);
-    c.m = 70, c.n = 130, c.k = 520;
-    check_case(c, rng);
-    c.batch = 2;
-    c.alpha = 0.5f, c.beta = 1.0f;
-    check_case(c, rng);
-  }
+                          "in=bf16,out=f32,bn=64,stages=4,splits=2,cluster=2,epilogue=tma,reduce=fixup"})
+    check_one_and_two(cfg, 70, 130, 520, rng);
 }
 
 // A and B swapped (swap=1): the kernel computes C^T = B^T A^T and stores C transposed, element by element.
