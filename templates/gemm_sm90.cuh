@@ -638,6 +638,7 @@ __device__ __forceinline__ void sm90_tail_fixup(const Sm90GemmParams& p, const f
     return;
   // (s0 + s1), then + (s2 + s3) for four slices, a few column groups at a time (their loads in flight).
   constexpr int kGroup = kVec < 4 ? kVec : (BN == 256 ? 1 : 4);  // more at bn 256 spilled
+  static_assert(kVec % kGroup == 0, "the tail's sums go a whole group of float4s at a time (bn 32, 64, 128, 256)");
   const bool four = p.splits == 4;
 #pragma unroll
   for (int g = 0; g < kVec; g += kGroup) {
@@ -735,6 +736,7 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
   // The TMA-store epilogue stores whole chunks of one 128-byte row of C.
   static_assert(EPI == 0 || BN % sm90_c_box_inner(OUT_KIND == kGemmF32 ? 4 : 2) == 0, "BN is whole C chunks");
   static_assert(SPLITC == 1 || (CLUSTER == 1 && (SPLITC == 2 || SPLITC == 4)), "SPLITC is 2 or 4, without CLUSTER");
+  static_assert(SPLITC == 1 || (BN / 2 / SPLITC) % 4 == 0, "each rank of the cluster sum owns whole float4s of columns");
   static_assert(SPLITC == 1 || (SPLITC - 1) * (BN / 2 / SPLITC) * 2 * 128 * 4 <= STAGES * sm90_stage_bytes(BN, A_ROWS),
                 "the cluster reduction's receive buffers fit in the stage ring");
   static_assert(A_ROWS == 128 || A_ROWS == 64 || A_ROWS == 32 || A_ROWS == 16, "A_ROWS is 128, 64, 32 or 16");

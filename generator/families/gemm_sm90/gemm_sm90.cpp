@@ -43,6 +43,8 @@ constexpr long long kRichPairMinBlocks = 64;
 // A and B swapped (swap=1) by default for one tile row of at most this many rows of C (16 and 32 measured
 // winning on the H200, 64 losing).
 constexpr long long kSwapMaxRows = 32;
+// Tiles as wide as one wave needs (192 or 256) by default for at most this many rows of C (three tile rows).
+constexpr long long kWaveWidthMaxRows = 384;
 
 int elem_kind(DType t) { return t == DType::F16 ? tpl::kGemmF16 : t == DType::BF16 ? tpl::kGemmBF16 : tpl::kGemmF32; }
 
@@ -183,8 +185,8 @@ void Sm90GemmConfig::validate() const {
     const int chunk = tpl::sm90_c_box_inner(static_cast<int>(dtype_bytes(kernel_out())));
     if (bn % chunk != 0)
       throw_invalid("sm_90a gemm config: epilogue=tma stores C in chunks of " + std::to_string(chunk) + " " +
-                    swz::to_string(kernel_out()) + " columns, more than bn=" + std::to_string(bn) +
-                    "; use epilogue=regs or a wider bn");
+                    swz::to_string(kernel_out()) + " columns, which bn=" + std::to_string(bn) +
+                    " is not a multiple of; use epilogue=regs or a bn that is a multiple of " + std::to_string(chunk));
   }
   if (splits < 1 || splits > kMaxSplits)
     throw_invalid("sm_90a gemm config: splits=" + std::to_string(splits) + " must be in 1.." + std::to_string(kMaxSplits));
@@ -300,16 +302,18 @@ Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count,
       return t;
     }
   }
-  // Much DRAM bandwidth per SM (the H200), fewer 128 x 256 tiles than SMs but more 128 x 128 ones (a wave and
-  // a partial one): the narrowest of 192 and 256 whose tiles fit one wave, 4 stages, TMA epilogue (a width of
-  // 64 columns' chunks, so any layout takes it). H200 f16 NT against cuBLAS, 9 rounds A/B
+  // Much DRAM bandwidth per SM (the H200), one matrix of 65..384 rows (one to three tile rows, as measured:
+  // not M <= 64, whose stages shrink to M's rows, nor batches or squarer shapes such as 1024 x 4096), fewer
+  // 128 x 256 tiles than SMs but more 128 x 128 ones: the narrowest of 192 and 256 whose tiles fit one wave,
+  // 4 stages, TMA epilogue (whole 64-column chunks, so any layout takes it). H200 f16 NT against cuBLAS, 9 rounds A/B
   // (bench/results_gemm_sm90_width_h200_session26.log): 256 x 11008 x 4096 0.767 -> 0.872 (116 tiles of 192;
   // bf16 0.770 -> 0.880, NN 0.814 -> 0.919, TT 0.719 -> 0.870), 192 x 11008 x 4096 0.731 -> 0.860, 256 x 12288
   // x 4096 0.805 -> 0.920, 256 x 11008 x 14336 0.760 -> 0.910; on 112-129 tiles of 256: 256 x 14336 x 4096
   // 0.965 -> 0.992, 384 x 11008 x 4096 0.960 -> 0.991, 128 x 28672 x 4096 1.037 -> 1.055. Widths of a wave
   // with no C chunks (176, 224: the register epilogue) ran 1-3% behind these.
-  if (rich && wide_tiles < sm_count && narrow_tiles > sm_count) {
-    const long long rows = (m + tpl::kSm90Bm - 1) / tpl::kSm90Bm * std::max(1LL, p.batch);
+  if (rich && p.batch <= 1 && m > kShortAMaxRows && m <= kWaveWidthMaxRows && wide_tiles < sm_count &&
+      narrow_tiles > sm_count) {
+    const long long rows = (m + tpl::kSm90Bm - 1) / tpl::kSm90Bm;
     for (const int bn : {192, 256}) {
       if (rows * ((n + bn - 1) / bn) > sm_count) continue;
       c.bn = bn;

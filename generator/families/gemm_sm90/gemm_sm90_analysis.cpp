@@ -72,8 +72,8 @@ CStorePlan c_store_plan(const Sm90GemmConfig& cfg) {
   plan.elem_bytes = ob;
   int instruction = 0;
   for (int consumer = 0; consumer < tpl::sm90_consumers(cfg.arows); ++consumer) {
-    // chunk_seq runs on across tiles; a tile has an even number of chunks, so every tile uses the buffers
-    // in this order.
+    // chunk_seq runs on across tiles, so after a tile of an odd number of chunks (bn 192, or 64 of 16-bit C)
+    // the next starts at the second buffer; the two are laid out alike, so this order stands for both.
     for (int ch = 0; ch < chunks; ++ch) {
       const int chunk = consumer * chunks + ch;
       const long long buf = cbase + tpl::sm90_c_buffer_offset(consumer, ch);

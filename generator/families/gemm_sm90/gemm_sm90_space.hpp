@@ -55,9 +55,9 @@ std::vector<Sm90GemmConfig> sm90_swap_space(const GemmProblem& problem);
 /// Tiles as wide as one wave of `sm_count` SMs needs, for a `problem` with fewer 128 x 256 tiles than SMs
 /// but more 128 x 128 ones: 192 and 256 with the TMA epilogue (the H200's default there picks the
 /// narrower that fits, choose_sm90_gemm_config), 128 x 256 without it, and the narrowest multiple of 16
-/// that fits (C from registers) with and without one stage less. Every one one CTA a tile, K whole, its
-/// deepest ring; those the layout refuses (an N-contiguous B takes multiples of 64) are left out. None
-/// elsewhere.
+/// that fits (C from registers) at its deepest ring and one stage shallower; the others at their deepest.
+/// Every one is one CTA a tile, K whole; those the layout refuses (an N-contiguous B takes multiples of 64)
+/// are left out. None elsewhere.
 std::vector<Sm90GemmConfig> sm90_wave_space(const GemmProblem& problem, int sm_count);
 
 }  // namespace swz

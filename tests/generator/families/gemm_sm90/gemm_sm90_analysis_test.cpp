@@ -54,6 +54,44 @@ TEST_CASE("every valid sm_90a gemm config proves: A and B as the TMA writes them
     }
   }
   CHECK(configs == 2 * 2 * (6 + 6 + 6 + 3));  // bn 32, 64 and 128: 2..7 stages fit, bn 256: 2..4
+  // The widths between (one CTA a tile): every layout they take, 16-bit and f32 C, both epilogues where C is
+  // whole chunks, the deepest ring and a shallow one.
+  int between = 0, between_c = 0;
+  for (int bn = 48; bn < 256; bn += 16) {
+    if (bn == 64 || bn == 128) continue;
+    for (const char* layout : {"NT", "NN", "TN", "TT"})
+      for (const DType out : {DType::F16, DType::F32})
+        for (const bool tma : {false, true})
+          for (const bool deep : {true, false}) {
+            Sm90GemmConfig cfg = default_sm90_gemm_config(DType::BF16, out);
+            cfg.layout = layout;
+            cfg.bn = bn;
+            cfg.tma_epilogue = tma;
+            cfg.stages = deep ? gemm_sm90_max_stages(cfg) : 2;
+            try {
+              cfg.validate();
+            } catch (const Error&) {
+              // only an N-contiguous B past whole 64-wide boxes, or C past whole chunks, is refused
+              CHECK((cfg.b_mn_major() || (tma && bn % (out == DType::F32 ? 32 : 64) != 0)));
+              continue;
+            }
+            CAPTURE(cfg.to_string());
+            const Sm90LayoutReport r = analyze_sm90_layouts(cfg);
+            CHECK(r.ok());
+            CHECK(r.operands[1].elements_checked == cfg.stages * 4LL * bn * 16);
+            CHECK(r.has_c_store == tma);
+            if (tma) {
+              CHECK_MESSAGE(r.c_store.ok, r.c_store.error);
+              CHECK(r.c_store.elements_checked == 128LL * bn);
+              ++between_c;
+            }
+            ++between;
+          }
+  }
+  // From registers: 11 widths in NT and TT, 192 alone in NN and TN, x 2 C types x 2 rings = 96. Through TMA:
+  // 16-bit C at 192, f32 C at 96, 160, 192, 224 in NT and TT (5 each), 192 alone in NN and TN (2 each), x 2 rings = 28.
+  CHECK(between == 96 + 28);
+  CHECK(between_c == 28);
   // the default and the shape-chosen configs
   CHECK_NOTHROW(check_sm90_layouts(default_sm90_gemm_config(DType::F16, DType::F16)));
   CHECK(analyze_sm90_gemm_layouts("").ok());

@@ -133,6 +133,9 @@ TEST_CASE("gemm_sm90 variant: every config of the space compiles for sm_90a with
   for (const GemmProblem& p : {nt(DType::F16, DType::F16, 16, 4096, 4096), nn.resolved()})
     for (const Sm90GemmConfig& c : sm90_swap_space(p))
       if (kernels.insert(gemm_sm90_name_expression(c)).second) configs.push_back(c);
+  // (and the widths of one wave: 192 and 256 through TMA, 176 from registers; f32 C)
+  for (const Sm90GemmConfig& c : sm90_wave_space(nt(DType::BF16, DType::F32, 256, 11008, 4096), 132))
+    if (kernels.insert(gemm_sm90_name_expression(c)).second) configs.push_back(c);
   for (const Sm90GemmConfig& c : configs) {
     CAPTURE(c.to_string());
     CompileRequest req = gemm_sm90_compile_request(c);

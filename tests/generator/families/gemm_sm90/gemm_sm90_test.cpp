@@ -216,9 +216,15 @@ TEST_CASE("gemm_sm90: with much DRAM bandwidth per SM, tiles as wide as one wave
   GemmProblem col = nt_problem(DType::F16, DType::F16, 11008, 256, 4096);
   col.c_order = MatrixOrder::ColMajor;
   CHECK(choose_sm90_gemm_config(col.resolved(), 132, h200).bn == 192);
+  // Only as measured: one matrix of 65..384 rows. A batch, M <= 64 (whose stages shrink to M's rows) and squarer
+  // shapes with fewer 128 x 256 tiles than SMs (1024 x 4096, 2048 x 2048: two waves of 128 x 128) keep 128.
   GemmProblem two = nt_problem(DType::BF16, DType::BF16, 128, 11008, 4096);
   two.batch = 2;
-  CHECK(choose_sm90_gemm_config(two.resolved(), 132, h200).bn == 192);
+  CHECK(choose_sm90_gemm_config(two.resolved(), 132, h200).bn == 128);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 64, 24576, 4096), 132, h200).bn == 128);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 1024, 4096, 4096), 132, h200).bn == 128);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 2048, 2048, 4096), 132, h200).bn == 128);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 512, 8192, 4096), 132, h200).bn == 128);
   // Elsewhere the rule does not reach: a wave of 128-wide tiles or less (128 x 11008, 128 x 14336), a wave of
   // 256-wide ones or more (2048 x 11008), and every LLM shape of the issue keeps a power-of-two width.
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 11008, 4096), 132, h200).bn == 128);
