@@ -313,16 +313,13 @@ Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count,
   // with no C chunks (176, 224: the register epilogue) ran 1-3% behind these.
   if (rich && p.batch <= 1 && m > kShortAMaxRows && m <= kWaveWidthMaxRows && wide_tiles < sm_count &&
       narrow_tiles > sm_count) {
-    const long long rows = (m + tpl::kSm90Bm - 1) / tpl::kSm90Bm;
-    for (const int bn : {192, 256}) {
-      if (rows * ((n + bn - 1) / bn) > sm_count) continue;
-      c.bn = bn;
-      c.cluster = 1;
-      c.tma_epilogue = true;
-      c.stages = gemm_sm90_max_stages(c);
-      if (bn == 256) c.raster = 16;  // as every 128 x 256 tile of one CTA (below)
-      return c;
-    }
+    // 128 x 128 tiles spill past the wave and 128 x 256 ones fit it: 192 or 256.
+    c.bn = gemm_sm90_wave_width((m + tpl::kSm90Bm - 1) / tpl::kSm90Bm, n, sm_count, 64);
+    c.cluster = 1;
+    c.tma_epilogue = true;
+    c.stages = gemm_sm90_max_stages(c);
+    if (c.bn == 256) c.raster = 16;  // as every 128 x 256 tile of one CTA (below)
+    return c;
   }
   // 128 x 256 tiles one CTA each: groups of 16 tile rows. A wave of 132 such tiles reads the least of A and B
   // from L2 with about 16 tile rows a group (a tile row of A is half the bytes of a tile column of B); pairs
@@ -528,6 +525,12 @@ int gemm_sm90_max_stages(const Sm90GemmConfig& cfg) {
   const int fixed = tpl::sm90_smem_bytes(cfg.bn, 0, cfg.tma_epilogue, cfg.kernel_fixup(), cfg.arows);
   const int per = tpl::sm90_stage_bytes(cfg.bn, cfg.arows) + 16;  // a stage and its two barriers
   return std::max(2, (tpl::kSm90MaxSmem - fixed) / per);
+}
+
+int gemm_sm90_wave_width(long long tile_rows, long long n, int sm_count, int step) {
+  for (int bn = std::max(32, step); bn <= 256; bn += step)
+    if (tile_rows * ((n + bn - 1) / bn) <= sm_count) return bn;
+  return 0;
 }
 
 int gemm_sm90_smem_bytes(const Sm90GemmConfig& cfg) {

@@ -126,7 +126,9 @@ std::vector<Sm90GemmConfig> sm90_wave_space(const GemmProblem& problem, int sm_c
   if (tiles(256) >= sm_count || tiles(128) <= sm_count) return space;
   Sm90GemmConfig base = default_sm90_gemm_config(p.dtype, p.out_dtype);
   base.layout = gemm_sm90_layout(p);
-  const auto add = [&space](Sm90GemmConfig c, bool tma, int fewer) {
+  const auto add = [&](int bn, bool tma, int fewer) {
+    Sm90GemmConfig c = base;
+    c.bn = bn;
     c.tma_epilogue = tma;
     c.stages = gemm_sm90_max_stages(c) - fewer;
     try {
@@ -136,21 +138,13 @@ std::vector<Sm90GemmConfig> sm90_wave_space(const GemmProblem& problem, int sm_c
     }
     if (std::find(space.begin(), space.end(), c) == space.end()) space.push_back(c);
   };
-  for (const int bn : {192, 256}) {
-    if (tiles(bn) > sm_count) continue;
-    Sm90GemmConfig c = base;
-    c.bn = bn;
-    add(c, true, 0);
-    if (bn == 256) add(c, false, 0);
-  }
-  for (int bn = 144; bn <= 256; bn += 16)
-    if (tiles(bn) <= sm_count) {
-      Sm90GemmConfig c = base;
-      c.bn = bn;
-      add(c, false, 0);
-      add(c, false, 1);
-      break;
-    }
+  // Whole 64-column C chunks (192 or 256) through TMA, 256 from registers too, and the narrowest multiple of 16.
+  const int tma_bn = gemm_sm90_wave_width(rows, n, sm_count, 64), regs_bn = gemm_sm90_wave_width(rows, n, sm_count, 16);
+  add(tma_bn, true, 0);
+  add(256, true, 0);
+  add(256, false, 0);
+  add(regs_bn, false, 0);
+  add(regs_bn, false, 1);
   return space;
 }
 

@@ -237,6 +237,12 @@ TEST_CASE("gemm_sm90: with much DRAM bandwidth per SM, tiles as wide as one wave
       CHECK(c.bn_pow2());
       CHECK(sm90_wave_space(nt_problem(DType::F16, DType::F16, m, nk[0], nk[1]), 132).empty());
     }
+  // The width helper: 2 tile rows x 11008 columns fit 132 SMs from 176 (multiples of 16) or 192 (of 64); 4 rows
+  // never fit (172 tiles of 256).
+  CHECK(gemm_sm90_wave_width(2, 11008, 132, 16) == 176);
+  CHECK(gemm_sm90_wave_width(2, 11008, 132, 64) == 192);
+  CHECK(gemm_sm90_wave_width(1, 4096, 132, 16) == 32);
+  CHECK(gemm_sm90_wave_width(4, 11008, 132, 16) == 0);
   // The tuner's widths of one wave: 192 and 256 with the TMA epilogue, 256 without, and the narrowest multiple
   // of 16 that fits (176: 63 tiles a row) from registers, at its deepest ring and one stage less.
   const std::vector<Sm90GemmConfig> wave = sm90_wave_space(nt_problem(DType::F16, DType::F16, 256, 11008, 4096), 132);
