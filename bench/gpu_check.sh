@@ -38,7 +38,8 @@ for step in "$@"; do
       # timeout still leaves the log of what ran; doctest prints each case's duration. suite5 runs the Hopper
       # kernel's narrow-tile, short-A-stage, 64-row-tile and swapped-operand cases in a fifth process (the Hopper
       # process alone reached 560 s beside the other three, ninth session; with the swapped cases in it 459 s of
-      # the 540, twenty-fourth session), the narrow-tile case (204 s alone) in a sixth. suite3 leaves the Hopper
+      # the 540, twenty-fourth session), the narrow-tile case (204 s alone) in a sixth; the widths between the powers
+      # of two (eleven configs in every layout they take, twenty-seventh session) in the fifth. suite3 leaves the Hopper
       # kernel's cases out (the tuning
       # process still runs its tunes): for a change that leaves the Hopper kernels alone.
       t=${SUITE_TIMEOUT:-540}
@@ -49,7 +50,7 @@ for step in "$@"; do
         -tc='gemm*' -tce='*tune*,*Tune*,*sm90*' >"$OUT/gpu_suite_gemm.log" 2>&1 &
       p2=$!
       narrow='*narrow tiles*'
-      thin="$narrow,*short A stages*,*64-row tiles*,*A and B swapped*"
+      thin="$narrow,*short A stages*,*64-row tiles*,*A and B swapped*,*widths between*"
       p3=
       p5=
       p6=

@@ -103,8 +103,9 @@ SWZ_HD constexpr int sm90_ring_bytes(int bn, int stages, int a_rows = kSm90Bm) {
               ? sm90_a_stage_bytes(64 * sm90_consumers(a_rows)) - sm90_stage_bytes(bn, a_rows)
               : 0);
 }
-/// The TMA-store epilogue's C buffers: each consumer warpgroup stages 64 rows x 128 bytes of C at a time
-/// (a chunk: 64 f16/bf16 or 32 f32 columns, with the 128-byte swizzle), double-buffered so it fills one
+/// The TMA-store epilogue's C buffers: each consumer warpgroup stages up to 64 rows x 128 bytes of C at a time
+/// (a chunk: 64 f16/bf16 or 32 f32 columns with the 128-byte swizzle; 32 or 16 16-bit columns with the 64- or
+/// 32-byte one, sm90_c_swizzle_bytes), double-buffered so it fills one
 /// while the copy engine still reads the other.
 constexpr int kSm90CChunkBytes = 64 * 128;
 constexpr int kSm90CBufferBytes = 2 * 2 * kSm90CChunkBytes;  // 2 consumers x 2 buffers
@@ -166,9 +167,24 @@ SWZ_HD constexpr unsigned sm90_kstep_offset(int k, bool mn_major) {
   return (mn_major ? 2048u : 32u) * static_cast<unsigned>(k);
 }
 
-/// The TMA-store epilogue's C map box {inner, outer}: one swizzle row of C elements of `out_bytes` (64
-/// 16-bit or 32 f32 columns: a chunk) x a consumer's 64 rows.
-SWZ_HD constexpr int sm90_c_box_inner(int out_bytes) { return kSm90SwizzleBytes / out_bytes; }
+/// The swizzle of the TMA-store epilogue's C map and chunk buffers for a tile `bn` wide of C elements of
+/// `out_bytes`: the widest of 128, 64 and 32 bytes whose rows the tile's row holds a whole number of (bn 192
+/// of 16-bit C: 128, six chunks of 64 columns; bn 96: 64, three of 32; bn 112: 32, seven of 16). f32 C only
+/// 128: its st.shared.v2.f32 pairs (half a warp: 4 rows x 32 bytes) would meet in the same banks on rows of 64
+/// bytes (rows 0 and 2 of a half-warp). 0: none.
+SWZ_HD constexpr int sm90_c_swizzle_bytes(int bn, int out_bytes) {
+  return bn * out_bytes % 128 == 0                    ? 128
+         : out_bytes != 2                            ? 0
+         : bn * out_bytes % 64 == 0                  ? 64
+         : bn * out_bytes % 32 == 0                  ? 32
+                                                      : 0;
+}
+/// The TMA-store epilogue's C map box {inner, outer}: one swizzle row of C elements of `out_bytes` (a chunk:
+/// 64 16-bit or 32 f32 columns with the 128-byte swizzle, half that with 64, a quarter with 32) x a consumer's
+/// 64 rows.
+SWZ_HD constexpr int sm90_c_box_inner(int out_bytes, int swizzle_bytes = kSm90SwizzleBytes) {
+  return swizzle_bytes / out_bytes;
+}
 constexpr int kSm90CBoxOuter = kSm90ConsumerRows;
 /// Offset from the C buffers' start of consumer `consumer`'s two buffers, and of the one of them its chunk
 /// number `seq` fills (they are used alternately).
@@ -179,10 +195,14 @@ SWZ_HD constexpr unsigned sm90_c_seq_offset(int seq) { return static_cast<unsign
 SWZ_HD constexpr unsigned sm90_c_buffer_offset(int consumer, int seq) {
   return sm90_c_consumer_offset(consumer) + sm90_c_seq_offset(seq);
 }
-/// Address in the chunk buffer at `buf` of byte `byte` of row `r`, where the C map's 128-byte-swizzled
-/// box reads it: row r's 16-byte unit u at u ^ (r % 8).
-SWZ_HD constexpr unsigned sm90_c_address(unsigned buf, int r, int byte) {
-  return buf + r * 128 + ((((byte >> 4) ^ (r & 7)) << 4) | (byte & 15));
+/// Address in the chunk buffer at `buf` of byte `byte` of row `r`, where the C map's box of rows of
+/// `swizzle_bytes` (128, 64 or 32) reads it: the box's rows follow each other, and the swizzle XORs the
+/// address's 16-byte unit bits (4.. 4 + log2(swizzle / 16)) with its bits 7.. (the 128-byte line): with 128,
+/// row r's unit u at u ^ (r % 8); with 64, u ^ (r / 2 % 4); with 32, u ^ (r / 4 % 2). 1024-, 512- and
+/// 256-byte periods: the buffers are 1024-aligned.
+SWZ_HD constexpr unsigned sm90_c_address(unsigned buf, int r, int byte, int swizzle_bytes = kSm90SwizzleBytes) {
+  return buf + r * swizzle_bytes +
+         ((((byte >> 4) ^ ((r * swizzle_bytes / 128) & (swizzle_bytes / 16 - 1))) << 4) | (byte & 15));
 }
 /// The epilogue's accumulator rows of lane `lane` of warp `warp` of a consumer warpgroup: r0 and r0 + 8
 /// (m64nNk16).
@@ -517,8 +537,9 @@ template <int OUT_KIND> __device__ __forceinline__ unsigned sm90_pack2(float lo,
 }
 
 /// The TMA-store epilogue of one consumer warpgroup (rows row0.. +63, columns col0.. +BN-1 of C): chunk by
-/// chunk of 128-byte rows, each thread writes its accumulators (times alpha, converted) into the chunk's
-/// buffer at the 128-byte-swizzled place TMA expects (row r's 16-byte unit u at u ^ (r % 8)), the warpgroup
+/// chunk of swizzle rows (128 bytes; 64 or 32 for 16-bit tiles that are not whole 128-byte rows,
+/// sm90_c_swizzle_bytes), each thread writes its accumulators (times alpha, converted) into the chunk's
+/// buffer at the swizzled place TMA expects (sm90_c_address), the warpgroup
 /// fences them for the async proxy and syncs, and one thread issues the store (TMA clips the edges) and
 /// moves on: the copy engine drains it during the next tile's main loop. A buffer is refilled only after
 /// the store two chunks back has read it.
@@ -531,7 +552,10 @@ __device__ __forceinline__ void sm90_store_tile_tma(const Sm90TmaMap& map_c, con
                                                     unsigned bufs, int consumer, int t, int row0, int col0,
                                                     int matrix, int& chunk_seq) {
   constexpr int kOutBytes = OUT_KIND == kGemmF32 ? 4 : 2;
-  constexpr int kChunkCols = sm90_c_box_inner(kOutBytes);  // 64 (16-bit) or 32 (f32) columns per 128-byte row
+  // C's map has this swizzle (gemm_sm90_launch.cpp). Instantiated for EPI 0 too (never called there), where
+  // a width of no whole chunks (f32 C at 176) takes 128 bytes; gemm_sm90_body asserts the chunks for EPI 1.
+  constexpr int kSwizzle = sm90_c_swizzle_bytes(BN, kOutBytes) != 0 ? sm90_c_swizzle_bytes(BN, kOutBytes) : kSm90SwizzleBytes;
+  constexpr int kChunkCols = sm90_c_box_inner(kOutBytes, kSwizzle);  // 64, 32 or 16 16-bit columns, half that in f32
   const int warp = t / 32, lane = t % 32;
   if (p.alpha != 1.0f) {
 #pragma unroll
@@ -549,7 +573,7 @@ __device__ __forceinline__ void sm90_store_tile_tma(const Sm90TmaMap& map_c, con
         const int byte = sm90_c_byte(lane, jj, kOutBytes);
 #pragma unroll
         for (int h = 0; h < 2; ++h) {  // this thread's rows r0 and r0 + 8 of the warpgroup's 64
-          const unsigned addr = sm90_c_address(buf, sm90_c_row(warp, lane, h), byte);
+          const unsigned addr = sm90_c_address(buf, sm90_c_row(warp, lane, h), byte, kSwizzle);
           asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(d[4 * j + 2 * h]), "f"(d[4 * j + 2 * h + 1])
                        : "memory");
         }
@@ -558,7 +582,8 @@ __device__ __forceinline__ void sm90_store_tile_tma(const Sm90TmaMap& map_c, con
 #pragma unroll
       for (int jp = 0; jp < kChunkCols / 16; ++jp) {
         const int j = ch * (kChunkCols / 8) + 2 * jp;  // column groups j and j + 1: matrices (rows 0-7 | 8-15) of each
-        const unsigned addr = sm90_c_address(buf, sm90_c_stmatrix_row(warp, lane), sm90_c_stmatrix_byte(lane, jp));
+        const unsigned addr =
+            sm90_c_address(buf, sm90_c_stmatrix_row(warp, lane), sm90_c_stmatrix_byte(lane, jp), kSwizzle);
         asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr),
                      "r"(sm90_pack2<OUT_KIND>(d[4 * j], d[4 * j + 1])), "r"(sm90_pack2<OUT_KIND>(d[4 * j + 2], d[4 * j + 3])),
                      "r"(sm90_pack2<OUT_KIND>(d[4 * j + 4], d[4 * j + 5])),
@@ -733,8 +758,8 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
   static_assert(BN % 16 == 0 && BN >= 32 && BN <= 256, "BN is a multiple of 16 in 32..256 (wgmma m64nBNk16)");
   // An MN-major B comes in boxes of 64 columns, one swizzle row each: every CTA's part of it is whole boxes.
   static_assert(B_MN == 0 || sm90_b_part(BN, CLUSTER) % kSm90MnBox == 0, "an MN-major B part is whole 64-wide boxes");
-  // The TMA-store epilogue stores whole chunks of one 128-byte row of C.
-  static_assert(EPI == 0 || BN % sm90_c_box_inner(OUT_KIND == kGemmF32 ? 4 : 2) == 0, "BN is whole C chunks");
+  // The TMA-store epilogue stores whole chunks of one swizzle row of C (128, 64 or 32 bytes).
+  static_assert(EPI == 0 || sm90_c_swizzle_bytes(BN, OUT_KIND == kGemmF32 ? 4 : 2) != 0, "BN is whole C chunks");
   static_assert(SPLITC == 1 || (CLUSTER == 1 && (SPLITC == 2 || SPLITC == 4)), "SPLITC is 2 or 4, without CLUSTER");
   static_assert(SPLITC == 1 || (BN / 2 / SPLITC) % 4 == 0, "each rank of the cluster sum owns whole float4s of columns");
   static_assert(SPLITC == 1 || (SPLITC - 1) * (BN / 2 / SPLITC) * 2 * 128 * 4 <= STAGES * sm90_stage_bytes(BN, A_ROWS),

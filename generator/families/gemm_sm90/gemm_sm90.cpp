@@ -43,7 +43,7 @@ constexpr long long kRichPairMinBlocks = 64;
 // A and B swapped (swap=1) by default for one tile row of at most this many rows of C (16 and 32 measured
 // winning on the H200, 64 losing).
 constexpr long long kSwapMaxRows = 32;
-// Tiles as wide as one wave needs (192 or 256) by default for at most this many rows of C (three tile rows).
+// Tiles as wide as one wave needs by default for at most this many rows of C (three tile rows).
 constexpr long long kWaveWidthMaxRows = 384;
 
 int elem_kind(DType t) { return t == DType::F16 ? tpl::kGemmF16 : t == DType::BF16 ? tpl::kGemmBF16 : tpl::kGemmF32; }
@@ -182,11 +182,14 @@ void Sm90GemmConfig::validate() const {
                   std::to_string(tpl::sm90_b_part(bn, cluster)) + " columns per CTA) does not fit; use a bn that is a multiple of " +
                   std::to_string(tpl::kSm90MnBox * cluster));
   if (tma_epilogue) {
-    const int chunk = tpl::sm90_c_box_inner(static_cast<int>(dtype_bytes(kernel_out())));
-    if (bn % chunk != 0)
-      throw_invalid("sm_90a gemm config: epilogue=tma stores C in chunks of " + std::to_string(chunk) + " " +
-                    swz::to_string(kernel_out()) + " columns, which bn=" + std::to_string(bn) +
+    // Chunks of one swizzle row of C: 64, 32 or 16 columns of 16-bit C, 32 of f32 (sm90_c_swizzle_bytes).
+    const int ob = static_cast<int>(dtype_bytes(kernel_out()));
+    if (tpl::sm90_c_swizzle_bytes(bn, ob) == 0) {
+      const int chunk = tpl::sm90_c_box_inner(ob);
+      throw_invalid("sm_90a gemm config: epilogue=tma stores " + swz::to_string(kernel_out()) + " C in chunks of " +
+                    std::to_string(chunk) + " columns, which bn=" + std::to_string(bn) +
                     " is not a multiple of; use epilogue=regs or a bn that is a multiple of " + std::to_string(chunk));
+    }
   }
   if (splits < 1 || splits > kMaxSplits)
     throw_invalid("sm_90a gemm config: splits=" + std::to_string(splits) + " must be in 1.." + std::to_string(kMaxSplits));
@@ -304,22 +307,32 @@ Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count,
   }
   // Much DRAM bandwidth per SM (the H200), one matrix of 65..384 rows (one to three tile rows, as measured:
   // not M <= 64, whose stages shrink to M's rows, nor batches or squarer shapes such as 1024 x 4096), fewer
-  // 128 x 256 tiles than SMs but more 128 x 128 ones: the narrowest of 192 and 256 whose tiles fit one wave,
-  // 4 stages, TMA epilogue (whole 64-column chunks, so any layout takes it). H200 f16 NT against cuBLAS, 9 rounds A/B
-  // (bench/results_gemm_sm90_width_h200_session26.log): 256 x 11008 x 4096 0.767 -> 0.872 (116 tiles of 192;
-  // bf16 0.770 -> 0.880, NN 0.814 -> 0.919, TT 0.719 -> 0.870), 192 x 11008 x 4096 0.731 -> 0.860, 256 x 12288
-  // x 4096 0.805 -> 0.920, 256 x 11008 x 14336 0.760 -> 0.910; on 112-129 tiles of 256: 256 x 14336 x 4096
-  // 0.965 -> 0.992, 384 x 11008 x 4096 0.960 -> 0.991, 128 x 28672 x 4096 1.037 -> 1.055. Widths of a wave
-  // with no C chunks (176, 224: the register epilogue) ran 1-3% behind these.
+  // 128 x 256 tiles than SMs, and more 128 x 128 ones than half a wave: the narrowest tile width whose tiles
+  // fit one wave, as many CTAs as one wave holds, with the TMA epilogue and the deepest ring. Widths are
+  // multiples of 16 (of 64 for an N-contiguous B's boxes, of 32 for f32 C's chunks: gemm_sm90_wave_step); the
+  // epilogue stores the chunks of 64, 32 or 16 columns such a width is made of (sm90_c_swizzle_bytes).
+  // H200 NT against cuBLAS, 9 rounds A/B, f16 / bf16 (bench/results_gemm_sm90_chunks_h200_session27.log):
+  // where 128-wide tiles spill past the wave, 256 x 11008 x 4096 0.866 / 0.867 (192, the narrowest multiple of
+  // 64) -> 0.923 / 0.914 (176), 256 x 14336 x 4096 0.989 / 0.927 (256) -> 1.034 / 0.972 (224), 256 x 9216 x 4096
+  // 0.794 / 0.795 (192) -> 0.882 / 0.882 (144), 256 x 11008 x 14336 0.909 / 0.905 -> 0.951 / 0.949, TT 256 x 11008
+  // 0.869 / 0.874 -> 0.915 / 0.916, 192 x 14336 0.873 / 0.875 -> 0.898 / 0.896; where they fill half to one
+  // wave, 128 x 9216 x 4096 0.909 / 0.902 (128) -> 0.941 / 0.944 (80), 128 x 10240 0.933 / 0.940 -> 0.961 /
+  // 0.964 (80), 256 x 5120 0.799 / 0.800 -> 0.876 / 0.872 (80), 128 x 11008 0.951 / 0.955 -> 0.961 / 0.957 (96),
+  // 128 x 14336 0.984 / 0.970 -> 0.976 / 0.977 (112, level); checked with the rule in place, 128 x 28672 1.033 /
+  // 1.024 (256) -> 1.043 / 1.035 (224), 384 x 9216 1.007 / 0.926 (256) -> 1.062 / 0.967 (224). Before the
+  // narrower chunks this rule took only 192 or 256 (256 x 11008 0.77 -> 0.88 against 128-wide tiles;
+  // bench/results_gemm_sm90_width_h200_session26.log): the widths between stored C from registers, 1-6% slower.
   if (rich && p.batch <= 1 && m > kShortAMaxRows && m <= kWaveWidthMaxRows && wide_tiles < sm_count &&
-      narrow_tiles > sm_count) {
-    // 128 x 128 tiles spill past the wave and 128 x 256 ones fit it: 192 or 256.
-    c.bn = gemm_sm90_wave_width((m + tpl::kSm90Bm - 1) / tpl::kSm90Bm, n, sm_count, 64);
-    c.cluster = 1;
-    c.tma_epilogue = true;
-    c.stages = gemm_sm90_max_stages(c);
-    if (c.bn == 256) c.raster = 16;  // as every 128 x 256 tile of one CTA (below)
-    return c;
+      2 * narrow_tiles > sm_count) {
+    const int bn = gemm_sm90_wave_width((m + tpl::kSm90Bm - 1) / tpl::kSm90Bm, n, sm_count, gemm_sm90_wave_step(c));
+    if (bn != 0) {
+      c.bn = bn;
+      c.cluster = 1;
+      c.tma_epilogue = true;
+      c.stages = gemm_sm90_max_stages(c);
+      if (c.bn == 256) c.raster = 16;  // as every 128 x 256 tile of one CTA (below)
+      return c;
+    }
   }
   // 128 x 256 tiles one CTA each: groups of 16 tile rows. A wave of 132 such tiles reads the least of A and B
   // from L2 with about 16 tile rows a group (a tile row of A is half the bytes of a tile column of B); pairs
@@ -525,6 +538,11 @@ int gemm_sm90_max_stages(const Sm90GemmConfig& cfg) {
   const int fixed = tpl::sm90_smem_bytes(cfg.bn, 0, cfg.tma_epilogue, cfg.kernel_fixup(), cfg.arows);
   const int per = tpl::sm90_stage_bytes(cfg.bn, cfg.arows) + 16;  // a stage and its two barriers
   return std::max(2, (tpl::kSm90MaxSmem - fixed) / per);
+}
+
+int gemm_sm90_wave_step(const Sm90GemmConfig& cfg) {
+  if (cfg.b_mn_major()) return tpl::kSm90MnBox;
+  return tpl::sm90_c_swizzle_bytes(16, static_cast<int>(dtype_bytes(cfg.kernel_out()))) != 0 ? 16 : 32;
 }
 
 int gemm_sm90_wave_width(long long tile_rows, long long n, int sm_count, int step) {

@@ -161,9 +161,12 @@ int gemm_sm90_smem_bytes(const Sm90GemmConfig& cfg);
 /// The most stages of `cfg`'s tile (its bn, arows, epilogue and fixup; its own stage count aside) that fit an
 /// sm_90 block (at least 2; shared memory only: a config's other rules still apply).
 int gemm_sm90_max_stages(const Sm90GemmConfig& cfg);
-/// The narrowest tile width, a multiple of `step` (16 or 64) in 32..256, whose `tile_rows` rows of 128-row
+/// The narrowest tile width, a multiple of `step` (16, 32 or 64) in 32..256, whose `tile_rows` rows of 128-row
 /// tiles (every matrix's) across `n` columns fit one wave of `sm_count` SMs, one CTA a tile; 0 where none does.
 int gemm_sm90_wave_width(long long tile_rows, long long n, int sm_count, int step);
+/// The step of the widths `cfg`'s layout and C take with the TMA epilogue: 64 for an N-contiguous B (whole
+/// 64-wide boxes), else 16 for 16-bit C (chunks of 64, 32 or 16 columns) and 32 for f32 C (chunks of 32).
+int gemm_sm90_wave_step(const Sm90GemmConfig& cfg);
 /// Sm90GemmConfig::arows for M = `m` rows of the kernel's frame: 16, 32 or 64 (64 for an M-contiguous A,
 /// whose boxes are 64 rows), 128 beyond 64.
 int gemm_sm90_short_arows(long long m, bool a_mn);

@@ -37,13 +37,13 @@ OperandPlan operand(WgmmaOperand which, int mn, int elem_bytes, bool mn_major) {
   return p;
 }
 
-TmaBox box(long long dst, int inner, int outer, int elem_bytes) {
+TmaBox box(long long dst, int inner, int outer, int elem_bytes, TmaSwizzle swizzle = kTmaSwizzle) {
   TmaBox b;
   b.dst = dst;
   b.inner = inner;
   b.outer = outer;
   b.elem_bytes = elem_bytes;
-  b.swizzle = kTmaSwizzle;
+  b.swizzle = swizzle;
   return b;
 }
 
@@ -65,7 +65,9 @@ void add_fills(OperandPlan& p, long long dst, int rows, int mn0, int stage, bool
 // (stmatrix.x4 for 16-bit C, st.shared.v2.f32 pairs for f32).
 CStorePlan c_store_plan(const Sm90GemmConfig& cfg) {
   const int ob = static_cast<int>(dtype_bytes(cfg.kernel_out()));
-  const int chunk_cols = tpl::sm90_c_box_inner(ob);
+  // The swizzle encode_c gives C's map (128 bytes, or 64 / 32 for 16-bit tiles of no whole 128-byte rows).
+  const int swizzle = tpl::sm90_c_swizzle_bytes(cfg.bn, ob);
+  const int chunk_cols = tpl::sm90_c_box_inner(ob, swizzle);
   const int chunks = cfg.bn / chunk_cols;
   const long long cbase = kSm90AnalysisBase + tpl::sm90_ring_bytes(cfg.bn, cfg.stages, cfg.arows);
   CStorePlan plan;
@@ -78,7 +80,7 @@ CStorePlan c_store_plan(const Sm90GemmConfig& cfg) {
       const int chunk = consumer * chunks + ch;
       const long long buf = cbase + tpl::sm90_c_buffer_offset(consumer, ch);
       TmaStoreBox b;
-      b.box = box(buf, tpl::sm90_c_box_inner(ob), tpl::kSm90CBoxOuter, ob);
+      b.box = box(buf, chunk_cols, tpl::kSm90CBoxOuter, ob, swizzle_of(swizzle));
       b.chunk = chunk;
       b.row0 = consumer * tpl::kSm90ConsumerRows;
       b.col0 = ch * chunk_cols;
@@ -94,7 +96,7 @@ CStorePlan c_store_plan(const Sm90GemmConfig& cfg) {
               const int m = lane / 8;
               CStoreWrite w;
               w.address = tpl::sm90_c_address(static_cast<unsigned>(buf), tpl::sm90_c_stmatrix_row(warp, lane),
-                                              tpl::sm90_c_stmatrix_byte(lane, jp));
+                                              tpl::sm90_c_stmatrix_byte(lane, jp), swizzle);
               w.chunk = chunk;
               w.row = consumer * tpl::kSm90ConsumerRows + 16 * warp + 8 * (m % 2) + lane % 8;
               w.col = 8 * (j + m / 2);
@@ -114,7 +116,7 @@ CStorePlan c_store_plan(const Sm90GemmConfig& cfg) {
             for (int lane = 0; lane < 32; ++lane) {
               CStoreWrite w;
               w.address = tpl::sm90_c_address(static_cast<unsigned>(buf), tpl::sm90_c_row(warp, lane, h),
-                                              tpl::sm90_c_byte(lane, jj, ob));
+                                              tpl::sm90_c_byte(lane, jj, ob), swizzle);
               w.chunk = chunk;
               // m64nNk16's accumulators d[4j + 2h], d[4j + 2h + 1]: row 16 warp + lane / 4 + 8h, columns
               // 8j + 2 (lane % 4) (+ 1).
@@ -166,9 +168,10 @@ std::vector<Sm90EpilogueOption> epilogue_options(const Sm90GemmConfig& cfg) {
   c.pitch_bytes = cfg.bn * eb + 16;
   layouts.push_back(c);         // row-major, padded by 16 bytes
   c.pitch_bytes = 0;
-  c.swizzle = TmaSwizzle::B128;
-  // as a 128B-swizzled TMA store reads it (rows of whole 128-byte swizzle rows: not a 32-wide 16-bit tile)
-  if (cfg.bn * eb % tpl::kSm90SwizzleBytes == 0) layouts.push_back(c);
+  // as the TMA store reads it, with the swizzle C's map has for this width (128B; 64B / 32B for 16-bit
+  // tiles that are not whole 128-byte rows, such as bn 32, 96 or 112)
+  c.swizzle = swizzle_of(tpl::sm90_c_swizzle_bytes(cfg.bn, eb));
+  if (c.swizzle != TmaSwizzle::None) layouts.push_back(c);
   std::vector<Sm90EpilogueOption> out;
   for (const CTileLayout& l : layouts) {
     for (EpilogueStore s : {EpilogueStore::Pair, EpilogueStore::Stmatrix}) {

@@ -23,6 +23,10 @@ constexpr CUtensorMapSwizzle swizzle_mode() {
   static_assert(tpl::kSm90SwizzleBytes == 128, "only the 128-byte swizzle is mapped");
   return CU_TENSOR_MAP_SWIZZLE_128B;
 }
+// C's map: the swizzle of its chunks (tpl::sm90_c_swizzle_bytes: 128, or 64 / 32 for narrower 16-bit chunks).
+CUtensorMapSwizzle c_swizzle_mode(int bytes) {
+  return bytes == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_32B;
+}
 
 // An operand of `rows` (M or N) x `k` elements. K-major (`mn_major` false): K-contiguous with pitch `ld`
 // between rows, read in boxes of 64 along K (128 bytes: one swizzle row) x `box_rows`. MN-major: contiguous
@@ -64,10 +68,11 @@ tpl::Sm90TmaMap encode(const char* what, DType t, DevicePtr base, long long rows
 }
 
 // C (`batch` matrices of rows x cols, row-major, pitch ld elements of `t`, `stride` apart) for the
-// TMA-store epilogue: boxes of one 128-byte row (64 16-bit or 32 f32 elements) x 64 rows of one matrix with
-// the 128-byte swizzle; the store clips the edges.
+// TMA-store epilogue of tiles `bn` wide: boxes of one swizzle row (tpl::sm90_c_swizzle_bytes: 128 bytes, 64 16-bit
+// or 32 f32 elements, or 64 / 32 bytes for 16-bit tiles that are not whole 128-byte rows) x 64 rows of one
+// matrix, with that swizzle; the store clips the edges.
 tpl::Sm90TmaMap encode_c(DType t, DevicePtr base, long long rows, long long cols, long long ld, long long batch,
-                         long long stride) {
+                         long long stride, int bn) {
   const detail::DriverApi& api = detail::driver_api();
   const long long eb = dtype_bytes(t);
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows),
@@ -75,7 +80,8 @@ tpl::Sm90TmaMap encode_c(DType t, DevicePtr base, long long rows, long long cols
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(ld * eb),
                                  batch > 1 ? static_cast<cuuint64_t>(stride * eb)
                                            : single_stride(static_cast<cuuint64_t>(ld * eb), dims[1])};
-  const cuuint32_t box[3] = {static_cast<cuuint32_t>(tpl::sm90_c_box_inner(static_cast<int>(eb))),
+  const int swizzle = tpl::sm90_c_swizzle_bytes(bn, static_cast<int>(eb));
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(tpl::sm90_c_box_inner(static_cast<int>(eb), swizzle)),
                              static_cast<cuuint32_t>(tpl::kSm90CBoxOuter), 1};
   const cuuint32_t elem_strides[3] = {1, 1, 1};
   const CUtensorMapDataType dt = t == DType::F16    ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
@@ -85,7 +91,7 @@ tpl::Sm90TmaMap encode_c(DType t, DevicePtr base, long long rows, long long cols
   std::memset(&map, 0, sizeof map);
   const CUresult res = api.cuTensorMapEncodeTiled(&map, dt, 3, reinterpret_cast<void*>(static_cast<std::uintptr_t>(base)),
                                                   dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                                  swizzle_mode(), CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                                                  c_swizzle_mode(swizzle), CU_TENSOR_MAP_L2_PROMOTION_NONE,
                                                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   detail::check(res, "cuTensorMapEncodeTiled for sm_90a gemm output C (" + std::to_string(rows) + " x " +
                          std::to_string(cols) + ", pitch " + std::to_string(ld) + " elements)");
@@ -172,7 +178,7 @@ Sm90GemmLaunch gemm_sm90_prepare(const Sm90GemmConfig& cfg, const GemmProblem& p
   // The TMA-store epilogue never reads C, so it runs only for beta = 0; TMA needs C and its pitch aligned.
   p.c_tma = (cfg.tma_epilogue && kbeta == 0.0f && out % 16 == 0 && (ld * ob) % 16 == 0 &&
              (l.split || f.batch == 1 || (f.stride_c * ob) % 16 == 0)) ? 1 : 0;
-  if (p.c_tma) l.map_c = encode_c(kout, out, rows, f.n, ld, l.split ? 1 : f.batch, f.stride_c);
+  if (p.c_tma) l.map_c = encode_c(kout, out, rows, f.n, ld, l.split ? 1 : f.batch, f.stride_c, cfg.bn);
   p.batch = static_cast<int>(f.batch);
   p.c_trans = f.c_trans ? 1 : 0;  // swap_ab (never with the reduction kernel's workspace: validate)
   p.stride_c = l.split ? 0 : f.stride_c;

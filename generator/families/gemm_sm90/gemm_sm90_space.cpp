@@ -123,13 +123,15 @@ std::vector<Sm90GemmConfig> sm90_wave_space(const GemmProblem& problem, int sm_c
   const long long m = p.c_order == MatrixOrder::RowMajor ? p.m : p.n, n = p.c_order == MatrixOrder::RowMajor ? p.n : p.m;
   const long long rows = (m + tpl::kSm90Bm - 1) / tpl::kSm90Bm * std::max(1LL, p.batch);
   const auto tiles = [&](int bn) { return rows * ((n + bn - 1) / bn); };
-  if (tiles(256) >= sm_count || tiles(128) <= sm_count) return space;
+  // Not for M <= 64 (short A stages and swapped roles, with their own spaces, are the candidates there).
+  if (m <= 64 || tiles(256) >= sm_count || 2 * tiles(128) <= sm_count) return space;
   Sm90GemmConfig base = default_sm90_gemm_config(p.dtype, p.out_dtype);
   base.layout = gemm_sm90_layout(p);
-  const auto add = [&](int bn, bool tma, int fewer) {
+  base.tma_epilogue = true;
+  const auto add = [&](int bn, int fewer) {
+    if (bn < 32 || bn > 256) return;
     Sm90GemmConfig c = base;
     c.bn = bn;
-    c.tma_epilogue = tma;
     c.stages = gemm_sm90_max_stages(c) - fewer;
     try {
       c.validate();
@@ -138,13 +140,18 @@ std::vector<Sm90GemmConfig> sm90_wave_space(const GemmProblem& problem, int sm_c
     }
     if (std::find(space.begin(), space.end(), c) == space.end()) space.push_back(c);
   };
-  // Whole 64-column C chunks (192 or 256) through TMA, 256 from registers too, and the narrowest multiple of 16.
-  const int tma_bn = gemm_sm90_wave_width(rows, n, sm_count, 64), regs_bn = gemm_sm90_wave_width(rows, n, sm_count, 16);
-  add(tma_bn, true, 0);
-  add(256, true, 0);
-  add(256, false, 0);
-  add(regs_bn, false, 0);
-  add(regs_bn, false, 1);
+  // Through the TMA epilogue (1-6% ahead of registers at these widths): the narrowest width of the layout's
+  // step that fits one wave (the H200's default), at its deepest ring and one stage less, the next two
+  // wider ones (fewer, larger tiles), the narrowest multiple of 64, and 128 and 256.
+  const int step = gemm_sm90_wave_step(base);
+  const int narrowest = gemm_sm90_wave_width(rows, n, sm_count, step);
+  add(narrowest, 0);
+  add(narrowest, 1);
+  add(narrowest + step, 0);
+  add(narrowest + 2 * step, 0);
+  add(gemm_sm90_wave_width(rows, n, sm_count, 64), 0);
+  add(128, 0);
+  add(256, 0);
   return space;
 }
 

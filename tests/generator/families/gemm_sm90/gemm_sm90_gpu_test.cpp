@@ -405,16 +405,22 @@ TEST_CASE("gemm_sm90 gpu: all four layouts (NT, NN, TN, TT) with C either order,
     }
 }
 
-// Widths between the powers of two (bn a multiple of 16: 48, 96, 176, 192, 224; one CTA a tile, K whole): wgmma
-// m64nBNk16 over B stages of BN rows, the last tile column partial, C from registers or (192; 96 with f32 C)
-// through the TMA-store epilogue. Every layout a width takes (an N-contiguous B: multiples of 64), C either
-// order, beta over a misaligned C with an odd pitch, many tiles per persistent block, batches.
+// Widths between the powers of two (bn a multiple of 16: 48, 80, 96, 176, 192, 224; one CTA a tile, K whole):
+// wgmma m64nBNk16 over B stages of BN rows, the last tile column partial, C from registers or through the
+// TMA-store epilogue in chunks of 64 columns (192; 96 with f32 C), 32 (96, 224 of 16-bit C: the 64-byte
+// swizzle) or 16 (48, 80, 176: the 32-byte one; an odd number of chunks a tile, so the two chunk buffers swap
+// roles from tile to tile). Every layout a width takes (an N-contiguous B: multiples of 64), C either order,
+// beta over a misaligned C with an odd pitch (from registers), many tiles per persistent block, batches.
+// TMA stores C where its pitch is whole 16 bytes (N = 200, 392, 1000 here).
 TEST_CASE("gemm_sm90 gpu: widths between the powers of two (wave-sized tiles): layouts, odd shapes, beta, batches") {
   SWZ_REQUIRE_SM90();
   std::mt19937_64 rng(std::random_device{}());
   const char* configs[] = {"in=f16,out=f16,bn=192,stages=4,epilogue=tma", "in=bf16,out=f32,bn=176,stages=5",
                            "in=f16,out=bf16,bn=96,stages=8,inflight=0", "in=bf16,out=bf16,bn=48,stages=10",
-                           "in=f16,out=f16,bn=224,stages=5,raster=3", "in=bf16,out=f32,bn=96,stages=6,epilogue=tma"};
+                           "in=f16,out=f16,bn=224,stages=5,raster=3", "in=bf16,out=f32,bn=96,stages=6,epilogue=tma",
+                           "in=bf16,out=bf16,bn=96,stages=6,epilogue=tma", "in=f16,out=f16,bn=176,stages=5,epilogue=tma",
+                           "in=f16,out=bf16,bn=80,stages=7,inflight=0,epilogue=tma",
+                           "in=bf16,out=f16,bn=224,stages=4,raster=3,epilogue=tma", "in=f16,out=f16,bn=48,stages=8,epilogue=tma"};
   for (int layout = 0; layout < 4; ++layout)
     for (const char* cfg : configs) {
       Case c = layout_case(cfg, layout);
@@ -426,7 +432,7 @@ TEST_CASE("gemm_sm90 gpu: widths between the powers of two (wave-sized tiles): l
         continue;
       }
       c.cfg.layout = "NT";  // the case sets the kernel's layout from the operands
-      check_shapes(c, {{256, 1100, 520}, {1, 200, 72}, {129, 250, 8}, {64, 97, 136}}, true, rng);
+      check_shapes(c, {{256, 1100, 520}, {1, 200, 72}, {129, 250, 8}, {64, 97, 136}, {131, 392, 136}}, true, rng);
       check_beta_odd_c(c, 131, 270, 200, rng);
       if (layout == 0 || c.cfg.bn % 64 == 0) {  // C^T's frame: NT stays NT, the others swap (NN <-> TT, TN)
         c.c_col_major = true;
@@ -450,7 +456,8 @@ TEST_CASE("gemm_sm90 gpu: widths between the powers of two, sanitizer-sized") {
   SWZ_REQUIRE_SM90();
   std::mt19937_64 rng(std::random_device{}());
   for (const char* cfg : {"in=f16,out=f16,bn=192,stages=3,epilogue=tma", "in=bf16,out=f32,bn=176,stages=3",
-                          "in=f16,out=bf16,bn=48,stages=4,inflight=0"})
+                          "in=f16,out=bf16,bn=48,stages=4,inflight=0", "in=bf16,out=bf16,bn=96,stages=3,epilogue=tma",
+                          "in=f16,out=f16,bn=80,stages=3,epilogue=tma"})
     check_one_and_two(cfg, 130, 200, 200, rng);
 }
 

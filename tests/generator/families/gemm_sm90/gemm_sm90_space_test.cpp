@@ -133,9 +133,12 @@ TEST_CASE("gemm_sm90 variant: every config of the space compiles for sm_90a with
   for (const GemmProblem& p : {nt(DType::F16, DType::F16, 16, 4096, 4096), nn.resolved()})
     for (const Sm90GemmConfig& c : sm90_swap_space(p))
       if (kernels.insert(gemm_sm90_name_expression(c)).second) configs.push_back(c);
-  // (and the widths of one wave: 192 and 256 through TMA, 176 from registers; f32 C)
-  for (const Sm90GemmConfig& c : sm90_wave_space(nt(DType::BF16, DType::F32, 256, 11008, 4096), 132))
-    if (kernels.insert(gemm_sm90_name_expression(c)).second) configs.push_back(c);
+  // (and the widths of one wave through TMA: f32 C in chunks of 32 columns (192, 224, 256), 16-bit C in chunks
+  // of 16 (176, 208) and 64 (192, 256); 128 x 80 / 96 tiles of one tile row, C in chunks of 16 / 32)
+  for (const GemmProblem& p : {nt(DType::BF16, DType::F32, 256, 11008, 4096), nt(DType::F16, DType::F16, 256, 11008, 4096),
+                               nt(DType::BF16, DType::BF16, 128, 9216, 4096)})
+    for (const Sm90GemmConfig& c : sm90_wave_space(p, 132))
+      if (kernels.insert(gemm_sm90_name_expression(c)).second) configs.push_back(c);
   for (const Sm90GemmConfig& c : configs) {
     CAPTURE(c.to_string());
     CompileRequest req = gemm_sm90_compile_request(c);

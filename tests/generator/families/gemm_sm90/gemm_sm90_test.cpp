@@ -102,10 +102,13 @@ TEST_CASE("gemm_sm90: validation names the field") {
   CHECK_NOTHROW(Sm90GemmConfig::parse("layout=NN,bn=192,stages=4,epilogue=tma"));
   CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("layout=TN,bn=224,stages=5"); }),
                  "a multiple of 64"));
-  // The C chunks of the TMA-store epilogue: 64 columns of 16-bit C, 32 of f32.
-  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("bn=96,stages=7,epilogue=tma"); }),
-                 "epilogue=tma"));
+  // The C chunks of the TMA-store epilogue: 64, 32 or 16 columns of 16-bit C (any width), 32 of f32.
+  CHECK_NOTHROW(Sm90GemmConfig::parse("bn=96,stages=6,epilogue=tma"));
+  CHECK_NOTHROW(Sm90GemmConfig::parse("in=bf16,out=bf16,bn=112,stages=6,epilogue=tma"));
+  CHECK_NOTHROW(Sm90GemmConfig::parse("bn=48,stages=8,epilogue=tma"));
   CHECK_NOTHROW(Sm90GemmConfig::parse("out=f32,bn=96,stages=6,epilogue=tma"));
+  CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("out=f32,bn=112,stages=6,epilogue=tma"); }),
+                 "f32 C in chunks of 32 columns, which bn=112 is not a multiple of; use epilogue=regs or a bn that is a multiple of 32"));
   CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("stages=5"); }), "stages <= 4"));
   CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("bn=128,stages=8"); }), "stages <= 7"));
   CHECK_NOTHROW(Sm90GemmConfig::parse("bn=128,stages=7"));
@@ -179,16 +182,20 @@ TEST_CASE("gemm_sm90: source, name expression, shared memory, launch shape") {
   CHECK(contains(error_of(ErrorKind::InvalidArgument, [&] { gemm_sm90_launch_shape(c, -1, 1, 4096, 132); }), "m -1"));
 }
 
-TEST_CASE("gemm_sm90: with much DRAM bandwidth per SM, tiles as wide as one wave needs (192 or 256) where 128-wide ones spill past it") {
+TEST_CASE("gemm_sm90: with much DRAM bandwidth per SM, one matrix of 65..384 rows takes the narrowest tiles that fill one wave") {
   const int h200 = 4814, h100 = 3352;  // GB/s: 36.5 and 25.4 per SM of 132
   struct Want {
     long long m, n, k;
     int bn;
   };
-  // 256 x 11008: 172 tiles of 128 (a wave and 40), 116 of 192; 256 x 14336: 150 of 192, 112 of 256.
-  for (const Want w : {Want{256, 11008, 4096, 192}, Want{192, 11008, 4096, 192}, Want{256, 12288, 4096, 192},
-                       Want{256, 11008, 14336, 192}, Want{256, 14336, 4096, 256}, Want{384, 11008, 4096, 256},
-                       Want{128, 28672, 4096, 256}}) {
+  // Where 128-wide tiles spill past the wave (256 x 11008: 172 of them, a wave and 40) and where they fill half
+  // to one wave (128 x 11008: 86): the narrowest multiple of 16 whose tiles fit one wave (256 x 11008: 126 of
+  // 176; 128 x 11008: 115 of 96), with the TMA epilogue in chunks of 64, 32 or 16 columns.
+  for (const Want w : {Want{256, 11008, 4096, 176}, Want{192, 11008, 4096, 176}, Want{256, 12288, 4096, 192},
+                       Want{256, 11008, 14336, 176}, Want{256, 14336, 4096, 224}, Want{384, 11008, 4096, 256},
+                       Want{128, 28672, 4096, 224}, Want{256, 9216, 4096, 144}, Want{192, 14336, 4096, 224},
+                       Want{128, 9216, 4096, 80}, Want{128, 10240, 4096, 80}, Want{256, 5120, 4096, 80},
+                       Want{128, 11008, 4096, 96}, Want{128, 14336, 4096, 112}, Want{128, 11008, 14336, 96}}) {
     for (const DType t : {DType::F16, DType::BF16}) {
       const GemmProblem p = nt_problem(t, t, w.m, w.n, w.k);
       const Sm90GemmConfig c = choose_sm90_gemm_config(p, 132, h200);
@@ -199,25 +206,32 @@ TEST_CASE("gemm_sm90: with much DRAM bandwidth per SM, tiles as wide as one wave
       CHECK(c.splits == 1);
       CHECK(c.tail == 1);
       CHECK(c.stages == gemm_sm90_max_stages(c));
+      CHECK_NOTHROW(c.validate());
       CHECK(gemm_sm90_launch_shape(c, w.m, w.n, w.k, 132).grid[0] <= 132);  // one wave
+      CHECK((w.m + 127) / 128 * ((w.n + c.bn - 17) / (c.bn - 16)) > 132);  // 16 narrower spills past it
       // The H100 (its rules unmeasured for this) keeps 128-wide tiles.
       CHECK(choose_sm90_gemm_config(p, 132, h100).bn == 128);
       CHECK(choose_sm90_gemm_config(p, 132, 0).bn == 128);
     }
   }
-  // Every layout takes 192 (whole 64-wide boxes of an N-contiguous B); a column-major C runs C^T (the frame's
-  // M is the problem's N); batches count their tiles.
+  // f32 C takes multiples of 32 (its chunks are 32 columns): 256 x 11008 on 192, 128 x 11008 on 96.
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F32, 256, 11008, 4096), 132, h200).bn == 192);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::BF16, DType::F32, 128, 11008, 4096), 132, h200).bn == 96);
+  // An N-contiguous B (NN, TN) comes in 64-wide boxes: 192; TT's B is K-contiguous: 176. A column-major C runs
+  // C^T (the frame's M is the problem's N).
   for (const char* layout : {"NN", "TN", "TT"}) {
     GemmProblem p = nt_problem(DType::F16, DType::F16, 256, 11008, 4096);
     p.a_order = layout[0] == 'N' ? MatrixOrder::RowMajor : MatrixOrder::ColMajor;
     p.b_order = layout[1] == 'N' ? MatrixOrder::RowMajor : MatrixOrder::ColMajor;
-    CHECK(choose_sm90_gemm_config(p.resolved(), 132, h200).bn == 192);
+    CAPTURE(layout);
+    CHECK(choose_sm90_gemm_config(p.resolved(), 132, h200).bn == (layout[1] == 'N' ? 192 : 176));
   }
   GemmProblem col = nt_problem(DType::F16, DType::F16, 11008, 256, 4096);
   col.c_order = MatrixOrder::ColMajor;
-  CHECK(choose_sm90_gemm_config(col.resolved(), 132, h200).bn == 192);
-  // Only as measured: one matrix of 65..384 rows. A batch, M <= 64 (whose stages shrink to M's rows) and squarer
-  // shapes with fewer 128 x 256 tiles than SMs (1024 x 4096, 2048 x 2048: two waves of 128 x 128) keep 128.
+  CHECK(choose_sm90_gemm_config(col.resolved(), 132, h200).bn == 176);
+  // Only as measured: one matrix of 65..384 rows. A batch, M <= 64 (whose stages shrink to M's rows), squarer
+  // shapes with fewer 128 x 256 tiles than SMs (1024 x 4096, 2048 x 2048: two waves of 128 x 128), and 128-wide
+  // tiles that fill at most half a wave (128 x 8192: 64; 128 x 4096 splits K instead) keep their widths.
   GemmProblem two = nt_problem(DType::BF16, DType::BF16, 128, 11008, 4096);
   two.batch = 2;
   CHECK(choose_sm90_gemm_config(two.resolved(), 132, h200).bn == 128);
@@ -225,43 +239,57 @@ TEST_CASE("gemm_sm90: with much DRAM bandwidth per SM, tiles as wide as one wave
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 1024, 4096, 4096), 132, h200).bn == 128);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 2048, 2048, 4096), 132, h200).bn == 128);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 512, 8192, 4096), 132, h200).bn == 128);
-  // Elsewhere the rule does not reach: a wave of 128-wide tiles or less (128 x 11008, 128 x 14336), a wave of
-  // 256-wide ones or more (2048 x 11008), and every LLM shape of the issue keeps a power-of-two width.
-  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 11008, 4096), 132, h200).bn == 128);
-  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 14336, 4096), 132, h200).bn == 128);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 8192, 4096), 132, h200).bn_pow2());
+  CHECK(sm90_wave_space(nt_problem(DType::F16, DType::F16, 128, 8192, 4096), 132).empty());
+  // The issue's LLM shapes: on the H100 every one keeps a power-of-two width; on the H200 two are in the rule's
+  // reach (128 x 11008 and 128 x 14336, above), and only those have a wave space.
   for (const long long m : {16LL, 128LL, 2048LL, 8192LL})
     for (const auto& nk : {std::array<long long, 2>{4096, 4096}, std::array<long long, 2>{14336, 4096},
                            std::array<long long, 2>{4096, 14336}, std::array<long long, 2>{11008, 4096}}) {
-      const Sm90GemmConfig c = choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, m, nk[0], nk[1]), 132, h200);
-      CAPTURE(c.to_string());
-      CHECK(c.bn_pow2());
-      CHECK(sm90_wave_space(nt_problem(DType::F16, DType::F16, m, nk[0], nk[1]), 132).empty());
+      const GemmProblem p = nt_problem(DType::F16, DType::F16, m, nk[0], nk[1]);
+      const bool reach = m == 128 && nk[1] == 4096 && nk[0] > 4096;  // (M = 16 has its swapped space instead)
+      CAPTURE(m);
+      CAPTURE(nk[0]);
+      CAPTURE(nk[1]);
+      CHECK(choose_sm90_gemm_config(p, 132, h100).bn_pow2());
+      CHECK(choose_sm90_gemm_config(p, 132, h200).bn_pow2() == !reach);
+      CHECK(sm90_wave_space(p, 132).empty() == !reach);
     }
   // The width helper: 2 tile rows x 11008 columns fit 132 SMs from 176 (multiples of 16) or 192 (of 64); 4 rows
-  // never fit (172 tiles of 256).
+  // never fit (172 tiles of 256). Its step: 16 for 16-bit C, 32 for f32 C, 64 for an N-contiguous B.
   CHECK(gemm_sm90_wave_width(2, 11008, 132, 16) == 176);
+  CHECK(gemm_sm90_wave_width(2, 11008, 132, 32) == 192);
   CHECK(gemm_sm90_wave_width(2, 11008, 132, 64) == 192);
   CHECK(gemm_sm90_wave_width(1, 4096, 132, 16) == 32);
   CHECK(gemm_sm90_wave_width(4, 11008, 132, 16) == 0);
-  // The tuner's widths of one wave: 192 and 256 with the TMA epilogue, 256 without, and the narrowest multiple
-  // of 16 that fits (176: 63 tiles a row) from registers, at its deepest ring and one stage less.
+  CHECK(gemm_sm90_wave_step(Sm90GemmConfig::parse("in=f16,out=f16,layout=NT")) == 16);
+  CHECK(gemm_sm90_wave_step(Sm90GemmConfig::parse("in=bf16,out=bf16,layout=TT")) == 16);
+  CHECK(gemm_sm90_wave_step(Sm90GemmConfig::parse("in=f16,out=f32,layout=NT")) == 32);
+  CHECK(gemm_sm90_wave_step(Sm90GemmConfig::parse("in=f16,out=f16,layout=NN")) == 64);
+  // The tuner's widths of one wave, all through TMA: the narrowest (176: 63 tiles a row) at its deepest ring and
+  // one stage less, the next two multiples of 16, the narrowest of 64 (192), 128 and 256.
   const std::vector<Sm90GemmConfig> wave = sm90_wave_space(nt_problem(DType::F16, DType::F16, 256, 11008, 4096), 132);
   std::set<std::string> texts;
   for (const Sm90GemmConfig& c : wave) {
     CHECK_NOTHROW(c.validate());
-    CHECK(gemm_sm90_launch_shape(c, 256, 11008, 4096, 132).grid[0] <= 132);
+    CHECK(c.tma_epilogue);
+    if (c.bn != 128) CHECK(gemm_sm90_launch_shape(c, 256, 11008, 4096, 132).grid[0] <= 132);
     texts.insert(c.to_string());
   }
-  CHECK(texts.count("in=f16,out=f16,layout=NT,bn=192,stages=4,raster=8,persistent=1,inflight=1,cluster=1,epilogue=tma") == 1);
-  CHECK(texts.count("in=f16,out=f16,layout=NT,bn=176,stages=5,raster=8,persistent=1,inflight=1,cluster=1") == 1);
-  CHECK(texts.count("in=f16,out=f16,layout=NT,bn=176,stages=4,raster=8,persistent=1,inflight=1,cluster=1") == 1);
-  CHECK(wave.size() == 5);
-  // An N-contiguous B leaves out the 176-wide tiles; the tune's space holds the wave's widths beside the rest.
+  const std::string head = "in=f16,out=f16,layout=NT,", tail = ",raster=8,persistent=1,inflight=1,cluster=1,epilogue=tma";
+  for (const char* bn_stages : {"bn=176,stages=5", "bn=176,stages=4", "bn=192,stages=4", "bn=208,stages=4",
+                                "bn=128,stages=6", "bn=256,stages=4"}) {
+    CAPTURE(bn_stages);
+    CHECK(texts.count(head + bn_stages + tail) == 1);
+  }
+  CHECK(wave.size() == 6);
+  // An N-contiguous B keeps to multiples of 64; the tune's space holds the wave's widths beside the rest, the
+  // default first.
   GemmProblem nn = nt_problem(DType::F16, DType::F16, 256, 11008, 4096);
   nn.b_order = MatrixOrder::RowMajor;
   for (const Sm90GemmConfig& c : sm90_wave_space(nn.resolved(), 132)) CHECK(c.bn % 64 == 0);
   const std::vector<Sm90GemmConfig> tune = sm90_device_space(nt_problem(DType::F16, DType::F16, 256, 11008, 4096), 132, h200);
-  CHECK(tune.front().bn == 192);
+  CHECK(tune.front().bn == 176);
   for (const Sm90GemmConfig& c : wave) CHECK(std::find(tune.begin(), tune.end(), c) != tune.end());
 }
 
@@ -452,10 +480,11 @@ TEST_CASE("gemm_sm90: with much DRAM bandwidth per SM (the H200) one short tile 
     }
   // Elsewhere the rich device's default is the H100's: two tile rows, K under 4096, 64-wide tiles filling
   // more than half a wave (N = 8192) or less than a quarter (N = 2048), wide tiles, a wave of them (M = 16
-  // against N = 11008 swaps A and B: the next case).
+  // against N = 11008 swaps A and B: the next case; M = 128 against N = 14336 narrows them to one wave's width:
+  // the wave-width case).
   for (const auto& s : std::vector<std::array<long long, 3>>{{256, 4096, 4096}, {129, 4096, 4096}, {128, 4096, 2048},
                                                              {16, 4096, 4032}, {16, 8192, 4096}, {16, 2048, 4096},
-                                                             {128, 14336, 4096}, {64, 11008, 4096}, {4096, 4096, 4096},
+                                                             {64, 11008, 4096}, {4096, 4096, 4096},
                                                              {2048, 4096, 4096}, {8192, 8192, 8192}}) {
     CAPTURE(s[0]);
     CAPTURE(s[1]);
