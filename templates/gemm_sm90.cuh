@@ -169,9 +169,9 @@ SWZ_HD constexpr unsigned sm90_kstep_offset(int k, bool mn_major) {
 
 /// The swizzle of the TMA-store epilogue's C map and chunk buffers for a tile `bn` wide of C elements of
 /// `out_bytes`: the widest of 128, 64 and 32 bytes whose rows the tile's row holds a whole number of (bn 192
-/// of 16-bit C: 128, six chunks of 64 columns; bn 96: 64, three of 32; bn 112: 32, seven of 16). f32 C only
-/// 128: its st.shared.v2.f32 pairs (half a warp: 4 rows x 32 bytes) would meet in the same banks on rows of 64
-/// bytes (rows 0 and 2 of a half-warp). 0: none.
+/// of 16-bit C: 128, three chunks of 64 columns; bn 96: 64, three of 32; bn 112: 32, seven of 16). f32 C only
+/// 128 (chunks of 32 columns): its st.shared.v2.f32 pairs are 2-way conflicted at 128 bytes as at 64, and
+/// narrower f32 chunks were never measured. 0: none.
 SWZ_HD constexpr int sm90_c_swizzle_bytes(int bn, int out_bytes) {
   return bn * out_bytes % 128 == 0                    ? 128
          : out_bytes != 2                            ? 0

@@ -321,7 +321,8 @@ Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count,
   // 128 x 14336 0.984 / 0.970 -> 0.976 / 0.977 (112, level); checked with the rule in place, 128 x 28672 1.033 /
   // 1.024 (256) -> 1.043 / 1.035 (224), 384 x 9216 1.007 / 0.926 (256) -> 1.062 / 0.967 (224). Before the
   // narrower chunks this rule took only 192 or 256 (256 x 11008 0.77 -> 0.88 against 128-wide tiles;
-  // bench/results_gemm_sm90_width_h200_session26.log): the widths between stored C from registers, 1-6% slower.
+  // bench/results_gemm_sm90_width_h200_session26.log): the widths between stored C from registers, 2-7% slower
+  // (this session's A/B).
   if (rich && p.batch <= 1 && m > kShortAMaxRows && m <= kWaveWidthMaxRows && wide_tiles < sm_count &&
       2 * narrow_tiles > sm_count) {
     const int bn = gemm_sm90_wave_width((m + tpl::kSm90Bm - 1) / tpl::kSm90Bm, n, sm_count, gemm_sm90_wave_step(c));

@@ -140,7 +140,7 @@ std::vector<Sm90GemmConfig> sm90_wave_space(const GemmProblem& problem, int sm_c
     }
     if (std::find(space.begin(), space.end(), c) == space.end()) space.push_back(c);
   };
-  // Through the TMA epilogue (1-6% ahead of registers at these widths): the narrowest width of the layout's
+  // Through the TMA epilogue (2-7% ahead of registers at these widths): the narrowest width of the layout's
   // step that fits one wave (the H200's default), at its deepest ring and one stage less, the next two
   // wider ones (fewer, larger tiles), the narrowest multiple of 64, and 128 and 256.
   const int step = gemm_sm90_wave_step(base);
