@@ -103,20 +103,18 @@ SWZ_HD constexpr int sm90_ring_bytes(int bn, int stages, int a_rows = kSm90Bm) {
               ? sm90_a_stage_bytes(64 * sm90_consumers(a_rows)) - sm90_stage_bytes(bn, a_rows)
               : 0);
 }
-/// The TMA-store epilogue's C buffers: each consumer warpgroup stages up to 64 rows x 128 bytes of C at a time
-/// (a chunk: 64 f16/bf16 or 32 f32 columns with the 128-byte swizzle; 32 or 16 16-bit columns with the 64- or
-/// 32-byte one, sm90_c_swizzle_bytes), double-buffered so it fills one
-/// while the copy engine still reads the other.
+/// The TMA-store epilogue's C buffers: each consumer warpgroup stages 64 rows x one swizzle row of C at a time
+/// (a chunk: 64 f16/bf16 or 32 f32 columns with the 128-byte swizzle, 8 KiB; 32 or 16 16-bit columns with the
+/// 64- or 32-byte one, 4 or 2 KiB: sm90_c_chunk_bytes), double-buffered so it fills one while the copy engine
+/// still reads the other. A chunk of 128-byte rows:
 constexpr int kSm90CChunkBytes = 64 * 128;
-constexpr int kSm90CBufferBytes = 2 * 2 * kSm90CChunkBytes;  // 2 consumers x 2 buffers
-/// Dynamic shared memory: the ring (sm90_ring_bytes), the C buffers of the TMA-store epilogue
-/// (`tma_epilogue`), one full and one empty barrier per stage, a word for the split-K fixup's verdict
-/// (`fixup`), and the slack that lets the kernel align the stages to 1024 bytes whatever the base of its
-/// dynamic window.
-SWZ_HD constexpr int sm90_smem_bytes(int bn, int stages, bool tma_epilogue = false, bool fixup = false,
+/// Dynamic shared memory: the ring (sm90_ring_bytes), the C buffers of the TMA-store epilogue (`c_buffer_bytes`:
+/// sm90_c_buffer_bytes, or 0 without it), one full and one empty barrier per stage, a word for the split-K
+/// fixup's verdict (`fixup`), and the slack that lets the kernel align the stages to 1024 bytes whatever the
+/// base of its dynamic window.
+SWZ_HD constexpr int sm90_smem_bytes(int bn, int stages, int c_buffer_bytes = 0, bool fixup = false,
                                      int a_rows = kSm90Bm) {
-  return kSm90SmemAlign + sm90_ring_bytes(bn, stages, a_rows) + (tma_epilogue ? kSm90CBufferBytes : 0) + stages * 16 +
-         (fixup ? 16 : 0);
+  return kSm90SmemAlign + sm90_ring_bytes(bn, stages, a_rows) + c_buffer_bytes + stages * 16 + (fixup ? 16 : 0);
 }
 
 /// Shared-memory matrix descriptor of a K-major operand stored with the 128-byte swizzle: rows of
@@ -186,14 +184,26 @@ SWZ_HD constexpr int sm90_c_box_inner(int out_bytes, int swizzle_bytes = kSm90Sw
   return swizzle_bytes / out_bytes;
 }
 constexpr int kSm90CBoxOuter = kSm90ConsumerRows;
-/// Offset from the C buffers' start of consumer `consumer`'s two buffers, and of the one of them its chunk
-/// number `seq` fills (they are used alternately).
-SWZ_HD constexpr unsigned sm90_c_consumer_offset(int consumer) {
-  return static_cast<unsigned>(consumer * 2 * kSm90CChunkBytes);
+/// Bytes of one chunk buffer for tiles `bn` wide of C elements of `out_bytes`: a consumer's 64 rows of one
+/// swizzle row (8, 4 or 2 KiB). A width of no whole chunks (f32 C at 176: never with the TMA epilogue, whose
+/// kernels assert it) counts 128-byte rows.
+SWZ_HD constexpr int sm90_c_chunk_bytes(int bn, int out_bytes) {
+  return kSm90CBoxOuter * (sm90_c_swizzle_bytes(bn, out_bytes) != 0 ? sm90_c_swizzle_bytes(bn, out_bytes) : kSm90SwizzleBytes);
 }
-SWZ_HD constexpr unsigned sm90_c_seq_offset(int seq) { return static_cast<unsigned>(seq & 1) * kSm90CChunkBytes; }
-SWZ_HD constexpr unsigned sm90_c_buffer_offset(int consumer, int seq) {
-  return sm90_c_consumer_offset(consumer) + sm90_c_seq_offset(seq);
+/// All the C buffers (sm90_smem_bytes' `c_buffer_bytes` with the TMA epilogue): 2 consumers x 2 chunk buffers.
+SWZ_HD constexpr int sm90_c_buffer_bytes(int bn, int out_bytes) { return 2 * 2 * sm90_c_chunk_bytes(bn, out_bytes); }
+/// Offset from the C buffers' start of consumer `consumer`'s two buffers, and of the one of them its chunk
+/// number `seq` fills (they are used alternately), for chunk buffers of `chunk_bytes` (sm90_c_chunk_bytes; a
+/// multiple of 2 KiB, so each buffer keeps the 1024-byte alignment of the C buffers' start, more than the 256
+/// and 512 bytes the 32- and 64-byte swizzles repeat over).
+SWZ_HD constexpr unsigned sm90_c_consumer_offset(int consumer, int chunk_bytes) {
+  return static_cast<unsigned>(consumer * 2 * chunk_bytes);
+}
+SWZ_HD constexpr unsigned sm90_c_seq_offset(int seq, int chunk_bytes) {
+  return static_cast<unsigned>(seq & 1) * static_cast<unsigned>(chunk_bytes);
+}
+SWZ_HD constexpr unsigned sm90_c_buffer_offset(int consumer, int seq, int chunk_bytes) {
+  return sm90_c_consumer_offset(consumer, chunk_bytes) + sm90_c_seq_offset(seq, chunk_bytes);
 }
 /// Address in the chunk buffer at `buf` of byte `byte` of row `r`, where the C map's box of rows of
 /// `swizzle_bytes` (128, 64 or 32) reads it: the box's rows follow each other, and the swizzle XORs the
@@ -563,7 +573,7 @@ __device__ __forceinline__ void sm90_store_tile_tma(const Sm90TmaMap& map_c, con
   }
 #pragma unroll
   for (int ch = 0; ch < BN / kChunkCols; ++ch) {
-    const unsigned buf = bufs + sm90_c_seq_offset(chunk_seq);
+    const unsigned buf = bufs + sm90_c_seq_offset(chunk_seq, sm90_c_chunk_bytes(BN, kOutBytes));
     if (t == 0) sm90_bulk_wait_read<1>();  // the store that last read `buf` (two chunks back) is done with it
     sm90_warpgroup_sync(1 + consumer);
     if (OUT_KIND == kGemmF32) {
@@ -785,7 +795,9 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
   const unsigned base = (gemm_smem_u32(sm90_smem) + (kSm90SmemAlign - 1)) & ~static_cast<unsigned>(kSm90SmemAlign - 1);
   // The TMA-store epilogue's C buffers follow the stages (1024-byte aligned, as the swizzle needs).
   const unsigned cbuf0 = base + sm90_ring_bytes(BN, STAGES, A_ROWS);
-  const unsigned full0 = cbuf0 + (EPI ? kSm90CBufferBytes : 0);  // STAGES full barriers, then STAGES empty ones
+  constexpr int kCChunk = sm90_c_chunk_bytes(BN, OUT_KIND == kGemmF32 ? 4 : 2);  // one chunk buffer
+  // STAGES full barriers, then STAGES empty ones
+  const unsigned full0 = cbuf0 + (EPI ? sm90_c_buffer_bytes(BN, OUT_KIND == kGemmF32 ? 4 : 2) : 0);
   const unsigned empty0 = full0 + STAGES * 8;
   const int wg = threadIdx.x / 128;
   // A split-K reduction launched after this grid as a programmatic dependent may be scheduled from now on:
@@ -1082,7 +1094,7 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
         continue;
       }
       if (EPI && p.c_tma) {
-        sm90_store_tile_tma<OUT_KIND, BN>(map_c, p, d, cbuf0 + sm90_c_consumer_offset(consumer), consumer, t,
+        sm90_store_tile_tma<OUT_KIND, BN>(map_c, p, d, cbuf0 + sm90_c_consumer_offset(consumer, kCChunk), consumer, t,
                                           row_base + tm * kTileM + consumer * 64, tn * BN, c_matrix, chunk_seq);
         continue;
       }

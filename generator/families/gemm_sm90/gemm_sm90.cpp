@@ -48,6 +48,12 @@ constexpr long long kWaveWidthMaxRows = 384;
 
 int elem_kind(DType t) { return t == DType::F16 ? tpl::kGemmF16 : t == DType::BF16 ? tpl::kGemmBF16 : tpl::kGemmF32; }
 
+// The shared memory of the TMA-store epilogue's C buffers for `cfg` (0 without it): chunks of its width's swizzle
+// rows (tpl::sm90_c_buffer_bytes: 32 KiB for 128-byte rows, 16 or 8 KiB for 64- or 32-byte ones).
+int c_buffer_bytes(const Sm90GemmConfig& cfg) {
+  return cfg.tma_epilogue ? tpl::sm90_c_buffer_bytes(cfg.bn, static_cast<int>(dtype_bytes(cfg.kernel_out()))) : 0;
+}
+
 // Proves the layouts of `cfg` (check_sm90_layouts) the first time this process compiles it: a config whose
 // TMA boxes, descriptors or C buffers disagree never reaches NVRTC. A failed proof is not remembered (it
 // throws again, the same way).
@@ -159,9 +165,9 @@ void Sm90GemmConfig::validate() const {
   if (arows < 64 && cluster != 1)
     throw_invalid("sm_90a gemm config: arows=" + std::to_string(arows) +
                   " holds one short tile row, and cluster=2 pairs tile rows; use cluster=1 (or arows=64: 64-row tiles)");
-  const int smem = tpl::sm90_smem_bytes(bn, stages, tma_epilogue, kernel_fixup(), arows);
+  const int smem = tpl::sm90_smem_bytes(bn, stages, c_buffer_bytes(*this), kernel_fixup(), arows);
   if (smem > tpl::kSm90MaxSmem) {
-    const int most = (tpl::kSm90MaxSmem - tpl::kSm90SmemAlign - (tma_epilogue ? tpl::kSm90CBufferBytes : 0) - (kernel_fixup() ? 16 : 0) -
+    const int most = (tpl::kSm90MaxSmem - tpl::kSm90SmemAlign - c_buffer_bytes(*this) - (kernel_fixup() ? 16 : 0) -
                       (tpl::sm90_ring_bytes(bn, 1, arows) - tpl::sm90_stage_bytes(bn, arows))) /
                      (tpl::sm90_stage_bytes(bn, arows) + 16);
     throw_invalid("sm_90a gemm config: stages=" + std::to_string(stages) + " with bn=" + std::to_string(bn) +
@@ -307,9 +313,11 @@ Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count,
   }
   // Much DRAM bandwidth per SM (the H200), one matrix of 65..384 rows (one to three tile rows, as measured:
   // not M <= 64, whose stages shrink to M's rows, nor batches or squarer shapes such as 1024 x 4096), fewer
-  // 128 x 256 tiles than SMs, and more 128 x 128 ones than half a wave: the narrowest tile width whose tiles
-  // fit one wave, as many CTAs as one wave holds, with the TMA epilogue and the deepest ring. Widths are
-  // multiples of 16 (of 64 for an N-contiguous B's boxes, of 32 for f32 C's chunks: gemm_sm90_wave_step); the
+  // 128 x 256 tiles than SMs, and more 128 x 128 ones than half a wave (but not more than 80% of one: 128 x
+  // 14336's 112 tiles of 128 ran level with or ahead of its 128 tiles of 112): the narrowest tile width whose
+  // tiles fit one wave, as many CTAs as one wave holds, with the TMA epilogue and the deepest ring (its C
+  // buffers sized to its chunks: a stage more for 80, 96, 112, 144 and 208 than with 32 KiB, worth 2.7-8% at
+  // 128 x 9216, 256 x 5120 and 256 x 9216). Widths are multiples of 16 (of 64 for an N-contiguous B's boxes, of 32 for f32 C's chunks: gemm_sm90_wave_step); the
   // epilogue stores the chunks of 64, 32 or 16 columns such a width is made of (sm90_c_swizzle_bytes).
   // H200 NT against cuBLAS, 9 rounds A/B, f16 / bf16 (bench/results_gemm_sm90_chunks_h200_session27.log):
   // where 128-wide tiles spill past the wave, 256 x 11008 x 4096 0.866 / 0.867 (192, the narrowest multiple of
@@ -318,13 +326,16 @@ Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count,
   // 0.869 / 0.874 -> 0.915 / 0.916, 192 x 14336 0.873 / 0.875 -> 0.898 / 0.896; where they fill half to one
   // wave, 128 x 9216 x 4096 0.909 / 0.902 (128) -> 0.941 / 0.944 (80), 128 x 10240 0.933 / 0.940 -> 0.961 /
   // 0.964 (80), 256 x 5120 0.799 / 0.800 -> 0.876 / 0.872 (80), 128 x 11008 0.951 / 0.955 -> 0.961 / 0.957 (96),
-  // 128 x 14336 0.984 / 0.970 -> 0.976 / 0.977 (112, level); checked with the rule in place, 128 x 28672 1.033 /
-  // 1.024 (256) -> 1.043 / 1.035 (224), 384 x 9216 1.007 / 0.926 (256) -> 1.062 / 0.967 (224). Before the
+  // 128 x 14336 0.984 / 0.970 -> 0.976 / 0.977 (112, level); with the C buffers sized to the chunks (section 5),
+  // 128 x 9216 f16 0.896 (128) -> 0.956 (80, 8 stages), 256 x 5120 bf16 0.800 -> 0.921 (80, 8), 128 x 11008
+  // 0.939 / 0.948 -> 0.958 / 0.962 (96, 7), and 128 x 14336 0.979 / 0.976 (128) against 0.972 / 0.968 (112, 7),
+  // so not there; checked with the rule in place, 128 x 28672 1.033 / 1.024 (256) -> 1.043 / 1.035 (224), 384 x
+  // 9216 1.007 / 0.926 (256) -> 1.062 / 0.967 (224). Before the
   // narrower chunks this rule took only 192 or 256 (256 x 11008 0.77 -> 0.88 against 128-wide tiles;
   // bench/results_gemm_sm90_width_h200_session26.log): the widths between stored C from registers, 2-7% slower
   // (this session's A/B).
   if (rich && p.batch <= 1 && m > kShortAMaxRows && m <= kWaveWidthMaxRows && wide_tiles < sm_count &&
-      2 * narrow_tiles > sm_count) {
+      2 * narrow_tiles > sm_count && (narrow_tiles > sm_count || 5 * narrow_tiles <= 4 * sm_count)) {
     const int bn = gemm_sm90_wave_width((m + tpl::kSm90Bm - 1) / tpl::kSm90Bm, n, sm_count, gemm_sm90_wave_step(c));
     if (bn != 0) {
       c.bn = bn;
@@ -536,7 +547,7 @@ int gemm_sm90_short_arows(long long m, bool a_mn) {
 }
 
 int gemm_sm90_max_stages(const Sm90GemmConfig& cfg) {
-  const int fixed = tpl::sm90_smem_bytes(cfg.bn, 0, cfg.tma_epilogue, cfg.kernel_fixup(), cfg.arows);
+  const int fixed = tpl::sm90_smem_bytes(cfg.bn, 0, c_buffer_bytes(cfg), cfg.kernel_fixup(), cfg.arows);
   const int per = tpl::sm90_stage_bytes(cfg.bn, cfg.arows) + 16;  // a stage and its two barriers
   return std::max(2, (tpl::kSm90MaxSmem - fixed) / per);
 }
@@ -554,7 +565,7 @@ int gemm_sm90_wave_width(long long tile_rows, long long n, int sm_count, int ste
 
 int gemm_sm90_smem_bytes(const Sm90GemmConfig& cfg) {
   cfg.validate();
-  return tpl::sm90_smem_bytes(cfg.bn, cfg.stages, cfg.tma_epilogue, cfg.kernel_fixup(), cfg.arows);
+  return tpl::sm90_smem_bytes(cfg.bn, cfg.stages, c_buffer_bytes(cfg), cfg.kernel_fixup(), cfg.arows);
 }
 
 std::string gemm_sm90_name_expression(const Sm90GemmConfig& cfg) {

@@ -78,7 +78,7 @@ CStorePlan c_store_plan(const Sm90GemmConfig& cfg) {
     // the next starts at the second buffer; the two are laid out alike, so this order stands for both.
     for (int ch = 0; ch < chunks; ++ch) {
       const int chunk = consumer * chunks + ch;
-      const long long buf = cbase + tpl::sm90_c_buffer_offset(consumer, ch);
+      const long long buf = cbase + tpl::sm90_c_buffer_offset(consumer, ch, tpl::sm90_c_chunk_bytes(cfg.bn, ob));
       TmaStoreBox b;
       b.box = box(buf, chunk_cols, tpl::kSm90CBoxOuter, ob, swizzle_of(swizzle));
       b.chunk = chunk;
@@ -139,7 +139,9 @@ CStorePlan c_store_plan(const Sm90GemmConfig& cfg) {
 // different consumers (in use at once) must not share a byte. Empty when they do not.
 std::string c_buffer_error(const Sm90GemmConfig& cfg, const CStorePlan& c) {
   const long long lo = kSm90AnalysisBase + tpl::sm90_ring_bytes(cfg.bn, cfg.stages, cfg.arows);
-  const long long hi = lo + tpl::kSm90CBufferBytes;
+  // what the launch allocates (gemm_sm90_smem_bytes) less the alignment slack, barriers and verdict word
+  const long long hi = kSm90AnalysisBase + gemm_sm90_smem_bytes(cfg) - tpl::kSm90SmemAlign - 16LL * cfg.stages -
+                       (cfg.kernel_fixup() ? 16 : 0);
   const int chunks = static_cast<int>(c.boxes.size()) / tpl::sm90_consumers(cfg.arows);  // a consumer's
   for (const TmaStoreBox& a : c.boxes) {
     const long long end = a.box.dst + static_cast<long long>(a.box.inner) * a.box.outer * a.box.elem_bytes;

@@ -418,8 +418,8 @@ TEST_CASE("gemm_sm90 gpu: widths between the powers of two (wave-sized tiles): l
   const char* configs[] = {"in=f16,out=f16,bn=192,stages=4,epilogue=tma", "in=bf16,out=f32,bn=176,stages=5",
                            "in=f16,out=bf16,bn=96,stages=8,inflight=0", "in=bf16,out=bf16,bn=48,stages=10",
                            "in=f16,out=f16,bn=224,stages=5,raster=3", "in=bf16,out=f32,bn=96,stages=6,epilogue=tma",
-                           "in=bf16,out=bf16,bn=96,stages=6,epilogue=tma", "in=f16,out=f16,bn=176,stages=5,epilogue=tma",
-                           "in=f16,out=bf16,bn=80,stages=7,inflight=0,epilogue=tma",
+                           "in=bf16,out=bf16,bn=96,stages=7,epilogue=tma", "in=f16,out=f16,bn=176,stages=5,epilogue=tma",
+                           "in=f16,out=bf16,bn=80,stages=8,inflight=0,epilogue=tma",
                            "in=bf16,out=f16,bn=224,stages=4,raster=3,epilogue=tma", "in=f16,out=f16,bn=48,stages=8,epilogue=tma"};
   for (int layout = 0; layout < 4; ++layout)
     for (const char* cfg : configs) {
