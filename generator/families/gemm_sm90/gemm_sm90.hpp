@@ -46,7 +46,7 @@ struct Sm90GemmConfig {
   /// each CTA loading half of it (half the L2 traffic for B).
   int cluster = 1;
   /// The epilogue: false writes C from registers to global memory; true (text "epilogue=tma", printed only
-  /// when set) stages C through shared memory (32 KiB more) and TMA stores that drain during the next
+  /// when set) stages C through shared memory (32, 16 or 8 KiB more: tpl::sm90_c_buffer_bytes) and TMA stores that drain during the next
   /// tile's main loop, where beta is 0 and C is 16-byte aligned with a pitch of a multiple of 16 bytes
   /// (other calls of such a kernel take the register path).
   bool tma_epilogue = false;
@@ -156,7 +156,7 @@ Sm90GemmConfig default_sm90_gemm_config(DType in, DType out);
 Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count, int dram_gbps = 0, bool allow_swap = true);
 
 
-/// Dynamic shared memory per block (stages + barriers + alignment slack).
+/// Dynamic shared memory per block (stages + the TMA epilogue's C buffers + barriers + alignment slack).
 int gemm_sm90_smem_bytes(const Sm90GemmConfig& cfg);
 /// The most stages of `cfg`'s tile (its bn, arows, epilogue and fixup; its own stage count aside) that fit an
 /// sm_90 block (at least 2; shared memory only: a config's other rules still apply).
