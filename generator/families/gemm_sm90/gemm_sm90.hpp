@@ -46,9 +46,9 @@ struct Sm90GemmConfig {
   /// each CTA loading half of it (half the L2 traffic for B).
   int cluster = 1;
   /// The epilogue: false writes C from registers to global memory; true (text "epilogue=tma", printed only
-  /// when set) stages C through shared memory (32, 16 or 8 KiB more: tpl::sm90_c_buffer_bytes) and TMA stores that drain during the next
-  /// tile's main loop, where beta is 0 and C is 16-byte aligned with a pitch of a multiple of 16 bytes
-  /// (other calls of such a kernel take the register path).
+  /// when set) stages C through shared memory (32, 16 or 8 KiB more: tpl::sm90_c_buffer_bytes) and TMA stores
+  /// that drain during the next tile's main loop, where beta is 0 and C is 16-byte aligned with a pitch of a
+  /// multiple of 16 bytes (other calls of such a kernel take the register path).
   bool tma_epilogue = false;
   /// K slices (split-K, 1..32; text "splits=N", printed only when > 1): each tile's K is cut into this
   /// many slices computed by different CTAs, which write f32 partials into a workspace

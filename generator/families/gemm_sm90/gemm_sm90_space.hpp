@@ -53,12 +53,11 @@ std::vector<Sm90GemmConfig> sm90_device_space(const GemmProblem& problem, int sm
 /// one with its deepest ring. None elsewhere.
 std::vector<Sm90GemmConfig> sm90_swap_space(const GemmProblem& problem);
 /// Tiles as wide as one wave of `sm_count` SMs needs, for a `problem` of more than 64 rows with fewer
-/// 128 x 256 tiles than SMs and more 128 x 128 ones than half of them, all with the TMA epilogue: the narrowest width of the layout's
-/// step (gemm_sm90_wave_step) that fits one wave (the H200's default where 128-wide tiles spill past one wave or fill at most 80% of it,
-/// choose_sm90_gemm_config) at its
-/// deepest ring and one stage shallower, the next two wider widths of that step, the narrowest multiple of
-/// 64 that fits, and 128 and 256; the others at their deepest. Every one is one CTA a tile, K whole. None
-/// elsewhere.
+/// 128 x 256 tiles than SMs and more 128 x 128 ones than half of them, all with the TMA epilogue: the narrowest
+/// width of the layout's step (gemm_sm90_wave_step) that fits one wave (the H200's default where 128-wide tiles
+/// spill past one wave or fill at most 80% of it, choose_sm90_gemm_config) at its deepest ring and one stage
+/// shallower, the next two wider widths of that step, the narrowest multiple of 64 that fits, and 128 and 256;
+/// the others at their deepest. Every one is one CTA a tile, K whole. None elsewhere.
 std::vector<Sm90GemmConfig> sm90_wave_space(const GemmProblem& problem, int sm_count);
 
 }  // namespace swz
