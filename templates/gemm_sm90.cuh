@@ -33,7 +33,10 @@ struct alignas(64) Sm90TmaMap {
 struct Sm90GemmParams {
   void* c;
   int m, n, k;
-  int tiles_m, tiles_n;  // ceil(m / 128), ceil(n / BN)
+  // Rows of cluster tiles (ceil(m / tile rows / CLUSTER)) and columns of tiles (ceil(n / BN)). The host divides:
+  // read from the parameter space at each use, the row count needs no register across the persistent loop
+  // (computed in the kernel, ptxas spilled it in TN/TT pairs of 256-wide tiles with the tail, 168 registers).
+  int tiles_mc, tiles_n;
   int c_pairs;           // 1 when C, ldc and stride_c allow two-element stores (pointer, pitch and stride aligned)
   int c_tma;             // 1: the TMA-store epilogue may run (its kernels only): C's map is valid and beta is 0
   long long ldc;
@@ -822,8 +825,7 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
     __syncthreads();
   }
   const unsigned rank = CLUSTER > 1 ? sm90_cluster_rank() : 0u;
-  const int tiles_mc = (p.tiles_m + CLUSTER - 1) / CLUSTER;  // rows of cluster tiles
-  const int tiles = tiles_mc * p.tiles_n;
+  const int tiles = p.tiles_mc * p.tiles_n;
   const int cluster_id = blockIdx.x / kCtas, clusters = gridDim.x / kCtas;
   const int kblocks = (p.k + kSm90Bk - 1) / kSm90Bk;
   // (matrix, K slice, tile): unit = (b * splits + s) * tiles + tile; the slices of one tile are `tiles` apart.
@@ -851,8 +853,8 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
       {
         const Sm90Unit w = sm90_unit<FIXUP, SPLITC>(p, unit, tiles, kblocks, krank);
         const int b = w.b;
-        const int tm = gemm_raster_m(w.tile, tiles_mc, p.tiles_n, RASTER) * CLUSTER + static_cast<int>(rank);
-        const int tn = gemm_raster_n(w.tile, tiles_mc, p.tiles_n, RASTER);
+        const int tm = gemm_raster_m(w.tile, p.tiles_mc, p.tiles_n, RASTER) * CLUSTER + static_cast<int>(rank);
+        const int tn = gemm_raster_n(w.tile, p.tiles_mc, p.tiles_n, RASTER);
         for (int kb = w.kb_begin; kb < w.kb_end; ++kb) {
           sm90_mbar_wait(empty0 + 8 * stage, phase ^ 1u);  // a fresh barrier passes parity 1 at once
           const unsigned full = full0 + 8 * stage;
@@ -926,8 +928,8 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
     for (int unit = cluster_id; unit < units; unit += clusters) {
       const Sm90Unit w = sm90_unit<FIXUP, SPLITC>(p, unit, tiles, kblocks, krank);
       const int tile = w.tile, slab = w.slab, split = w.split, b = w.b;
-      const int tm = gemm_raster_m(tile, tiles_mc, p.tiles_n, RASTER) * CLUSTER + static_cast<int>(rank);
-      const int tn = gemm_raster_n(tile, tiles_mc, p.tiles_n, RASTER);
+      const int tm = gemm_raster_m(tile, p.tiles_mc, p.tiles_n, RASTER) * CLUSTER + static_cast<int>(rank);
+      const int tn = gemm_raster_n(tile, p.tiles_mc, p.tiles_n, RASTER);
       const int kb_begin = w.kb_begin, kb_end = w.kb_end;
       // Where the unit's C goes: its slab's rows of the workspace (split), else its matrix of C.
       const int row_base = to_workspace ? slab * p.slice_rows : 0;

@@ -158,7 +158,8 @@ Sm90GemmLaunch gemm_sm90_prepare(const Sm90GemmConfig& cfg, const GemmProblem& p
   p.n = static_cast<int>(f.n);
   p.k = static_cast<int>(f.k);
   p.a_rows = a_rows;
-  p.tiles_m = static_cast<int>((f.m + gemm_sm90_tile_rows(cfg) - 1) / gemm_sm90_tile_rows(cfg));
+  const long long tiles_m = (f.m + gemm_sm90_tile_rows(cfg) - 1) / gemm_sm90_tile_rows(cfg);
+  p.tiles_mc = static_cast<int>((tiles_m + cfg.cluster - 1) / cfg.cluster);  // rows of cluster tiles
   p.tiles_n = static_cast<int>((f.n + cfg.bn - 1) / cfg.bn);
   const long long kblocks = (f.k + tpl::kSm90Bk - 1) / tpl::kSm90Bk;
   p.splits = std::max(1, splits);
