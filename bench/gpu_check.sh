@@ -137,6 +137,32 @@ for step in "$@"; do
         summary+=("gemm steady $t: rc=$rc $(grep -E "^$t +(NT|NN|TN|TT) .* in=" "$OUT/gemm_steady_$t.log" |
           awk '{printf "%s %s %s; ", $2, $3, $4}')")
       done ;;
+    gemm_llm_steady)
+      # The default config ("auto") at the LLM shapes of issue 12, NT, f16 and bf16, in rounds against cuBLAS (as
+      # gemm_steady): the steadier measure of the LLM done-when than gemm_llm's one measurement a column.
+      llm=
+      for m in 16 128 2048 8192; do
+        for nk in 4096x4096 14336x4096 4096x14336 11008x4096; do llm+="${llm:+,}${m}x$nk"; done
+      done
+      for t in f16 bf16; do
+        timeout ${BENCH_TIMEOUT:-200} build/bench/swz_bench_gemm_sm90 --dtype $t --shape "$llm" --layout NT --configs auto \
+          --variants base= --reps 5 --rounds ${STEADY_ROUNDS:-11} >"$OUT/gemm_llm_steady_$t.log" 2>&1
+        rc=$?
+        summary+=("gemm llm steady $t: rc=$rc $(grep -E '^geometric' "$OUT/gemm_llm_steady_$t.log")")
+      done ;;
+    tail_ab)
+      # The tail shapes (the LLM gap on the H100, twenty-ninth session): the default against 128-wide tiles with the
+      # tail, alone and in pairs, and 256-wide tiles without it, in the same rounds against cuBLAS.
+      for t in f16 bf16; do
+        c="auto;in=$t,out=$t,bn=128,stages=6,epilogue=tma,tail=4;in=$t,out=$t,bn=128,stages=6,cluster=2,epilogue=tma,tail=4"
+        c+=";in=$t,out=$t,bn=256,stages=4,epilogue=tma;in=$t,out=$t,bn=256,stages=4,cluster=2,epilogue=tma"
+        timeout ${BENCH_TIMEOUT:-200} build/bench/swz_bench_gemm_sm90 --dtype $t --layout NT \
+          --shape ${TAIL_SHAPES:-2048x11008x4096,8192x14336x4096} --configs "$c" --variants base= --reps 5 \
+          --rounds ${STEADY_ROUNDS:-11} >"$OUT/tail_ab_$t.log" 2>&1
+        rc=$?
+        summary+=("tail A/B $t: rc=$rc $(grep -E "^$t +NT .* in=" "$OUT/tail_ab_$t.log" |
+          awk '{c=$7; gsub(/in=[a-z0-9]+,out=[a-z0-9]+,layout=NT,|,persistent=1,inflight=1/, "", c); printf "%s %s %s; ", $3, $4, c}')")
+      done ;;
     gemm_square)
       # Untuned and tuned Engine::gemm at 4096^3 and 8192^3, every layout, f16 and bf16.
       for t in f16 bf16; do
