@@ -163,6 +163,18 @@ for step in "$@"; do
         summary+=("tail A/B $t: rc=$rc $(grep -E "^$t +NT .* in=" "$OUT/tail_ab_$t.log" |
           awk '{c=$7; gsub(/in=[a-z0-9]+,out=[a-z0-9]+,layout=NT,|,persistent=1,inflight=1/, "", c); printf "%s %s %s; ", $3, $4, c}')")
       done ;;
+    skinny_ab)
+      # One or two tile rows against N = 4096 (128 x 4096 x 4096: 0.885 / 0.908 on the H100, twenty-ninth session):
+      # the default against 64-row tiles (arows=64, bn 64, the tuner's pick there) in the same rounds.
+      for t in f16 bf16; do
+        timeout ${BENCH_TIMEOUT:-200} build/bench/swz_bench_gemm_sm90 --dtype $t --layout NT \
+          --shape ${SKINNY_SHAPES:-128x4096x4096,128x4096x14336,96x4096x4096,256x4096x4096} \
+          --configs "auto;in=$t,out=$t,bn=64,stages=14,arows=64" --variants base= --reps 5 \
+          --rounds ${STEADY_ROUNDS:-11} >"$OUT/skinny_ab_$t.log" 2>&1
+        rc=$?
+        summary+=("skinny A/B $t: rc=$rc $(grep -E "^$t +NT .* in=" "$OUT/skinny_ab_$t.log" |
+          awk '{c=$7; gsub(/in=[a-z0-9]+,out=[a-z0-9]+,layout=NT,|,persistent=1,inflight=1/, "", c); printf "%s %s %s; ", $3, $4, c}')")
+      done ;;
     gemm_square)
       # Untuned and tuned Engine::gemm at 4096^3 and 8192^3, every layout, f16 and bf16.
       for t in f16 bf16; do
