@@ -79,18 +79,19 @@ int report_compile(const std::string& config, const CompileRequest& req, Format 
   if (format == Format::Json) {
     std::printf(
         "{%s\"config\": %s, \"arch\": \"%s\", \"format\": \"%s\", \"image_bytes\": %zu, \"registers\": %d, "
-        "\"static_smem_bytes\": %d, \"local_bytes\": %d, \"lowered_name\": %s, \"compile_ms\": %.1f, "
-        "\"options\": %s}\n",
+        "\"static_smem_bytes\": %d, \"local_bytes\": %d, \"code_bytes\": %lld, \"lowered_name\": %s, "
+        "\"compile_ms\": %.1f, \"options\": %s}\n",
         json_version_member().c_str(), json_string(config).c_str(), k.arch.c_str(), k.is_ptx ? "ptx" : "cubin",
-        k.image.size(), r.registers, r.static_smem_bytes, r.local_bytes, json_string(k.lowered_name).c_str(), ms,
-        json_string(opts).c_str());
+        k.image.size(), r.registers, r.static_smem_bytes, r.local_bytes, r.code_bytes,
+        json_string(k.lowered_name).c_str(), ms, json_string(opts).c_str());
     return 0;
   }
   if (format == Format::Csv) {
     CsvTable t({"config", "arch", "format", "image_bytes", "registers", "static_smem_bytes", "local_bytes",
-                "lowered_name", "compile_ms", "options"});
+                "code_bytes", "lowered_name", "compile_ms", "options"});
     t.add({config, k.arch, k.is_ptx ? "ptx" : "cubin", std::to_string(k.image.size()), std::to_string(r.registers),
-           std::to_string(r.static_smem_bytes), std::to_string(r.local_bytes), k.lowered_name, fixed(ms, 1), opts});
+           std::to_string(r.static_smem_bytes), std::to_string(r.local_bytes), std::to_string(r.code_bytes),
+           k.lowered_name, fixed(ms, 1), opts});
     t.print();
     return 0;
   }
@@ -103,6 +104,7 @@ int report_compile(const std::string& config, const CompileRequest& req, Format 
     std::printf("registers     %d per thread\n", r.registers);
     std::printf("shared mem    %d bytes static per block\n", r.static_smem_bytes);
     std::printf("local/spills  %d bytes per thread%s\n", r.local_bytes, r.local_bytes ? "  <- uses local memory" : "");
+    std::printf("code          %lld bytes of machine code\n", r.code_bytes);
   }
   std::printf("compile time  %.1f ms\n", ms);
   std::printf("options       %s\n", opts.c_str());

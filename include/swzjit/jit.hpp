@@ -91,6 +91,9 @@ struct CubinResources {
   /// is not recorded in the cubin.
   int local_bytes = 0;
   int max_threads_per_block = 0;  ///< from __launch_bounds__ / maxntid, 0 when unconstrained
+  /// Bytes of the kernel's machine code (its .text.<kernel> section: 16 bytes a SASS instruction from sm_70 on;
+  /// 0 where the cubin has no such section). Code size drives NVRTC's compile time: ptxas's time grows with it.
+  long long code_bytes = 0;
 };
 
 /// Read `lowered_name`'s resources from a cubin image.

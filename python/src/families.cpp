@@ -228,6 +228,7 @@ nb::dict compile_dict(const swz::Family& f, const swz::FamilyValues& c, const st
   d["registers"] = r.registers;
   d["static_smem_bytes"] = r.static_smem_bytes;
   d["local_bytes"] = r.local_bytes;
+  d["code_bytes"] = r.code_bytes;
   d["lowered_name"] = k.lowered_name;
   d["name_expression"] = k.name_expression;
   d["compile_ms"] = ms;

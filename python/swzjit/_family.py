@@ -202,8 +202,8 @@ class Family:
         """Compiles a configuration with NVRTC (no GPU needed when ``arch`` is given, e.g. "sm_90").
 
         Returns the fields of ``swz compile FAMILY --json``: config, arch, format ("cubin" or "ptx"),
-        image_bytes, registers, static_smem_bytes, local_bytes (spills and local arrays), lowered_name,
-        compile_ms, options, log. Raises CompileError (with compile_log) when NVRTC rejects the source,
+        image_bytes, registers, static_smem_bytes, local_bytes (spills and local arrays), code_bytes (machine code),
+        lowered_name, compile_ms, options, log. Raises CompileError (with compile_log) when NVRTC rejects the source,
         UnsupportedError below the family's min_arch.
         """
         return _swzjit.family_compile(self._name, _values_text(config, "config"), _values_text(problem, "problem"),

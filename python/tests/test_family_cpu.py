@@ -255,8 +255,10 @@ def test_compile_matches_swz_compile(rowsum, user, swz_tool, arch):
                           "--json"], capture_output=True, text=True, timeout=120)
     assert cli.returncode == 0, cli.stderr
     want = json.loads(cli.stdout)
-    for key in ("arch", "format", "image_bytes", "registers", "static_smem_bytes", "local_bytes", "lowered_name"):
+    for key in ("arch", "format", "image_bytes", "registers", "static_smem_bytes", "local_bytes", "code_bytes",
+                "lowered_name"):
         assert r[key] == want[key], key
+    assert 0 < r["code_bytes"] < r["image_bytes"] and r["code_bytes"] % 16 == 0  # 16 bytes a SASS instruction
     u = user.compile(USER_PROBLEM, arch=arch)
     assert u["image_bytes"] > 0 and u["static_smem_bytes"] == 32 * 32 * 4  # the kernel's __shared__ tile
     assert u["name_expression"] == "pyfam::tile_transpose<8, 1>"

@@ -8,6 +8,7 @@
 //                           EIATTR_REGCOUNT (0x2f) registers, EIATTR_FRAME_SIZE (0x11) local bytes
 //   .nv.info.<kernel>       EIATTR_MAX_THREADS (0x05) {x, y, z} from __launch_bounds__
 //   .nv.shared.<kernel>     NOBITS section sized to the kernel's static __shared__ data
+//   .text.<kernel>          the kernel's machine code
 // NOTE: for sm_90 and later the toolchain puts the 1 KiB system-reserved shared memory at the start
 // of .nv.shared.<kernel> and marks it with a ".nv.shared.reserved.*" section; ptxas -v and the
 // driver count only the user's part, so that 1 KiB is subtracted (tests/runtime/jit/nvrtc_test.cpp
@@ -165,6 +166,8 @@ CubinResources cubin_resources(const std::string& cubin, const std::string& lowe
     if (has_reserved && bytes_used >= kReservedSmemBytes) bytes_used -= kReservedSmemBytes;
     r.static_smem_bytes = static_cast<int>(bytes_used);
   }
+  if (const Section* text = find_section(sections, ".text." + lowered_name))
+    r.code_bytes = static_cast<long long>(text->header.sh_size);
   return r;
 }
 

@@ -143,10 +143,13 @@ TEST_CASE("swz gen and compile gemm_sm90: the source, an sm_90a compile with reg
   CHECK(contains(r.out, "\"config\": \"in=f16,out=f16,layout=NT,bn=256,stages=4,raster=8,persistent=1,inflight=1,cluster=1,epilogue=tma\""));
   CHECK(contains(r.out, "\"arch\": \"sm_90a\""));
   CHECK(contains(r.out, "\"local_bytes\": 0"));
+  CHECK(contains(r.out, "\"code_bytes\": "));
+  CHECK_FALSE(contains(r.out, "\"code_bytes\": 0,"));
   CHECK(contains(r.out, "\"compile_ms\": "));
   r = run_swz("compile gemm_sm90");
   REQUIRE_MESSAGE(r.code == 0, r.err);
   CHECK(contains(r.out, "compile time"));
+  CHECK(contains(r.out, "bytes of machine code"));
   CHECK(contains(r.out, "sm_90a (cubin"));
   MESSAGE(r.out);
 

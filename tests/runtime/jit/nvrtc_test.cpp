@@ -137,6 +137,10 @@ TEST_CASE("nvrtc: a template-including kernel compiles to a cubin for sm_80, sm_
     CHECK(res.registers <= 255);
     CHECK(res.static_smem_bytes == 0);
     CHECK(res.local_bytes == 0);
+    // Its machine code: whole 16-byte instructions, part of the image.
+    CHECK(res.code_bytes > 0);
+    CHECK(res.code_bytes % 16 == 0);
+    CHECK(res.code_bytes < static_cast<long long>(k.image.size()));
   }
 }
 
@@ -284,6 +288,7 @@ TEST_CASE("cubin: resources read from the ELF agree with ptxas -v for every kern
       CHECK(got.registers == want.registers);
       CHECK(got.static_smem_bytes == want.smem);
       CHECK(got.local_bytes == want.stack);
+      CHECK(got.code_bytes > 0);
     }
     // the probe kernels were written to exercise each field
     CHECK(swz::cubin_resources(k).static_smem_bytes == 1024);
