@@ -10,6 +10,19 @@ mkdir -p "$OUT" /work
 [ -e /work/main/build ] || [ "$PWD" = /work/main ] || ln -sfn "$PWD" /work/main
 export SWZJIT_WORKER=$PWD/build/swz-worker
 summary=()
+# ab_nt TITLE LOG SHAPES CONFIGS: an A/B of Hopper GEMM configs (";"-separated, "$t" standing for the dtype) at
+# SHAPES, NT, f16 and bf16, each round against cuBLAS in the same round (swz_bench_gemm_sm90 --variants); a summary
+# line a dtype: shape, median ratio, config.
+ab_nt() {
+  local t rc
+  for t in f16 bf16; do
+    timeout ${BENCH_TIMEOUT:-200} build/bench/swz_bench_gemm_sm90 --dtype $t --layout NT --shape "$3" \
+      --configs "${4//\$t/$t}" --variants base= --reps 5 --rounds ${STEADY_ROUNDS:-11} >"$OUT/$2_$t.log" 2>&1
+    rc=$?
+    summary+=("$1 $t: rc=$rc $(grep -E "^$t +NT .* in=" "$OUT/$2_$t.log" |
+      awk '{c=$7; gsub(/in=[a-z0-9]+,out=[a-z0-9]+,layout=NT,|,persistent=1,inflight=1/, "", c); printf "%s %s %s; ", $3, $4, c}')")
+  done
+}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
 for step in "$@"; do
   start=$(date +%s)
@@ -152,29 +165,15 @@ for step in "$@"; do
       done ;;
     tail_ab)
       # The tail shapes (the LLM gap on the H100, twenty-ninth session): the default against 128-wide tiles with the
-      # tail, alone and in pairs, and 256-wide tiles without it, in the same rounds against cuBLAS.
-      for t in f16 bf16; do
-        c="auto;in=$t,out=$t,bn=128,stages=6,epilogue=tma,tail=4;in=$t,out=$t,bn=128,stages=6,cluster=2,epilogue=tma,tail=4"
-        c+=";in=$t,out=$t,bn=256,stages=4,epilogue=tma;in=$t,out=$t,bn=256,stages=4,cluster=2,epilogue=tma"
-        timeout ${BENCH_TIMEOUT:-200} build/bench/swz_bench_gemm_sm90 --dtype $t --layout NT \
-          --shape ${TAIL_SHAPES:-2048x11008x4096,8192x14336x4096} --configs "$c" --variants base= --reps 5 \
-          --rounds ${STEADY_ROUNDS:-11} >"$OUT/tail_ab_$t.log" 2>&1
-        rc=$?
-        summary+=("tail A/B $t: rc=$rc $(grep -E "^$t +NT .* in=" "$OUT/tail_ab_$t.log" |
-          awk '{c=$7; gsub(/in=[a-z0-9]+,out=[a-z0-9]+,layout=NT,|,persistent=1,inflight=1/, "", c); printf "%s %s %s; ", $3, $4, c}')")
-      done ;;
+      # tail, alone and in pairs, and 256-wide tiles without it.
+      c='auto;in=$t,out=$t,bn=128,stages=6,epilogue=tma,tail=4;in=$t,out=$t,bn=128,stages=6,cluster=2,epilogue=tma,tail=4'
+      c+=';in=$t,out=$t,bn=256,stages=4,epilogue=tma;in=$t,out=$t,bn=256,stages=4,cluster=2,epilogue=tma'
+      ab_nt "tail A/B" tail_ab "${TAIL_SHAPES:-2048x11008x4096,8192x14336x4096}" "$c" ;;
     skinny_ab)
       # One or two tile rows against N = 4096 (128 x 4096 x 4096: 0.885 / 0.908 on the H100, twenty-ninth session):
-      # the default against 64-row tiles (arows=64, bn 64, the tuner's pick there) in the same rounds.
-      for t in f16 bf16; do
-        timeout ${BENCH_TIMEOUT:-200} build/bench/swz_bench_gemm_sm90 --dtype $t --layout NT \
-          --shape ${SKINNY_SHAPES:-128x4096x4096,128x4096x14336,96x4096x4096,256x4096x4096} \
-          --configs "auto;in=$t,out=$t,bn=64,stages=14,arows=64" --variants base= --reps 5 \
-          --rounds ${STEADY_ROUNDS:-11} >"$OUT/skinny_ab_$t.log" 2>&1
-        rc=$?
-        summary+=("skinny A/B $t: rc=$rc $(grep -E "^$t +NT .* in=" "$OUT/skinny_ab_$t.log" |
-          awk '{c=$7; gsub(/in=[a-z0-9]+,out=[a-z0-9]+,layout=NT,|,persistent=1,inflight=1/, "", c); printf "%s %s %s; ", $3, $4, c}')")
-      done ;;
+      # the default against 64-row tiles (arows=64, bn 64, the tuner's pick there).
+      ab_nt "skinny A/B" skinny_ab "${SKINNY_SHAPES:-128x4096x4096,128x4096x14336,96x4096x4096,256x4096x4096}" \
+        'auto;in=$t,out=$t,bn=64,stages=14,arows=64' ;;
     gemm_square)
       # Untuned and tuned Engine::gemm at 4096^3 and 8192^3, every layout, f16 and bf16.
       for t in f16 bf16; do
