@@ -10,14 +10,14 @@ mkdir -p "$OUT" /work
 [ -e /work/main/build ] || [ "$PWD" = /work/main ] || ln -sfn "$PWD" /work/main
 export SWZJIT_WORKER=$PWD/build/swz-worker
 summary=()
-# ab_nt TITLE LOG SHAPES CONFIGS: an A/B of Hopper GEMM configs (";"-separated, "$t" standing for the dtype) at
-# SHAPES, NT, f16 and bf16, each round against cuBLAS in the same round (swz_bench_gemm_sm90 --variants); a summary
-# line a dtype: shape, median ratio, config.
+# ab_nt TITLE LOG SHAPES CONFIGS: an A/B of Hopper GEMM configs (";"-separated, without in=, out= and layout=,
+# which the bench adds for each dtype and shape) at SHAPES, NT, f16 and bf16, each round against cuBLAS in the same
+# round (swz_bench_gemm_sm90 --variants); a summary line a dtype: shape, median ratio, config.
 ab_nt() {
   local t rc
   for t in f16 bf16; do
     timeout ${BENCH_TIMEOUT:-200} build/bench/swz_bench_gemm_sm90 --dtype $t --layout NT --shape "$3" \
-      --configs "${4//\$t/$t}" --variants base= --reps 5 --rounds ${STEADY_ROUNDS:-11} >"$OUT/$2_$t.log" 2>&1
+      --configs "$4" --variants base= --reps 5 --rounds ${STEADY_ROUNDS:-11} >"$OUT/$2_$t.log" 2>&1
     rc=$?
     summary+=("$1 $t: rc=$rc $(grep -E "^$t +NT .* in=" "$OUT/$2_$t.log" |
       awk '{c=$7; gsub(/in=[a-z0-9]+,out=[a-z0-9]+,layout=NT,|,persistent=1,inflight=1/, "", c); printf "%s %s %s; ", $3, $4, c}')")
@@ -166,14 +166,18 @@ for step in "$@"; do
     tail_ab)
       # The tail shapes (the LLM gap on the H100, twenty-ninth session): the default against 128-wide tiles with the
       # tail, alone and in pairs, and 256-wide tiles without it.
-      c='auto;in=$t,out=$t,bn=128,stages=6,epilogue=tma,tail=4;in=$t,out=$t,bn=128,stages=6,cluster=2,epilogue=tma,tail=4'
-      c+=';in=$t,out=$t,bn=256,stages=4,epilogue=tma;in=$t,out=$t,bn=256,stages=4,cluster=2,epilogue=tma'
-      ab_nt "tail A/B" tail_ab "${TAIL_SHAPES:-2048x11008x4096,8192x14336x4096}" "$c" ;;
+      ab_nt "tail A/B" tail_ab "${TAIL_SHAPES:-2048x11008x4096,8192x14336x4096}" \
+        'auto;bn=128,stages=6,epilogue=tma,tail=4;bn=128,stages=6,cluster=2,epilogue=tma,tail=4;bn=256,stages=4,epilogue=tma;bn=256,stages=4,cluster=2,epilogue=tma' ;;
     skinny_ab)
       # One or two tile rows against N = 4096 (128 x 4096 x 4096: 0.885 / 0.908 on the H100, twenty-ninth session):
       # the default against 64-row tiles (arows=64, bn 64, the tuner's pick there).
       ab_nt "skinny A/B" skinny_ab "${SKINNY_SHAPES:-128x4096x4096,128x4096x14336,96x4096x4096,256x4096x4096}" \
-        'auto;in=$t,out=$t,bn=64,stages=14,arows=64' ;;
+        'auto;bn=64,stages=14,arows=64' ;;
+    swap_ab)
+      # M = 16 at N = 4096 (twenty-ninth session, H100): the bf16 tune of 16 x 4096 x 4096 kept 64-row tiles of C^T
+      # (swap=1, arows=64, bn 32, 18 stages), which re-timed at half the default's speed in the same run; at K = 14336
+      # f16 the same config ran 5% ahead. The default against it, in rounds.
+      ab_nt "swap A/B" swap_ab "${SWAP_SHAPES:-16x4096x4096,16x4096x14336}" 'auto;bn=32,stages=18,arows=64,swap=1' ;;
     gemm_square)
       # Untuned and tuned Engine::gemm at 4096^3 and 8192^3, every layout, f16 and bf16.
       for t in f16 bf16; do
