@@ -79,10 +79,6 @@ struct Sm90GemmParams {
   // ((s0 + s1) + (s2 + s3), the same sum whichever slice counts last) and stores C from registers.
   // dp_tiles = all tiles: no tail, no workspace.
   int dp_tiles;
-  // C transposed (Sm90GemmConfig::swap_ab): the kernel's element (row, col) goes to C at col * ldc + row, so
-  // the kernel computes C^T = B^T A^T with the operands' roles swapped, and a tile's 128 rows run along the
-  // caller's N. Every store goes through sm90_store_pair (never the TMA-store epilogue), element by element.
-  int c_trans;
 };
 
 /// A stage holds `a_rows` rows of A (the tile's 128, or for one short tile row of M <= a_rows, 64, 32 or 16:
@@ -500,7 +496,12 @@ SWZ_SM90_WGMMA_BOTH(256, SWZ_SM90_R128, SWZ_SM90_OUT128, "128", "129", "130", "1
 /// C[row][col], C[row][col + 1] = alpha * (v0, v1) + beta * C (C read only when beta != 0), each
 /// element predicated on the matrix bounds; one paired store where the row's alignment allows it.
 /// `c_base`: elements from p.c to the unit's matrix (unsplit: its batch's C) or K slice of the workspace.
-template <int OUT_KIND>
+/// C_TRANS (Sm90GemmConfig::swap_ab): the kernel's element (row, col) goes to C at col * ldc + row, so the
+/// kernel computes C^T = B^T A^T with the operands' roles swapped, and a tile's 128 rows run along the caller's
+/// N. Every store then goes through here (never the TMA-store epilogue), element by element. A template
+/// parameter, not a run-time flag: the transposed stores beside the others made every kernel 1.7x the code
+/// (the default at 4096^3: 5856 SASS instructions against 3488) and doubled ptxas's time (703 against 369 ms).
+template <int OUT_KIND, int C_TRANS = 0>
 __device__ __forceinline__ void sm90_store_pair(const Sm90GemmParams& p, int row, int col, float v0, float v1,
                                                 long long c_base) {
   typedef typename GemmElem<OUT_KIND>::type T;
@@ -508,7 +509,7 @@ __device__ __forceinline__ void sm90_store_pair(const Sm90GemmParams& p, int row
   const bool both = col + 1 < p.n;
   v0 *= p.alpha;
   v1 *= p.alpha;
-  if (p.c_trans) {
+  if (C_TRANS) {
     // The pair is two rows of C, ldc apart; the eight lanes of a quad row write 8 adjacent elements.
     T* c = static_cast<T*>(p.c) + c_base + static_cast<long long>(col) * p.ldc + row;
     if (p.beta != 0.0f) {
@@ -658,7 +659,7 @@ __device__ __forceinline__ bool sm90_count_slice(const Sm90GemmParams& p, unsign
 /// it read them for; `c_base` as sm90_store_pair). The accumulators are dead from the slot's stores on:
 /// holding them through the sums spilled. Called by all consumer threads (`ct` 0..255, or 0..127 with one
 /// consumer: a slot keeps room for 256); `empty0` locates the verdict word after the barriers.
-template <int OUT_KIND, int BN, int STAGES, int CLUSTER, int CONSUMER_THREADS>
+template <int OUT_KIND, int BN, int STAGES, int CLUSTER, int CONSUMER_THREADS, int C_TRANS>
 __device__ __forceinline__ void sm90_tail_fixup(const Sm90GemmParams& p, const float (&d)[BN / 2], const Sm90Unit& w,
                                                 int ct, unsigned rank, unsigned empty0, int row, int col,
                                                 long long c_base) {
@@ -695,8 +696,8 @@ __device__ __forceinline__ void sm90_tail_fixup(const Sm90GemmParams& p, const f
     }
 #pragma unroll
     for (int i = 0; i < kGroup; ++i) {
-      sm90_store_pair<OUT_KIND>(p, row, col + 8 * (g + i), x[i].x, x[i].y, c_base);
-      sm90_store_pair<OUT_KIND>(p, row + 8, col + 8 * (g + i), x[i].z, x[i].w, c_base);
+      sm90_store_pair<OUT_KIND, C_TRANS>(p, row, col + 8 * (g + i), x[i].x, x[i].y, c_base);
+      sm90_store_pair<OUT_KIND, C_TRANS>(p, row + 8, col + 8 * (g + i), x[i].z, x[i].w, c_base);
     }
   }
 }
@@ -764,8 +765,9 @@ __device__ __forceinline__ Sm90Unit sm90_unit(const Sm90GemmParams& p, int unit,
 /// Short A stages leave room for more stages, so more of B is in flight: at M = 16 a stage of 128 x 32
 /// tiles is 6 KiB instead of 20. At 32 or 16 rows the two consumers still run their wgmma over 128 rows
 /// (sm90_ring_bytes); at 64 the tile is 64 rows, run by one consumer warpgroup (256 threads a CTA).
+/// C_TRANS: C is stored transposed (A and B swapped; sm90_store_pair).
 template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int CLUSTER, int A_MN, int B_MN,
-          int EPI, int SPLITC = 1, int FIXUP = 0, int A_ROWS = kSm90Bm>
+          int EPI, int SPLITC = 1, int FIXUP = 0, int A_ROWS = kSm90Bm, int C_TRANS = 0>
 __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm90TmaMap& map_b,
                                                const Sm90TmaMap& map_c, const Sm90GemmParams& p) {
   static_assert(BN % 16 == 0 && BN >= 32 && BN <= 256, "BN is a multiple of 16 in 32..256 (wgmma m64nBNk16)");
@@ -983,8 +985,8 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
 #pragma unroll
             for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
           }
-          sm90_tail_fixup<OUT_KIND, BN, STAGES, CLUSTER, kConsumerThreads>(p, d, w, consumer * 128 + t, rank, empty0, row,
-                                                                            col, c_base);
+          sm90_tail_fixup<OUT_KIND, BN, STAGES, CLUSTER, kConsumerThreads, C_TRANS>(p, d, w, consumer * 128 + t, rank,
+                                                                                     empty0, row, col, c_base);
           continue;
         }
       }
@@ -1035,7 +1037,8 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
             for (int q = 0; q < 4; ++q) {
               const int e = e0 + q * kConsumerThreads;
               if (e < pairs)
-                sm90_store_pair<OUT_KIND>(p, row0 + e / pairs_per_row, col0 + 2 * (e % pairs_per_row), x[q], y[q], c_base);
+                sm90_store_pair<OUT_KIND, C_TRANS>(p, row0 + e / pairs_per_row, col0 + 2 * (e % pairs_per_row), x[q], y[q],
+                                                   c_base);
             }
           }
           continue;
@@ -1082,8 +1085,8 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
 #pragma unroll
           for (int jj = 0; jj < kPart4; ++jj) {
             const int j = q * kPart4 + jj;
-            sm90_store_pair<OUT_KIND>(p, row, col + 8 * j, d[4 * j], d[4 * j + 1], c_base);
-            sm90_store_pair<OUT_KIND>(p, row + 8, col + 8 * j, d[4 * j + 2], d[4 * j + 3], c_base);
+            sm90_store_pair<OUT_KIND, C_TRANS>(p, row, col + 8 * j, d[4 * j], d[4 * j + 1], c_base);
+            sm90_store_pair<OUT_KIND, C_TRANS>(p, row + 8, col + 8 * j, d[4 * j + 2], d[4 * j + 3], c_base);
           }
         }
         // The slots were written and read by the generic proxy; the next unit's TMA (async proxy) refills them.
@@ -1102,8 +1105,8 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
       }
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j) {
-        sm90_store_pair<OUT_KIND>(p, row, col + 8 * j, d[4 * j], d[4 * j + 1], c_base);
-        sm90_store_pair<OUT_KIND>(p, row + 8, col + 8 * j, d[4 * j + 2], d[4 * j + 3], c_base);
+        sm90_store_pair<OUT_KIND, C_TRANS>(p, row, col + 8 * j, d[4 * j], d[4 * j + 1], c_base);
+        sm90_store_pair<OUT_KIND, C_TRANS>(p, row + 8, col + 8 * j, d[4 * j + 2], d[4 * j + 3], c_base);
       }
     }
     // The stores still in flight must finish reading this CTA's shared memory before it exits.
@@ -1115,39 +1118,41 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
 
 /// One CTA per cluster tile.
 template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int A_MN = 0, int B_MN = 0,
-          int EPI = 0, int FIXUP = 0, int A_ROWS = kSm90Bm>
+          int EPI = 0, int FIXUP = 0, int A_ROWS = kSm90Bm, int C_TRANS = 0>
 __global__ void __launch_bounds__(kSm90Threads, 1)
     gemm_sm90_kernel(const __grid_constant__ Sm90TmaMap map_a, const __grid_constant__ Sm90TmaMap map_b,
                      const __grid_constant__ Sm90TmaMap map_c, const __grid_constant__ Sm90GemmParams p) {
-  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 1, A_MN, B_MN, EPI, 1, FIXUP, A_ROWS>(map_a, map_b,
-                                                                                                      map_c, p);
+  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 1, A_MN, B_MN, EPI, 1, FIXUP, A_ROWS, C_TRANS>(
+      map_a, map_b, map_c, p);
 }
 
 // NOTE: nvcc rejects __cluster_dims__ in an sm_80 device pass even in an uninstantiated template.
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
 /// Clusters of two CTAs sharing B (launched with a grid of an even size).
 template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int A_MN = 0, int B_MN = 0,
-          int EPI = 0, int FIXUP = 0, int A_ROWS = kSm90Bm>
+          int EPI = 0, int FIXUP = 0, int A_ROWS = kSm90Bm, int C_TRANS = 0>
 __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kSm90Threads, 1)
     gemm_sm90_cluster2_kernel(const __grid_constant__ Sm90TmaMap map_a, const __grid_constant__ Sm90TmaMap map_b,
                               const __grid_constant__ Sm90TmaMap map_c, const __grid_constant__ Sm90GemmParams p) {
-  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 2, A_MN, B_MN, EPI, 1, FIXUP, A_ROWS>(map_a, map_b,
-                                                                                                      map_c, p);
+  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 2, A_MN, B_MN, EPI, 1, FIXUP, A_ROWS, C_TRANS>(
+      map_a, map_b, map_c, p);
 }
 /// Split-K in clusters of SPLITC CTAs (2 or 4), one K slice each, summed through distributed shared memory.
 template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int A_MN = 0, int B_MN = 0,
-          int EPI = 0, int A_ROWS = kSm90Bm>
+          int EPI = 0, int A_ROWS = kSm90Bm, int C_TRANS = 0>
 __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kSm90Threads, 1)
     gemm_sm90_splitk2_kernel(const __grid_constant__ Sm90TmaMap map_a, const __grid_constant__ Sm90TmaMap map_b,
                              const __grid_constant__ Sm90TmaMap map_c, const __grid_constant__ Sm90GemmParams p) {
-  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 1, A_MN, B_MN, EPI, 2, 0, A_ROWS>(map_a, map_b, map_c, p);
+  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 1, A_MN, B_MN, EPI, 2, 0, A_ROWS, C_TRANS>(
+      map_a, map_b, map_c, p);
 }
 template <int IN_KIND, int OUT_KIND, int BN, int STAGES, int RASTER, int INFLIGHT, int A_MN = 0, int B_MN = 0,
-          int EPI = 0, int A_ROWS = kSm90Bm>
+          int EPI = 0, int A_ROWS = kSm90Bm, int C_TRANS = 0>
 __global__ void __cluster_dims__(4, 1, 1) __launch_bounds__(kSm90Threads, 1)
     gemm_sm90_splitk4_kernel(const __grid_constant__ Sm90TmaMap map_a, const __grid_constant__ Sm90TmaMap map_b,
                              const __grid_constant__ Sm90TmaMap map_c, const __grid_constant__ Sm90GemmParams p) {
-  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 1, A_MN, B_MN, EPI, 4, 0, A_ROWS>(map_a, map_b, map_c, p);
+  gemm_sm90_body<IN_KIND, OUT_KIND, BN, STAGES, RASTER, INFLIGHT, 1, A_MN, B_MN, EPI, 4, 0, A_ROWS, C_TRANS>(
+      map_a, map_b, map_c, p);
 }
 #endif
 

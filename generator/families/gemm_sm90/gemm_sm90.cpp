@@ -578,11 +578,15 @@ std::string gemm_sm90_name_expression(const Sm90GemmConfig& cfg) {
   os << kernel << elem_kind(cfg.in)
      << ", " << elem_kind(cfg.kernel_out()) << ", " << cfg.bn << ", " << cfg.stages << ", " << cfg.raster << ", " << cfg.inflight
      << ", " << (cfg.a_mn_major() ? 1 : 0) << ", " << (cfg.b_mn_major() ? 1 : 0) << ", " << (cfg.tma_epilogue ? 1 : 0);
-  // FIXUP (1 K slices, 2 the tail; the cluster reduction's kernels have none), then A_ROWS: each left out
-  // when it is the default and nothing follows, so the names of other kernels stay as they were.
+  // FIXUP (1 K slices, 2 the tail; the cluster reduction's kernels have none), A_ROWS, then C_TRANS (C stored
+  // transposed: swap=1): each left out when it is the default and nothing follows, so the names of other
+  // kernels stay as they were.
   const bool short_a = cfg.arows < tpl::kSm90Bm;
-  if (!cfg.reduce_cluster && (cfg.kernel_fixup() || short_a)) os << ", " << (cfg.uses_tail() ? 2 : cfg.kernel_fixup() ? 1 : 0);
-  if (short_a) os << ", " << cfg.arows;
+  const bool trans = cfg.swap_ab;
+  if (!cfg.reduce_cluster && (cfg.kernel_fixup() || short_a || trans))
+    os << ", " << (cfg.uses_tail() ? 2 : cfg.kernel_fixup() ? 1 : 0);
+  if (short_a || trans) os << ", " << cfg.arows;
+  if (trans) os << ", 1";
   os << ">";
   return os.str();
 }

@@ -181,7 +181,6 @@ Sm90GemmLaunch gemm_sm90_prepare(const Sm90GemmConfig& cfg, const GemmProblem& p
              (l.split || f.batch == 1 || (f.stride_c * ob) % 16 == 0)) ? 1 : 0;
   if (p.c_tma) l.map_c = encode_c(kout, out, rows, f.n, ld, l.split ? 1 : f.batch, f.stride_c, cfg.bn);
   p.batch = static_cast<int>(f.batch);
-  p.c_trans = f.c_trans ? 1 : 0;  // swap_ab (never with the reduction kernel's workspace: validate)
   p.stride_c = l.split ? 0 : f.stride_c;
   p.ldc = ld;
   p.alpha = l.split ? 1.0f : alpha;

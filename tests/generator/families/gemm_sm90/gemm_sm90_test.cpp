@@ -839,6 +839,10 @@ TEST_CASE("gemm_sm90: the default configs and all layouts compile for sm_90a wit
   configs.push_back(Sm90GemmConfig::parse("in=f16,out=f32,bn=64,stages=20,arows=16,splits=2,reduce=fixup"));
   configs.push_back(Sm90GemmConfig::parse("in=f16,out=f16,bn=128,stages=10,arows=32,splits=4,reduce=cluster"));
   configs.push_back(Sm90GemmConfig::parse("in=bf16,out=bf16,layout=TN,bn=64,stages=12,arows=64,epilogue=tma"));
+  // A and B swapped (C stored transposed: its own kernels): K whole, in a cluster sum, in the kernel's fixup.
+  configs.push_back(Sm90GemmConfig::parse("in=bf16,out=bf16,bn=32,stages=11,swap=1"));
+  configs.push_back(Sm90GemmConfig::parse("in=f16,out=f16,bn=32,stages=10,splits=2,reduce=cluster,swap=1"));
+  configs.push_back(Sm90GemmConfig::parse("in=f16,out=f32,bn=64,stages=9,splits=2,reduce=fixup,swap=1"));
   for (const Sm90GemmConfig& c : configs) {
     CAPTURE(c.to_string());
     CompileRequest req = gemm_sm90_compile_request(c);
@@ -856,6 +860,9 @@ TEST_CASE("gemm_sm90: the default configs and all layouts compile for sm_90a wit
     CHECK(spill_free);
     const CubinResources r = cubin_resources(k);
     CHECK(r.local_bytes == 0);
+    // Only swapped kernels carry the transposed stores (C_TRANS): the f16 default is 49664 bytes of code with
+    // CUDA 13.0's ptxas, against 87552 while every kernel carried both store paths.
+    if (&c == &configs.front()) CHECK(r.code_bytes <= 64 * 1024);
     CHECK(r.max_threads_per_block == tpl::kSm90Threads);
     // The entry allocation must fit one block on the SM, and setmaxnreg's budgets the register file.
     CHECK(r.registers * tpl::kSm90Threads <= 65536);
@@ -1254,10 +1261,16 @@ TEST_CASE("gemm_sm90: A and B swapped (swap=1): text, rules, the swapped layout 
         "in=f16,out=f16,layout=NT,bn=32,stages=10,raster=8,persistent=1,inflight=1,cluster=1,splits=4,reduce=cluster,swap=1");
   CHECK(Sm90GemmConfig::parse(c.to_string()) == c);
   CHECK(Sm90GemmConfig::parse("in=f16,out=f16,swap=0") == Sm90GemmConfig::parse("in=f16,out=f16"));
-  // The same kernel as without swap: only the stores differ, at run time (Sm90GemmParams::c_trans).
+  // Its own kernel (C_TRANS: the transposed stores are compiled only into swapped kernels), the other template
+  // arguments as without swap; the unswapped kernel's name keeps its defaults left out.
   Sm90GemmConfig plain = c;
   plain.swap_ab = false;
-  CHECK(gemm_sm90_name_expression(c) == gemm_sm90_name_expression(plain));
+  CHECK(gemm_sm90_name_expression(plain) == "swz::tpl::gemm_sm90_splitk4_kernel<0, 0, 32, 10, 8, 1, 0, 0, 0>");
+  CHECK(gemm_sm90_name_expression(c) == "swz::tpl::gemm_sm90_splitk4_kernel<0, 0, 32, 10, 8, 1, 0, 0, 0, 128, 1>");
+  CHECK(gemm_sm90_name_expression(Sm90GemmConfig::parse("in=f16,out=f16,bn=64,stages=9,splits=2,reduce=fixup,swap=1")) ==
+        "swz::tpl::gemm_sm90_kernel<0, 0, 64, 9, 8, 1, 0, 0, 0, 1, 128, 1>");
+  CHECK(gemm_sm90_name_expression(Sm90GemmConfig::parse("in=bf16,out=bf16,bn=32,stages=11,swap=1")) ==
+        "swz::tpl::gemm_sm90_kernel<1, 1, 32, 11, 8, 1, 0, 0, 0, 0, 128, 1>");
   CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("in=f16,out=f16,epilogue=tma,swap=1"); }),
                  "drop epilogue=tma"));
   CHECK(contains(error_of(ErrorKind::InvalidArgument, [] { Sm90GemmConfig::parse("in=f16,out=f16,bn=128,stages=6,splits=2,swap=1"); }),
