@@ -10,17 +10,18 @@ mkdir -p "$OUT" /work
 [ -e /work/main/build ] || [ "$PWD" = /work/main ] || ln -sfn "$PWD" /work/main
 export SWZJIT_WORKER=$PWD/build/swz-worker
 summary=()
-# ab_nt TITLE LOG SHAPES CONFIGS: an A/B of Hopper GEMM configs (";"-separated, without in=, out= and layout=,
-# which the bench adds for each dtype and shape) at SHAPES, NT, f16 and bf16, each round against cuBLAS in the same
-# round (swz_bench_gemm_sm90 --variants); a summary line a dtype: shape, median ratio, config.
-ab_nt() {
-  local t rc
+# ab TITLE LOG SHAPES CONFIGS [LAYOUT]: an A/B of Hopper GEMM configs (";"-separated, without in=, out= and layout=,
+# which the bench adds for each dtype, shape and layout) at SHAPES in the kernel layout LAYOUT (default NT), f16 and
+# bf16, each round against cuBLAS in the same round (swz_bench_gemm_sm90 --variants); a summary line a dtype: shape,
+# median ratio, config.
+ab() {
+  local t rc l=${5:-NT}
   for t in f16 bf16; do
-    timeout ${BENCH_TIMEOUT:-200} build/bench/swz_bench_gemm_sm90 --dtype $t --layout NT --shape "$3" \
+    timeout ${BENCH_TIMEOUT:-200} build/bench/swz_bench_gemm_sm90 --dtype $t --layout $l --shape "$3" \
       --configs "$4" --variants base= --reps 5 --rounds ${STEADY_ROUNDS:-11} >"$OUT/$2_$t.log" 2>&1
     rc=$?
-    summary+=("$1 $t: rc=$rc $(grep -E "^$t +NT .* in=" "$OUT/$2_$t.log" |
-      awk '{c=$7; gsub(/in=[a-z0-9]+,out=[a-z0-9]+,layout=NT,|,persistent=1,inflight=1/, "", c); printf "%s %s %s; ", $3, $4, c}')")
+    summary+=("$1 $t: rc=$rc $(grep -E "^$t +$l .* in=" "$OUT/$2_$t.log" |
+      awk '{c=$7; gsub(/in=[a-z0-9]+,out=[a-z0-9]+,layout=[NT]+,|,persistent=1,inflight=1/, "", c); printf "%s %s %s; ", $3, $4, c}')")
   done
 }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
@@ -166,18 +167,29 @@ for step in "$@"; do
     tail_ab)
       # The tail shapes (the LLM gap on the H100, twenty-ninth session): the default against 128-wide tiles with the
       # tail, alone and in pairs, and 256-wide tiles without it.
-      ab_nt "tail A/B" tail_ab "${TAIL_SHAPES:-2048x11008x4096,8192x14336x4096}" \
+      ab "tail A/B" tail_ab "${TAIL_SHAPES:-2048x11008x4096,8192x14336x4096}" \
         'auto;bn=128,stages=6,epilogue=tma,tail=4;bn=128,stages=6,cluster=2,epilogue=tma,tail=4;bn=256,stages=4,epilogue=tma;bn=256,stages=4,cluster=2,epilogue=tma' ;;
     skinny_ab)
       # One or two tile rows against N = 4096 (128 x 4096 x 4096: 0.885 / 0.908 on the H100, twenty-ninth session):
       # the default against 64-row tiles (arows=64, bn 64, the tuner's pick there).
-      ab_nt "skinny A/B" skinny_ab "${SKINNY_SHAPES:-128x4096x4096,128x4096x14336,96x4096x4096,256x4096x4096}" \
+      ab "skinny A/B" skinny_ab "${SKINNY_SHAPES:-128x4096x4096,128x4096x14336,96x4096x4096,256x4096x4096}" \
         'auto;bn=64,stages=14,arows=64' ;;
+    rows64_ab)
+      # One tile row of 65-128 rows against N = 4096 (thirtieth session, H100): the default (64-row tiles, bn 64,
+      # arows=64 since then) against the configs it replaced (128 x 32 tiles; 128-wide tiles in 4 K slices), in
+      # every kernel layout (NN and TN take no 32-wide tiles).
+      for l in NT TT NN TN; do
+        case $l in NT|TT) old='auto;bn=32,stages=11;bn=128,stages=6,epilogue=tma,splits=4' ;;
+                   *) old='auto;bn=128,stages=6,epilogue=tma,splits=4' ;; esac
+        case $l in NT) sh=72x4096x4096,80x4096x4096,96x4096x4096,112x4096x4096,128x4096x4096,80x4096x14336,128x4096x8192,128x4096x14336 ;;
+                   *) sh=80x4096x4096,128x4096x4096,128x4096x14336 ;; esac
+        ab "rows64 A/B $l" rows64_ab_$l "${ROWS64_SHAPES:-$sh}" "$old" $l
+      done ;;
     swap_ab)
       # M = 16 at N = 4096 (twenty-ninth session, H100): the bf16 tune of 16 x 4096 x 4096 kept 64-row tiles of C^T
       # (swap=1, arows=64, bn 32, 18 stages), which re-timed at half the default's speed in the same run; at K = 14336
       # f16 the same config ran 5% ahead. The default against it, in rounds.
-      ab_nt "swap A/B" swap_ab "${SWAP_SHAPES:-16x4096x4096,16x4096x14336}" 'auto;bn=32,stages=18,arows=64,swap=1' ;;
+      ab "swap A/B" swap_ab "${SWAP_SHAPES:-16x4096x4096,16x4096x14336}" 'auto;bn=32,stages=18,arows=64,swap=1' ;;
     gemm_square)
       # Untuned and tuned Engine::gemm at 4096^3 and 8192^3, every layout, f16 and bf16.
       for t in f16 bf16; do
