@@ -409,6 +409,26 @@ Sm90GemmConfig choose_sm90_gemm_config(const GemmProblem& problem, int sm_count,
       return c;
     }
   }
+  // One tile row of 96 to 128 rows of C, or 65 to 128 with an M- or N-contiguous operand (where the H200 splits
+  // K in pairs above, that instead): two 64-row tiles a tile row (arows=64), 64 wide, as many stages as fit (14), where
+  // they fill half to one wave. Against 128 x 32 tiles as many CTAs run half the rows each over a B tile twice as
+  // wide. H100, 15 rounds against cuBLAS in one process, f16 / bf16 (bench/results_gemm_sm90_rows64_h100_session30
+  // .log): NT 128 x 4096 x 4096 0.880 / 0.884 -> 0.942 / 0.947, x 8192 0.923 / 0.927 -> 0.960 / 0.969, x 14336
+  // 1.023 / 1.029 -> 1.077 / 1.078, 96 / 112 x 4096 x 4096 +3 / +6%; TT (128 x 32 tiles) 80 and 128 x 4096 x 4096
+  // 0.77-0.83 -> 0.93-0.94, 128 x 4096 x 14336 0.83 -> 1.01-1.02; NN and TN (128-wide tiles in 4 K slices) 128 x
+  // 4096 x 4096 0.81-0.85 -> 0.90-0.98, 80 x 4096 x 4096 NN +3%, TN level, 128 x 4096 x 14336 NN +2-3%, TN -1.1 /
+  // +0.6%. Not NT under 96 rows, where 128 x 32 tiles load only M's rows of A (gemm_sm90_a_rows): 72 and 80 x
+  // 4096 x 4096 0.91 -> 0.86-0.87, 80 x 4096 x 14336 0.96-0.99 -> 0.81-0.82.
+  if (wide_tiles < sm_count && tiles_m == 1 && m > kShortAMaxRows &&
+      (m >= kThinTileMinRows || c.a_mn_major() || c.b_mn_major())) {
+    const long long t = 2 * ((n + 63) / 64) * std::max(1LL, p.batch);
+    if (t <= sm_count && 2 * t >= sm_count) {
+      c.bn = 64, c.arows = 64;
+      c.tma_epilogue = false;  // as the 128 x 64 tiles below
+      c.stages = gemm_sm90_max_stages(c);
+      return c;
+    }
+  }
   if (wide_tiles < sm_count && (m >= tiles_m * kThinTileMinRows || short_row)) {
     for (const int bn : {64, 32}) {
       const long long thin_tiles = tiles_m * ((n + bn - 1) / bn) * std::max(1LL, p.batch);
@@ -674,8 +694,10 @@ Sm90Frame gemm_sm90_frame(const Sm90GemmConfig& cfg, const GemmProblem& problem,
 }
 
 bool gemm_sm90_preferred(const Sm90GemmConfig& cfg, const Sm90Frame& frame, int sm_count) {
-  // Work units: the config's tiles (128 x 128 or wider; narrower ones as they are), times its K slices.
-  const long long tiles = ((frame.m + 127) / 128) * ((frame.n + std::min(cfg.bn, 128) - 1) / std::min(cfg.bn, 128)) *
+  // Work units: the config's tiles (128 x 128 or wider; narrower ones and 64-row ones as they are), times its K
+  // slices.
+  const long long rows = gemm_sm90_tile_rows(cfg);
+  const long long tiles = ((frame.m + rows - 1) / rows) * ((frame.n + std::min(cfg.bn, 128) - 1) / std::min(cfg.bn, 128)) *
                           std::max(1, gemm_sm90_k_splits(cfg, frame.k)) * std::max(1LL, frame.batch);
   if (2 * tiles >= sm_count) return true;
   // Fewer tiles: the mma.sync family's split-K configs fill the GPU, which wins where most of each tile's

@@ -74,6 +74,20 @@ std::vector<Sm90GemmConfig> sm90_device_space(const GemmProblem& problem, int sm
   for (const Sm90GemmConfig& c : sm90_swap_space(problem)) add(c);
   for (const Sm90GemmConfig& c : sm90_wave_space(problem, sm_count)) add(c);
   add(choose_sm90_gemm_config(problem, sm_count, 0));
+  // Only configs that can run the problem (64-row tiles over M > 64 take K whole or slices summed in a cluster:
+  // gemm_sm90_frame), judged with aligned operands: where the problem's alignment is what refuses them, every
+  // config alike, the caller finds out.
+  const DevicePtr aligned = DevicePtr{1} << 20;
+  const auto runs = [&](const Sm90GemmConfig& c) {
+    try {
+      gemm_sm90_frame(c, problem, aligned, aligned);
+      return true;
+    } catch (const Error&) {
+      return false;
+    }
+  };
+  if (runs(chosen)) space.erase(std::remove_if(space.begin(), space.end(), [&](const Sm90GemmConfig& c) { return !runs(c); }),
+                                space.end());
   return space;
 }
 
@@ -218,10 +232,13 @@ std::vector<Sm90GemmConfig> sm90_gemm_space(const Sm90GemmConfig& base) {
       c.reduce_cluster = c.tma_epilogue = false;
       c.stages = gemm_sm90_max_stages(c);
       add(c);
-    } else {
+    }
+    if (base.arows >= 64) {
       // Tiles of 64 rows (64-row stages), K whole, the deepest ring: for M past one short tile row, twice the
       // tile rows of 128-row tiles (H100 bf16 NT: 100x4096x4096 145 against 140 TFLOP/s, 192x4096x4096 on
-      // 64 x 128 tiles 218 against 206; 128x4096x4096 even).
+      // 64 x 128 tiles 218 against 206; 128x4096x4096 even). Beside a default of such tiles (arows=64 over
+      // 65..128 rows) too, whose short-stage points above include 2 K slices that the frame refuses past 64
+      // rows (sm90_device_space leaves them out).
       for (const int bn : {64, 128}) {
         Sm90GemmConfig c = base;
         c.bn = bn;

@@ -83,6 +83,18 @@ TEST_CASE("gemm_sm90 variant: where it runs by default") {
   CHECK(deep->splits == 1);
   CHECK(deep->bn == 32);
   CHECK(deep->arows == 16);
+  // 64-row tiles count as such: 96 x 4096 (and 80 x 4096 with an M-contiguous A) run 128 of 64 x 64, not
+  // 64 tiles of 128 rows, which would leave it to the mma.sync family (0.47x of cuBLAS on the H100 there).
+  for (const long long m : {80LL, 96LL, 112LL, 128LL}) {
+    CAPTURE(m);
+    GemmProblem tn = nt(DType::BF16, DType::BF16, m, 4096, 4096);
+    tn.a_order = MatrixOrder::ColMajor;
+    for (const GemmProblem& q : {nt(DType::F16, DType::F16, m, 4096, 4096), tn.resolved()}) {
+      const auto c = sm90_default_choice(q, 16, 132);
+      REQUIRE(c.has_value());
+      CHECK(c->arows == (m < 96 && q.a_order == MatrixOrder::RowMajor ? 128 : 64));
+    }
+  }
   // 128 x 128 x 4096: one tile in 16 slices is still too few units; 128 x 128 x 128 has two k-blocks.
   CHECK_FALSE(sm90_default_choice(nt(DType::F16, DType::F16, 128, 128, 4096), 16, 132).has_value());
   CHECK_FALSE(sm90_default_choice(nt(DType::F16, DType::F16, 128, 128, 128), 16, 132).has_value());
@@ -110,6 +122,41 @@ TEST_CASE("gemm_sm90 variant: the space keeps the base's dtypes, is distinct and
   }
 }
 
+TEST_CASE("gemm_sm90 variant: the device space holds only configs the problem's frame takes") {
+  // 128 x 4096 x 4096: the default runs 64-row tiles (arows=64) over 128 rows, whose space around it has K in
+  // 2 slices summed in the kernel, which 64-row tiles take only within one short tile row: left out here,
+  // kept at M = 64. Beside it 64 x 128 tiles and the 128-row tiles it replaced (128 x 32, K whole).
+  const GemmProblem p = nt(DType::F16, DType::F16, 128, 4096, 4096);
+  const Sm90GemmConfig def = choose_sm90_gemm_config(p, 132);
+  REQUIRE(def.arows == 64);
+  const DevicePtr aligned = DevicePtr{1} << 20;
+  const std::vector<Sm90GemmConfig> space = sm90_device_space(p, 132, 0);
+  REQUIRE_FALSE(space.empty());
+  CHECK(space.front() == def);
+  bool wide64 = false, thin128 = false;
+  for (const Sm90GemmConfig& c : space) {
+    CAPTURE(c.to_string());
+    CHECK_NOTHROW(gemm_sm90_frame(c, p, aligned, aligned));
+    CHECK_FALSE((c.arows == 64 && c.reduce_fixup));
+    wide64 = wide64 || (c.arows == 64 && c.bn == 128 && c.splits == 1);
+    thin128 = thin128 || (c.arows == 128 && c.bn == 32 && c.splits == 1);
+  }
+  CHECK(wide64);
+  CHECK(thin128);
+  // Every config of the space around it, unfiltered, is valid on its own; the fixup one is there.
+  bool fixup64 = false;
+  for (const Sm90GemmConfig& c : sm90_gemm_space(def)) fixup64 = fixup64 || (c.arows == 64 && c.reduce_fixup);
+  CHECK(fixup64);
+  // M = 64 (one short tile row): 64-row stages summed in the kernel run, and stay.
+  const GemmProblem short_row = nt(DType::F16, DType::F16, 64, 4096, 4096);
+  bool kept = false;
+  for (const Sm90GemmConfig& c : sm90_device_space(short_row, 132, 0)) {
+    CHECK_NOTHROW(gemm_sm90_frame(c, short_row, aligned, aligned));
+    kept = kept || (c.arows == 64 && c.reduce_fixup && !c.swap_ab);
+  }
+  CHECK(kept);
+}
+
 TEST_CASE("gemm_sm90 variant: every config of the space compiles for sm_90a without spills, C7508 or C7510") {
   std::string why;
   if (!nvrtc_available(&why)) {
@@ -122,8 +169,9 @@ TEST_CASE("gemm_sm90 variant: every config of the space compiles for sm_90a with
   std::set<std::string> kernels;
   for (const Sm90GemmConfig& c : configs) kernels.insert(gemm_sm90_name_expression(c));
   // (and of a skinny space: 32- and 64-wide tiles, K slices, cluster sums)
-  const Sm90GemmConfig skinny = choose_sm90_gemm_config(nt(DType::BF16, DType::BF16, 128, 4096, 4096), 132);
+  const Sm90GemmConfig skinny = choose_sm90_gemm_config(nt(DType::BF16, DType::BF16, 80, 4096, 4096), 132);
   REQUIRE(skinny.bn == 32);
+  REQUIRE(skinny.arows == 128);
   for (const Sm90GemmConfig& c : sm90_gemm_space(skinny))
     if (kernels.insert(gemm_sm90_name_expression(c)).second) configs.push_back(c);
   // (and the swapped configs of a small M: 64-row tiles summed in clusters among them; NN for 64-wide

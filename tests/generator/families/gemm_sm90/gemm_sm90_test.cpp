@@ -426,11 +426,16 @@ TEST_CASE("gemm_sm90: the shape-based choice: 128-wide tiles when 256-wide ones 
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 4096, 4096, 4096), 132, h200).tail == 1);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 4096, 4096, 4096), 132).tail == 1);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 8192, 11008, 4096), 132).tail == 1);
-  // M = 128 x N = 4096: 16 wide tiles, 128 of 128 x 32 with full rows: those, K unsplit, C from registers.
+  // M = 128 x N = 4096: 16 wide tiles; 128 of 64 x 64 (two 64-row tiles a tile row): those, K unsplit, as many
+  // stages as fit, C from registers.
   const Sm90GemmConfig skinny = choose_sm90_gemm_config(nt_problem(DType::BF16, DType::F32, 128, 4096, 4096), 132);
-  CHECK(skinny.bn == 32);
-  CHECK(skinny.stages == 11);
+  CHECK(skinny.bn == 64);
+  CHECK(skinny.arows == 64);
+  CHECK(skinny.stages == 14);
+  CHECK(skinny.stages == gemm_sm90_max_stages(skinny));
   CHECK(skinny.splits == 1);
+  CHECK(skinny.tail == 1);
+  CHECK(gemm_sm90_launch_shape(skinny, 128, 4096, 4096, 132).grid[0] == 128);  // 2 x 64 tiles
   CHECK_FALSE(skinny.tma_epilogue);
   CHECK(skinny.in == DType::BF16);
   CHECK(skinny.out == DType::F32);
@@ -438,12 +443,33 @@ TEST_CASE("gemm_sm90: the shape-based choice: 128-wide tiles when 256-wide ones 
   // Column-major C swaps M and N: 4096 x 128 is the same 128 x 4096 problem.
   GemmProblem t = nt_problem(DType::F16, DType::F16, 4096, 128, 4096);
   t.c_order = MatrixOrder::ColMajor;
-  CHECK(choose_sm90_gemm_config(t, 132).bn == 32);
-  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 4096, 14336), 132).bn == 32);
+  CHECK(choose_sm90_gemm_config(t, 132) == choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 4096, 4096), 132));
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 4096, 14336), 132).arows == 64);
+  // 64-row tiles from 96 rows, and from 65 where A or B is M- or N-contiguous (NN, TN, TT); in NT from 65 to 95
+  // the 128 x 32 tiles, which load only M's rows of A.
+  for (const std::string layout : {"NT", "NN", "TN", "TT"})
+    for (const long long m : {72LL, 88LL, 96LL, 112LL, 128LL}) {  // M-contiguous A: pitches of 16 bytes
+      CAPTURE(layout);
+      CAPTURE(m);
+      GemmProblem lp = nt_problem(DType::BF16, DType::BF16, m, 4096, 4096);
+      lp.a_order = layout[0] == 'N' ? MatrixOrder::RowMajor : MatrixOrder::ColMajor;
+      lp.b_order = layout[1] == 'T' ? MatrixOrder::ColMajor : MatrixOrder::RowMajor;
+      const Sm90GemmConfig c = choose_sm90_gemm_config(lp.resolved(), 132);
+      const bool rows64 = m >= 96 || layout != "NT";
+      CHECK(c.arows == (rows64 ? 64 : 128));
+      CHECK(c.bn == (rows64 ? 64 : 32));
+      CHECK(c.splits == 1);
+      CHECK(c.stages == gemm_sm90_max_stages(c));
+      CHECK_NOTHROW(c.validate());
+      CHECK_NOTHROW(gemm_sm90_frame(c, lp.resolved(), 0, 0));
+    }
+  // Not past one wave of them (N = 8192: 256 tiles of 64 x 64), nor for two tile rows.
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 8192, 4096), 132).arows == 128);
+  CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 256, 4096, 4096), 132).arows == 128);
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 256, 2048, 4096), 132).bn == 32);  // 2 x 64 tiles
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 8192, 4096), 132).bn == 64);  // 128 tiles
   // One short tile row (M < 128, only its rows of A loaded) with K up to 8192: 32-wide tiles too.
-  for (const long long m : {1LL, 16LL, 64LL, 127LL}) {
+  for (const long long m : {1LL, 16LL, 64LL, 95LL}) {
     CAPTURE(m);
     const Sm90GemmConfig c = choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, m, 4096, 4096), 132);
     CHECK(c.bn == 32);
@@ -505,7 +531,7 @@ TEST_CASE("gemm_sm90: with much DRAM bandwidth per SM (the H200) one short tile 
       CHECK(h == choose_sm90_gemm_config(p, 132));
       CHECK(h == choose_sm90_gemm_config(p, 132, 0));
       CHECK(h.splits == 1);
-      CHECK(h.bn == 32);
+      CHECK(h.bn == (m >= 96 ? 64 : 32));  // 64-row tiles from 96 rows
     }
   // Elsewhere the rich device's default is the H100's: two tile rows, K under 4096, 64-wide tiles filling
   // more than half a wave (N = 8192) or less than a quarter (N = 2048), wide tiles, a wave of them (M = 16
