@@ -12,7 +12,8 @@
 //   autotune_gemm (as `swz autotune gemm` and TunePolicy::TuneOnMiss run it; on an H100 the Hopper variant
 //   where it applies), re-timed interleaved in this run beside cuBLAS; prints tuned/default and geometric
 //   means. --llm: the shapes M in {16, 128, 2048, 8192} x (N, K) in {(4096, 4096), (14336, 4096),
-//   (4096, 14336), (11008, 4096)} instead of the default ones.
+//   (4096, 14336), (11008, 4096)} instead of the default ones. --rounds N: the tuned mode's alternating rounds
+//   (default 6, a multiple of 3 keeps every position even): more where the two columns of one config differ.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -174,8 +175,8 @@ int run_ncu(Engine& engine, const std::string& list) {
 // a second engine after autotune_gemm stored its winner (the variant's space, as `swz autotune gemm` and
 // TuneOnMiss tune it). The two are timed in alternating rounds beside cuBLAS (so clocks and neighbours
 // affect all alike); each round's time is a median. Both results are checked against cuBLAS's.
-int run_tuned(cudaStream_t stream, cublasHandle_t handle, bench::Timer& timer, int reps, const std::vector<DType>& dtypes,
-              const std::vector<std::string>& layouts, const std::vector<Shape>& shapes) {
+int run_tuned(cudaStream_t stream, cublasHandle_t handle, bench::Timer& timer, int reps, int rounds,
+              const std::vector<DType>& dtypes, const std::vector<std::string>& layouts, const std::vector<Shape>& shapes) {
   std::vector<std::string> table = {
       "| dtype | layout | M x N x K | cuBLAS TFLOP/s | default TFLOP/s | tuned TFLOP/s | tuned / default (time) | "
       "default vs cuBLAS | tuned vs cuBLAS | tune s | default config | tuned config |",
@@ -215,9 +216,9 @@ int run_tuned(cudaStream_t stream, cublasHandle_t handle, bench::Timer& timer, i
           continue;
         }
         std::vector<double> cb_ms, def_ms, tuned_ms;
-        // Six rounds, each starting one place further in the order cuBLAS, default, tuned: every one is timed
-        // first, second and third twice, so a clock that drifts within a round favours none of them.
-        for (int round = 0; round < 6; ++round)
+        // `rounds` rounds (6 by default), each starting one place further in the order cuBLAS, default, tuned:
+        // every one is timed first, second and third alike, so a clock that drifts within a round favours none.
+        for (int round = 0; round < rounds; ++round)
           for (int i = 0; i < 3; ++i) {
             const int which = (round + i) % 3;
             if (which == 0) cb_ms.push_back(timer.time([&] { cublas_gemm(handle, p, a, b, cref); }, reps).median);
@@ -269,7 +270,7 @@ int run_tuned(cudaStream_t stream, cublasHandle_t handle, bench::Timer& timer, i
 }  // namespace
 
 int main(int argc, char** argv) {
-  int reps = 20;
+  int reps = 20, rounds = 6;
   bool quick = false, verbose = false, tuned_mode = false, llm = false;
   std::vector<std::string> extra;
   std::string ncu, only_dtype, only_layout, only_shape;
@@ -277,6 +278,8 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     if (a == "--reps" && i + 1 < argc) {
       reps = std::max(5, static_cast<int>(bench::parse_count(argv[++i], "--reps", 1, 100000)));
+    } else if (a == "--rounds" && i + 1 < argc) {
+      rounds = static_cast<int>(bench::parse_count(argv[++i], "--rounds", 1, 1000));
     } else if (a == "--quick") {
       quick = true;
     } else if (a == "--tuned") {
@@ -319,7 +322,8 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: swz_bench_gemm [--reps N] [--quick] [--dtype f32|f16|bf16] [--layout NN|NT|TN|TT] "
-                   "[--shape MxNxK | --llm] [--verbose] [--tuned] [--extra \"CONFIG[;...]\"] | --ncu \"CONFIG@MxNxK[;...]\"\n");
+                   "[--shape MxNxK | --llm] [--verbose] [--tuned [--rounds N]] [--extra \"CONFIG[;...]\"] | "
+                   "--ncu \"CONFIG@MxNxK[;...]\"\n");
       return a == "--help" || a == "-h" ? 0 : 2;
     }
   }
@@ -370,7 +374,7 @@ int main(int argc, char** argv) {
   std::vector<DType> dtypes = {DType::F32, DType::F16, DType::BF16};
   if (!only_dtype.empty()) dtypes = {parse_dtype(only_dtype)};
 
-  if (tuned_mode) return run_tuned(stream, handle, timer, reps, dtypes, layouts, shapes);
+  if (tuned_mode) return run_tuned(stream, handle, timer, reps, rounds, dtypes, layouts, shapes);
 
   std::vector<std::string> table = {
       "| dtype | layout | M x N x K | cuBLAS ms | cuBLAS TFLOP/s | swz ms | swz TFLOP/s | vs cuBLAS (time) | "

@@ -136,6 +136,7 @@ for step in "$@"; do
       # What Engine::gemm runs untuned and tuned beside cuBLAS, the LLM shapes, f16 and bf16 NT.
       for t in f16 bf16; do
         timeout ${BENCH_TIMEOUT:-280} build/bench/swz_bench_gemm --tuned --llm --layout NT --dtype $t --reps 10 \
+          --rounds ${TUNED_ROUNDS:-6} \
           >"$OUT/gemm_llm_$t.log" 2>&1
         summary+=("gemm --tuned --llm $t: rc=$? $(grep -E '^geometric mean' "$OUT/gemm_llm_$t.log")")
       done ;;
@@ -185,6 +186,12 @@ for step in "$@"; do
                    *) sh=80x4096x4096,128x4096x4096,128x4096x14336 ;; esac
         ab "rows64 A/B $l" rows64_ab_$l "${ROWS64_SHAPES:-$sh}" "$old" $l
       done ;;
+    rows64_more)
+      # 128 x 4096 x 4096 at 0.94-0.95 of cuBLAS on 64 x 64 tiles (thirtieth session, H100): the default against
+      # those tiles in pairs sharing B, 64 x 128 tiles K whole or in 2 slices summed in a cluster, 64 x 64 in 2
+      # such slices, 64 x 32 (two waves), a shallower ring, and rasters of 16.
+      ab "rows64 more" rows64_more "${ROWS64_SHAPES:-128x4096x4096,112x4096x4096,128x4096x8192}" \
+        'auto;bn=64,stages=14,arows=64,cluster=2;bn=128,stages=9,arows=64;bn=128,stages=9,arows=64,splits=2,reduce=cluster;bn=64,stages=14,arows=64,splits=2,reduce=cluster;bn=32,stages=18,arows=64;bn=64,stages=10,arows=64;bn=64,stages=14,arows=64,raster=16' ;;
     swap_ab)
       # M = 16 at N = 4096 (twenty-ninth session, H100): the bf16 tune of 16 x 4096 x 4096 kept 64-row tiles of C^T
       # (swap=1, arows=64, bn 32, 18 stages), which re-timed at half the default's speed in the same run; at K = 14336
