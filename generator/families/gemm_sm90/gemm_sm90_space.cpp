@@ -10,6 +10,10 @@
 namespace swz {
 namespace {
 
+// A stand-in operand address, 256-byte aligned: the frame judges a config with it where only the problem's
+// shape and layout should decide.
+constexpr DevicePtr kAlignedPtr = DevicePtr{1} << 20;
+
 constexpr char kPrefix[] = "sm90:";
 constexpr std::size_t kPrefixLength = sizeof kPrefix - 1;
 
@@ -58,8 +62,7 @@ std::optional<Sm90GemmConfig> sm90_default_choice(const GemmProblem& problem, in
                                                   int dram_gbps) {
   // Stand-in pointers with the call's alignment class: 256-byte aligned ones when it allows TMA's 16
   // bytes, else ones off by the class (the frame refuses them, as it would the real ones).
-  const DevicePtr base = DevicePtr{1} << 20;
-  const DevicePtr p = max_vec_bytes >= 16 ? base : base + static_cast<DevicePtr>(max_vec_bytes);
+  const DevicePtr p = max_vec_bytes >= 16 ? kAlignedPtr : kAlignedPtr + static_cast<DevicePtr>(max_vec_bytes);
   return sm90_default_choice(problem, p, p, sm_count, dram_gbps);
 }
 
@@ -77,10 +80,9 @@ std::vector<Sm90GemmConfig> sm90_device_space(const GemmProblem& problem, int sm
   // Only configs that can run the problem (64-row tiles over M > 64 take K whole or slices summed in a cluster:
   // gemm_sm90_frame), judged with aligned operands: where the problem's alignment is what refuses them, every
   // config alike, the caller finds out.
-  const DevicePtr aligned = DevicePtr{1} << 20;
   const auto runs = [&](const Sm90GemmConfig& c) {
     try {
-      gemm_sm90_frame(c, problem, aligned, aligned);
+      gemm_sm90_frame(c, problem, kAlignedPtr, kAlignedPtr);
       return true;
     } catch (const Error&) {
       return false;

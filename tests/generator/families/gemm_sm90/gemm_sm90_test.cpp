@@ -44,6 +44,14 @@ GemmProblem nt_problem(DType in, DType out, long long m, long long n, long long 
   return p;
 }
 
+// As nt_problem in `layout` ("NT", "NN", "TN" or "TT": A then B, N row-major, T column-major), resolved.
+GemmProblem layout_problem(const std::string& layout, DType in, DType out, long long m, long long n, long long k) {
+  GemmProblem p = nt_problem(in, out, m, n, k);
+  p.a_order = layout[0] == 'N' ? MatrixOrder::RowMajor : MatrixOrder::ColMajor;
+  p.b_order = layout[1] == 'N' ? MatrixOrder::RowMajor : MatrixOrder::ColMajor;
+  return p.resolved();
+}
+
 }  // namespace
 
 TEST_CASE("gemm_sm90: config text round trip") {
@@ -239,11 +247,9 @@ TEST_CASE("gemm_sm90: with much DRAM bandwidth per SM, one matrix of 65..384 row
   // An N-contiguous B (NN, TN) comes in 64-wide boxes: 192; TT's B is K-contiguous: 176. A column-major C runs
   // C^T (the frame's M is the problem's N).
   for (const char* layout : {"NN", "TN", "TT"}) {
-    GemmProblem p = nt_problem(DType::F16, DType::F16, 256, 11008, 4096);
-    p.a_order = layout[0] == 'N' ? MatrixOrder::RowMajor : MatrixOrder::ColMajor;
-    p.b_order = layout[1] == 'N' ? MatrixOrder::RowMajor : MatrixOrder::ColMajor;
+    const GemmProblem p = layout_problem(layout, DType::F16, DType::F16, 256, 11008, 4096);
     CAPTURE(layout);
-    CHECK(choose_sm90_gemm_config(p.resolved(), 132, h200).bn == (layout[1] == 'N' ? 192 : 176));
+    CHECK(choose_sm90_gemm_config(p, 132, h200).bn == (layout[1] == 'N' ? 192 : 176));
   }
   GemmProblem col = nt_problem(DType::F16, DType::F16, 11008, 256, 4096);
   col.c_order = MatrixOrder::ColMajor;
@@ -451,17 +457,15 @@ TEST_CASE("gemm_sm90: the shape-based choice: 128-wide tiles when 256-wide ones 
     for (const long long m : {72LL, 88LL, 96LL, 112LL, 128LL}) {  // M-contiguous A: pitches of 16 bytes
       CAPTURE(layout);
       CAPTURE(m);
-      GemmProblem lp = nt_problem(DType::BF16, DType::BF16, m, 4096, 4096);
-      lp.a_order = layout[0] == 'N' ? MatrixOrder::RowMajor : MatrixOrder::ColMajor;
-      lp.b_order = layout[1] == 'T' ? MatrixOrder::ColMajor : MatrixOrder::RowMajor;
-      const Sm90GemmConfig c = choose_sm90_gemm_config(lp.resolved(), 132);
+      const GemmProblem lp = layout_problem(layout, DType::BF16, DType::BF16, m, 4096, 4096);
+      const Sm90GemmConfig c = choose_sm90_gemm_config(lp, 132);
       const bool rows64 = m >= 96 || layout != "NT";
       CHECK(c.arows == (rows64 ? 64 : 128));
       CHECK(c.bn == (rows64 ? 64 : 32));
       CHECK(c.splits == 1);
       CHECK(c.stages == gemm_sm90_max_stages(c));
       CHECK_NOTHROW(c.validate());
-      CHECK_NOTHROW(gemm_sm90_frame(c, lp.resolved(), 0, 0));
+      CHECK_NOTHROW(gemm_sm90_frame(c, lp, 0, 0));
     }
   // Not past one wave of them (N = 8192: 256 tiles of 64 x 64), nor for two tile rows.
   CHECK(choose_sm90_gemm_config(nt_problem(DType::F16, DType::F16, 128, 8192, 4096), 132).arows == 128);
