@@ -679,7 +679,12 @@ __device__ __forceinline__ void sm90_tail_fixup(const Sm90GemmParams& p, const f
   constexpr int kGroup = kVec < 4 ? kVec : (BN == 256 ? 1 : 4);  // more at bn 256 spilled
   static_assert(kVec % kGroup == 0, "the tail's sums go a whole group of float4s at a time (bn 32, 64, 128, 256)");
   const bool four = p.splits == 4;
-#pragma unroll
+  // Groups in a loop, not all unrolled: the sums are a small part of a tail slice's time, and the unrolled
+  // stores of C doubled the kernel's code (bn 256: 118 KB against 55 KB without the tail) and its compile time.
+  // Eight groups of one float4 at bn 256 keep 16-32 loads in flight (fewer spilled 8 bytes at unroll 2 and 4);
+  // one group of four at a time below (8-16 loads).
+  constexpr int kUnroll = BN == 256 ? 8 : 1;
+#pragma unroll kUnroll
   for (int g = 0; g < kVec; g += kGroup) {
     float4 x[kGroup];
 #pragma unroll
