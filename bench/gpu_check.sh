@@ -192,6 +192,31 @@ for step in "$@"; do
       # such slices, 64 x 32 (two waves), a shallower ring, and rasters of 16.
       ab "rows64 more" rows64_more "${ROWS64_SHAPES:-128x4096x4096,112x4096x4096,128x4096x8192}" \
         'auto;bn=64,stages=14,arows=64,cluster=2;bn=128,stages=9,arows=64;bn=128,stages=9,arows=64,splits=2,reduce=cluster;bn=64,stages=14,arows=64,splits=2,reduce=cluster;bn=32,stages=18,arows=64;bn=64,stages=10,arows=64;bn=64,stages=14,arows=64,raster=16' ;;
+    m16_ab)
+      # M = 16 (thirty-first session, H100): under ncu 64-row tiles of C^T (swap=1, arows=64; the tuner's pick at
+      # 16 x 4096 x 14336) take 45.0 us against the default's 52.4 (cuBLAS 43.7), but by events they lead only at K =
+      # 14336. The default against them, alone and with K in a cluster pair, at the four M = 16 LLM shapes.
+      ab "m16 A/B" m16_ab "${M16_SHAPES:-16x4096x14336,16x4096x4096,16x14336x4096,16x11008x4096}" \
+        'auto;bn=32,stages=18,arows=64,swap=1;bn=32,stages=18,arows=64,swap=1,splits=2,reduce=cluster' ;;
+    tn_ab)
+      # TN 4096^3 (0.995-1.002 of cuBLAS, thirty-first session, H100): the default against other rasters, pairs and
+      # 128-wide tiles.
+      ab "TN A/B" tn_ab "${TN_SHAPES:-4096x4096x4096}" \
+        'auto;bn=256,stages=4,raster=8,epilogue=tma;bn=256,stages=4,raster=16,cluster=2,epilogue=tma;bn=256,stages=4,raster=8,cluster=2,epilogue=tma;bn=128,stages=6,raster=16,epilogue=tma;bn=256,stages=4,raster=32,epilogue=tma' TN ;;
+    ncu_llm)
+      # Kernel times under ncu (clocks free, two launches a kernel), f16 NT: cuBLAS and each config of NCU_CONFIGS
+      # (";"-separated, default the default) at NCU_SHAPES; duration, DRAM throughput, L2 hit rate, grid.
+      m="--clock-control none --metrics gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sector_hit_rate.pct,launch__grid_size"
+      for s in ${NCU_SHAPES:-16x4096x14336 128x4096x4096 2048x11008x4096}; do
+        IFS=';' read -ra cfgs <<<"${NCU_CONFIGS:-auto}"
+        for c in cublas "${cfgs[@]}"; do
+          k=gemm_sm90; cc=$c; [ "$c" = cublas ] && k=nvjet && cc=auto
+          echo "##### $s $c"
+          timeout 60 ncu $m -k regex:$k -c 2 build/bench/swz_bench_gemm_sm90 --dtype f16 --layout NT --shape $s \
+            --configs "$cc" --reps 20 2>&1 | grep -E 'gpu__time|dram__|lts__|grid_size|\(.*\)x\('
+        done
+      done >"$OUT/ncu_llm.log" 2>&1
+      summary+=("ncu_llm: rc=$? $(grep -c gpu__time "$OUT/ncu_llm.log") kernels timed") ;;
     swap_ab)
       # M = 16 at N = 4096 (twenty-ninth session, H100): the bf16 tune of 16 x 4096 x 4096 kept 64-row tiles of C^T
       # (swap=1, arows=64, bn 32, 18 stages), which re-timed at half the default's speed in the same run; at K = 14336
