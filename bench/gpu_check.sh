@@ -198,6 +198,12 @@ for step in "$@"; do
       # 14336. The default against them, alone and with K in a cluster pair, at the four M = 16 LLM shapes.
       ab "m16 A/B" m16_ab "${M16_SHAPES:-16x4096x14336,16x4096x4096,16x14336x4096,16x11008x4096}" \
         'auto;bn=32,stages=18,arows=64,swap=1;bn=32,stages=18,arows=64,swap=1,splits=2,reduce=cluster' ;;
+    swap128_ab)
+      # cuBLAS runs 128 x 4096 x 4096 as 64 x 64 tiles in pairs along N that share A (ncu: nvjet_..._64x64_64x13_1x2,
+      # thirty-first session, H100). Swapped (C^T = B^T A^T) our pairs along M share the original A: the same structure
+      # as a config that is valid today. Not yet measured: the default against it, swapped tiles alone and 64 x 128 ones.
+      ab "swap128 A/B" swap128_ab "${SWAP128_SHAPES:-128x4096x4096,112x4096x4096,128x4096x14336,128x11008x4096}" \
+        'auto;bn=64,stages=14,arows=64,swap=1;bn=64,stages=14,arows=64,swap=1,cluster=2;bn=64,stages=13,arows=64,swap=1,cluster=2;bn=128,stages=9,arows=64,swap=1' ;;
     tn_ab)
       # TN 4096^3 (0.995-1.002 of cuBLAS, thirty-first session, H100): the default against other rasters, pairs and
       # 128-wide tiles.
