@@ -213,8 +213,8 @@ for step in "$@"; do
       # Kernel times under ncu (clocks free, two launches a kernel), f16 NT: cuBLAS and each config of NCU_CONFIGS
       # (";"-separated, default the default) at NCU_SHAPES; duration, DRAM throughput, L2 hit rate, grid.
       m="--clock-control none --metrics gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sector_hit_rate.pct,launch__grid_size"
+      IFS=';' read -ra cfgs <<<"${NCU_CONFIGS:-auto}"
       for s in ${NCU_SHAPES:-16x4096x14336 128x4096x4096 2048x11008x4096}; do
-        IFS=';' read -ra cfgs <<<"${NCU_CONFIGS:-auto}"
         for c in cublas "${cfgs[@]}"; do
           k=gemm_sm90; cc=$c; [ "$c" = cublas ] && k=nvjet && cc=auto
           echo "##### $s $c"
@@ -222,7 +222,8 @@ for step in "$@"; do
             --configs "$cc" --reps 20 2>&1 | grep -E 'gpu__time|dram__|lts__|grid_size|\(.*\)x\('
         done
       done >"$OUT/ncu_llm.log" 2>&1
-      summary+=("ncu_llm: rc=$? $(grep -c gpu__time "$OUT/ncu_llm.log") kernels timed") ;;
+      # Each shape and config gives two launches; fewer lines mean ncu failed or found no such kernel (see the log).
+      summary+=("ncu_llm: $(grep -c gpu__time "$OUT/ncu_llm.log") launches timed") ;;
     swap_ab)
       # M = 16 at N = 4096 (twenty-ninth session, H100): the bf16 tune of 16 x 4096 x 4096 kept 64-row tiles of C^T
       # (swap=1, arows=64, bn 32, 18 stages), which re-timed at half the default's speed in the same run; at K = 14336
