@@ -201,7 +201,8 @@ for step in "$@"; do
     swap128_ab)
       # cuBLAS runs 128 x 4096 x 4096 as 64 x 64 tiles in pairs along N that share A (ncu: nvjet_..._64x64_64x13_1x2,
       # thirty-first session, H100). Swapped (C^T = B^T A^T) our pairs along M share the original A: the same structure
-      # as a config that is valid today. Not yet measured: the default against it, swapped tiles alone and 64 x 128 ones.
+      # as a config that is valid today. The default against it, swapped tiles alone and 64 x 128 ones: swapped pairs
+      # 0.83-0.88 against the default's 0.94-0.95 (thirty-second session, H100; BENCHMARKS.md).
       ab "swap128 A/B" swap128_ab "${SWAP128_SHAPES:-128x4096x4096,112x4096x4096,128x4096x14336,128x11008x4096}" \
         'auto;bn=64,stages=14,arows=64,swap=1;bn=64,stages=14,arows=64,swap=1,cluster=2;bn=64,stages=13,arows=64,swap=1,cluster=2;bn=128,stages=9,arows=64,swap=1' ;;
     tn_ab)
