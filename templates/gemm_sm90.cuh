@@ -809,7 +809,9 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
   // STAGES full barriers, then STAGES empty ones
   const unsigned full0 = cbuf0 + (EPI ? sm90_c_buffer_bytes(BN, OUT_KIND == kGemmF32 ? 4 : 2) : 0);
   const unsigned empty0 = full0 + STAGES * 8;
-  const int wg = threadIdx.x / 128;
+  // The warpgroup, broadcast from lane 0 so that the compiler knows it is the same in every lane: the consumers'
+  // shared-memory addresses and wgmma descriptors derived from it can then stay in uniform registers.
+  const int wg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);
   // A split-K reduction launched after this grid as a programmatic dependent may be scheduled from now on:
   // its blocks take SMs as this grid's blocks leave, and wait at griddepcontrol.wait for its completion.
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
