@@ -236,10 +236,12 @@ SWZ_HD constexpr unsigned long long sm90_desc_mn(unsigned addr, unsigned lbo) {
          (static_cast<unsigned long long>((lbo & 0x3FFFFu) >> 4) << 16) | (64ull << 32) | (1ull << 62);
 }
 /// The k16 step `k` (0..3) of a k-tile at `addr`: K-major operands step 32 bytes inside the swizzle row,
-/// MN-major ones 16 rows of 128 bytes.
+/// MN-major ones 16 rows of 128 bytes. The step is added to the descriptor of step 0 (its start address
+/// field holds addr / 16): shared-memory addresses and the steps stay below 2^18, so the field never
+/// carries into the next and the sum is the descriptor of addr + step. The kernel then builds one
+/// descriptor an operand a k-tile and adds constants, all in uniform registers.
 SWZ_HD constexpr unsigned long long sm90_operand_desc(unsigned addr, int k, bool mn_major) {
-  return mn_major ? sm90_desc_mn(addr + sm90_kstep_offset(k, true), kSm90MnBoxBytes)
-                  : sm90_desc(addr + sm90_kstep_offset(k, false));
+  return (mn_major ? sm90_desc_mn(addr, kSm90MnBoxBytes) : sm90_desc(addr)) + (sm90_kstep_offset(k, mn_major) >> 4);
 }
 
 #if SWZ_DEVICE_CODE
