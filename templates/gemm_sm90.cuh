@@ -552,6 +552,29 @@ template <int OUT_KIND> __device__ __forceinline__ unsigned sm90_pack2(float lo,
   return r;
 }
 
+/// A consumer thread's accumulators (rows `row` and `row` + 8, columns `col` + 8j and + 1) stored as pairs when the
+/// tile's columns are all inside C, beta is 0 and C takes pairs (sm90_store_pair's common case): no test a pair,
+/// one address a row, the pairs at constant offsets from it. The same values and the same rounding as sm90_store_pair.
+template <int OUT_KIND, int BN>
+__device__ __forceinline__ void sm90_store_rows(const Sm90GemmParams& p, int row, int col, const float (&d)[BN / 2],
+                                                long long c_base) {
+  typedef typename GemmElem<OUT_KIND>::type T;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    if (row + 8 * h >= p.m) return;
+    T* c = static_cast<T*>(p.c) + c_base + static_cast<long long>(row + 8 * h) * p.ldc + col;
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+      const float v0 = d[4 * j + 2 * h] * p.alpha, v1 = d[4 * j + 2 * h + 1] * p.alpha;
+      if (OUT_KIND == kGemmF32) {
+        asm volatile("st.global.v2.f32 [%0], {%1, %2};\n" ::"l"(c + 8 * j), "f"(v0), "f"(v1) : "memory");
+      } else {
+        *reinterpret_cast<unsigned*>(c + 8 * j) = sm90_pack2<OUT_KIND>(v0, v1);
+      }
+    }
+  }
+}
+
 /// The TMA-store epilogue of one consumer warpgroup (rows row0.. +63, columns col0.. +BN-1 of C): chunk by
 /// chunk of swizzle rows (128 bytes; 64 or 32 for 16-bit tiles that are not whole 128-byte rows,
 /// sm90_c_swizzle_bytes), each thread writes its accumulators (times alpha, converted) into the chunk's
@@ -1110,6 +1133,10 @@ __device__ __forceinline__ void gemm_sm90_body(const Sm90TmaMap& map_a, const Sm
       if (EPI && p.c_tma) {
         sm90_store_tile_tma<OUT_KIND, BN>(map_c, p, d, cbuf0 + sm90_c_consumer_offset(consumer, kCChunk), consumer, t,
                                           row_base + tm * kTileM + consumer * 64, tn * BN, c_matrix, chunk_seq);
+        continue;
+      }
+      if (!C_TRANS && p.beta == 0.0f && p.c_pairs && tn * BN + BN <= p.n) {
+        sm90_store_rows<OUT_KIND, BN>(p, row, col, d, c_base);
         continue;
       }
 #pragma unroll
