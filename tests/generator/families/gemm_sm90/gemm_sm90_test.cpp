@@ -829,11 +829,12 @@ TEST_CASE("gemm_sm90: the MN-major descriptor: 8-row groups 1024 bytes apart, th
     CHECK((tpl::sm90_operand_desc(0x4000u, k, true) & 0x3FFFull) == (0x4000u + 2048u * k) >> 4);
     CHECK(tpl::sm90_operand_desc(0x4000u, k, false) == tpl::sm90_desc(0x4000u + 32u * k));
   }
-  // The kernel adds each step to the descriptor of step 0: for every 16-byte aligned shared-memory address a
-  // k-tile can start at (all of the 228 KiB, up to the last k-tile that fits), that is the descriptor of the
-  // stepped address.
+  // The kernel adds each step to the descriptor of step 0: for every 16-byte aligned address the 18-bit
+  // start-address field holds (a CTA's shared memory, at most kSm90MaxSmem, lies inside it) whose last step
+  // stays inside it too, that is the descriptor of the stepped address.
+  static_assert(tpl::kSm90MaxSmem <= (1 << 18), "shared-memory addresses fit the descriptor's 18-bit field");
   int wrong = 0;
-  for (unsigned addr = 0; addr + 4 * 2048u <= 228u * 1024u; addr += 16) {
+  for (unsigned addr = 0; addr + tpl::sm90_kstep_offset(3, true) < (1u << 18); addr += 16) {
     for (int k = 0; k < 4; ++k) {
       wrong += tpl::sm90_operand_desc(addr, k, false) != tpl::sm90_desc(addr + 32u * k);
       wrong += tpl::sm90_operand_desc(addr, k, true) != tpl::sm90_desc_mn(addr + 2048u * k, tpl::kSm90MnBoxBytes);
