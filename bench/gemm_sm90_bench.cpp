@@ -180,18 +180,21 @@ static int run(int argc, char** argv) {
   std::vector<Variant> variants;
   int rounds = 3;
   int dram_gbps = -1;  // the device's (DeviceInfo::dram_gbps) unless --dram-gbps names one
+  float beta = 0.0f;   // C = A B + beta C (--beta), beside cuBLAS with the same beta
   const auto usage = [&](FILE* to) {
     std::fprintf(to,
                  "usage: %s [--reps N] [--dtype f16|bf16] [--shape MxNxK[xBATCH][,...]] [--layout NT|NN|TN|TT[,...]]\n"
                  "          [--configs \"CFG;...\"] [--dump-cubin PREFIX] [--mma] [--variants \"NAME=OPTS;...\" [--rounds N]]\n"
-                 "          [--dram-gbps N]\n"
+                 "          [--dram-gbps N] [--beta B]\n"
                  "The Hopper GEMM beside cuBLAS in one process (random data, L2 flushed, medians of N >= 20).\n"
                  "--dram-gbps: the DRAM bandwidth \"auto\" chooses for (default the device's; 0: unknown, as on an H100);\n"
                  "  the config \"auto0\" is the choice for an unknown bandwidth, beside \"auto\" in one run.\n"
                  "--variants: each config compiled once per variant (NVRTC options, e.g. \"base=;old=-DSWZ_X=1\") and\n"
                  "  timed in --rounds rounds (default 3) interleaved with cuBLAS; prints each variant's ratio to cuBLAS.\n"
                  "  There --reps may go down to 3: on a power-capped GPU many short rounds (e.g. --reps 5 --rounds 25)\n"
-                 "  keep each ratio's two timings within milliseconds of each other.\n",
+                 "  keep each ratio's two timings within milliseconds of each other.\n"
+                 "--beta B: C = A B + beta C (default 0: C is never read), cuBLAS with the same beta; checked runs start\n"
+                 "  from the same random C.\n",
                  argv[0]);
   };
   for (int i = 1; i < argc; ++i) {
@@ -235,6 +238,8 @@ static int run(int argc, char** argv) {
         std::fprintf(stderr, "bench: --variants names no variant\n");
         return 2;
       }
+    } else if (a == "--beta" && i + 1 < argc) {
+      beta = static_cast<float>(bench::parse_real(argv[++i], "--beta", -1000.0, 1000.0));
     } else if (a == "--dram-gbps" && i + 1 < argc) {
       dram_gbps = static_cast<int>(bench::parse_count(argv[++i], "--dram-gbps", 0, 1000000));
     } else if (a == "--rounds" && i + 1 < argc) {
@@ -263,8 +268,9 @@ static int run(int argc, char** argv) {
   reps = std::max(variants.empty() ? 20 : 3, reps);  // medians of at least 20, or 3 per round of an A/B
   bench::Timer timer(stream);
   if (dram_gbps < 0) dram_gbps = swz::device_info(0).dram_gbps;
-  std::printf("device: %s, %d SMs, \"auto\" for %d GB/s of DRAM; %d repetitions per measurement (median), L2 flushed before each\n",
-              prop.name, prop.multiProcessorCount, dram_gbps, reps);
+  std::printf("device: %s, %d SMs, \"auto\" for %d GB/s of DRAM; %d repetitions per measurement (median), L2 flushed before each%s\n",
+              prop.name, prop.multiProcessorCount, dram_gbps, reps,
+              beta != 0.0f ? ("; beta " + std::to_string(beta) + " (C read)").c_str() : "");
 
   std::map<std::string, Kernel> kernels;
   std::set<std::string> dumped;
@@ -366,11 +372,15 @@ static int run(int argc, char** argv) {
       const std::size_t a_elems = static_cast<std::size_t>(s.m * s.k * s.batch),
                         b_elems = static_cast<std::size_t>(s.n * s.k * s.batch),
                         c_elems = static_cast<std::size_t>(s.m * s.n * s.batch);
-      void *a = nullptr, *b = nullptr, *c = nullptr, *cref = nullptr;
+      void *a = nullptr, *b = nullptr, *c = nullptr, *cref = nullptr, *c0 = nullptr;
       check(cudaMalloc(&a, a_elems * eb), "cudaMalloc(A)");
       check(cudaMalloc(&b, b_elems * eb), "cudaMalloc(B)");
       check(cudaMalloc(&c, c_elems * eb), "cudaMalloc(C)");
       check(cudaMalloc(&cref, c_elems * eb), "cudaMalloc(Cref)");
+      if (beta != 0.0f) {  // C's first values, which every checked run starts from
+        check(cudaMalloc(&c0, c_elems * eb), "cudaMalloc(C0)");
+        fill_uniform(c0, c_elems, t, 23 + static_cast<std::uint64_t>(s.k));
+      }
       fill_uniform(a, a_elems, t, 11 + static_cast<std::uint64_t>(s.m));
       fill_uniform(b, b_elems, t, 17 + static_cast<std::uint64_t>(s.n));
       const GemmProblem p = problem_of(dt, s, layout);
@@ -381,20 +391,20 @@ static int run(int argc, char** argv) {
 
       // cuBLAS, column-major: C^T (n x m) = B^T * A^T. Seen column-major, a column-major B (k x n) is B: op T,
       // a row-major B is B^T (n x k, pitch n): op N; a row-major A is A^T (k x m): op N, a column-major A op T.
-      const float one = 1.0f, zero = 0.0f;
+      const float one = 1.0f;
       const cudaDataType_t cdt = t == DType::F16 ? CUDA_R_16F : CUDA_R_16BF;
       const cublasOperation_t op_b = b_row ? CUBLAS_OP_N : CUBLAS_OP_T, op_a = a_col ? CUBLAS_OP_T : CUBLAS_OP_N;
       const int ldb = static_cast<int>(b_row ? s.n : s.k), lda = static_cast<int>(a_col ? s.m : s.k);
       auto run_cublas = [&] {
         if (s.batch == 1) {
           cublas_check(cublasGemmEx(handle, op_b, op_a, static_cast<int>(s.n), static_cast<int>(s.m),
-                                    static_cast<int>(s.k), &one, b, cdt, ldb, a, cdt, lda, &zero, cref, cdt,
+                                    static_cast<int>(s.k), &one, b, cdt, ldb, a, cdt, lda, &beta, cref, cdt,
                                     static_cast<int>(s.n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                        "cublasGemmEx");
         } else {
           cublas_check(cublasGemmStridedBatchedEx(handle, op_b, op_a, static_cast<int>(s.n), static_cast<int>(s.m),
                                                   static_cast<int>(s.k), &one, b, cdt, ldb, s.n * s.k, a, cdt, lda,
-                                                  s.m * s.k, &zero, cref, cdt, static_cast<int>(s.n), s.m * s.n,
+                                                  s.m * s.k, &beta, cref, cdt, static_cast<int>(s.n), s.m * s.n,
                                                   static_cast<int>(s.batch), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                        "cublasGemmStridedBatchedEx");
         }
@@ -404,14 +414,28 @@ static int run(int argc, char** argv) {
       row.layout = layout;
       row.s = s;
       row.cublas_tf = tflops(timer.time(run_cublas, reps).median);
+      // With beta, the timed runs summed into C again and again: the reference and every checked run start
+      // from C's first values; without, C is poisoned before a checked run.
+      const auto reset_c = [&] {
+        if (beta != 0.0f) {
+          check(cudaMemcpyAsync(c, c0, c_elems * eb, cudaMemcpyDeviceToDevice, stream), "C = C0");
+        } else {
+          check(cudaMemsetAsync(c, 0xFF, c_elems * eb, stream), "poison C");
+        }
+      };
+      if (beta != 0.0f) {
+        check(cudaMemcpyAsync(cref, c0, c_elems * eb, cudaMemcpyDeviceToDevice, stream), "Cref = C0");
+        run_cublas();
+        check(cudaStreamSynchronize(stream), "cuBLAS reference");
+      }
       std::printf("%s %s %lldx%lldx%lld batch %lld  cuBLAS %s TFLOP/s\n", dt.c_str(), layout.c_str(), s.m, s.n, s.k,
                   s.batch, fmt(row.cublas_tf, 1).c_str());
       if (mma_engine) {
         auto run_mma = [&] {
           mma_engine->gemm(p, reinterpret_cast<DevicePtr>(a), reinterpret_cast<DevicePtr>(b),
-                           reinterpret_cast<DevicePtr>(c), 1.0f, 0.0f, stream);
+                           reinterpret_cast<DevicePtr>(c), 1.0f, beta, stream);
         };
-        check(cudaMemsetAsync(c, 0xFF, c_elems * eb, stream), "poison C");
+        reset_c();
         run_mma();
         check(cudaStreamSynchronize(stream), "Engine::gemm (mma.sync)");
         const double err = rel_error(c, cref, c_elems, t);
@@ -436,7 +460,7 @@ static int run(int argc, char** argv) {
         const Kernel* reduce = cfg.uses_reduce_kernel() ? &reduce_for(t) : nullptr;
         const Sm90GemmLaunch launch = gemm_sm90_prepare(cfg, p, reinterpret_cast<DevicePtr>(a),
                                                         reinterpret_cast<DevicePtr>(b), reinterpret_cast<DevicePtr>(c),
-                                                        1.0f, 0.0f, sms, 0, reinterpret_cast<DevicePtr>(ws));
+                                                        1.0f, beta, sms, 0, reinterpret_cast<DevicePtr>(ws));
         if (!variants.empty()) {
           // A/B: every variant checked, then rounds of cuBLAS and the variants in a rotating order.
           AbRow ab;
@@ -447,7 +471,7 @@ static int run(int argc, char** argv) {
           std::vector<const Kernel*> ks;
           for (const Variant& v : variants) {
             ks.push_back(&kernel_for(cfg, &v));
-            check(cudaMemsetAsync(c, 0xFF, c_elems * eb, stream), "poison C");
+            reset_c();
             gemm_sm90_launch(*ks.back(), launch, stream, false, reduce);
             check(cudaStreamSynchronize(stream), "sm_90a gemm");
             const double err = rel_error(c, cref, c_elems, t);
@@ -476,7 +500,7 @@ static int run(int argc, char** argv) {
           continue;
         }
         const Kernel& kernel = kernel_for(cfg);
-        check(cudaMemsetAsync(c, 0xFF, c_elems * eb, stream), "poison C");
+        reset_c();
         gemm_sm90_launch(kernel, launch, stream, false, reduce);
         check(cudaStreamSynchronize(stream), "sm_90a gemm");
         const double err = rel_error(c, cref, c_elems, t);
@@ -495,7 +519,7 @@ static int run(int argc, char** argv) {
         }
       }
       rows.push_back(row);
-      cudaFree(a), cudaFree(b), cudaFree(c), cudaFree(cref);
+      cudaFree(a), cudaFree(b), cudaFree(c), cudaFree(cref), cudaFree(c0);
     }
 
   std::printf("\nsummary (TFLOP/s, median of %d; default = %s)\n", reps, configs.front().c_str());

@@ -165,6 +165,16 @@ for step in "$@"; do
         rc=$?
         summary+=("gemm llm steady $t: rc=$rc $(grep -E '^geometric' "$OUT/gemm_llm_steady_$t.log")")
       done ;;
+    gemm_beta)
+      # C = A B + C (beta 1, C read) with the default config beside cuBLAS with the same beta, in rounds: the
+      # epilogue that reads C. 0.67-0.87 of cuBLAS at 2048..8192 (thirty-fourth session, H100; BENCHMARKS.md).
+      for t in f16 bf16; do
+        timeout ${BENCH_TIMEOUT:-200} build/bench/swz_bench_gemm_sm90 --dtype $t --beta 1 \
+          --shape "${BETA_SHAPES:-4096x4096x4096,8192x8192x8192,2048x11008x4096,1000x1000x4096}" --layout NT,TN \
+          --configs auto --variants base= --reps 5 --rounds ${STEADY_ROUNDS:-7} >"$OUT/gemm_beta_$t.log" 2>&1
+        rc=$?
+        summary+=("gemm beta=1 $t: rc=$rc $(grep -E '^geometric' "$OUT/gemm_beta_$t.log")")
+      done ;;
     tail_ab)
       # The tail shapes (the LLM gap on the H100, twenty-ninth session): the default against 128-wide tiles with the
       # tail, alone and in pairs, and 256-wide tiles without it.
