@@ -167,7 +167,7 @@ for step in "$@"; do
       done ;;
     gemm_beta)
       # C = A B + C (beta 1, C read) with the default config beside cuBLAS with the same beta, in rounds: the
-      # epilogue that reads C. 0.67-0.87 of cuBLAS at 2048..8192 (thirty-fourth session, H100; BENCHMARKS.md).
+      # epilogue that reads C. 0.64-0.87 of cuBLAS at 2048..8192 (thirty-fourth session, H100; BENCHMARKS.md).
       for t in f16 bf16; do
         timeout ${BENCH_TIMEOUT:-200} build/bench/swz_bench_gemm_sm90 --dtype $t --beta 1 \
           --shape "${BETA_SHAPES:-4096x4096x4096,8192x8192x8192,2048x11008x4096,1000x1000x4096}" --layout NT,TN \
